@@ -1,0 +1,136 @@
+//! What a launch names: bindings, and the compact rows they resolve to.
+
+use crate::components::allocation::AllocKey;
+use crate::components::stream::StreamRef;
+
+/// How a launch touches the bytes a binding names.
+///
+/// Only *read-visible* bindings are checked against claims, and only
+/// *write-visible* ones are tainted or released: the two questions the world
+/// answers are "may this run?" (reads) and "what does it leave behind?"
+/// (writes).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Read only: checked, never tainted or released.
+    Read,
+    /// Write only: tainted or released, never checked.
+    Write,
+    /// Both: checked, then tainted or released.
+    ReadWrite,
+    /// Named but not touched (a template argument, say): neither checked,
+    /// tainted nor released.
+    Dead,
+}
+
+impl Access {
+    /// Whether a launch's read-set check looks at this binding.
+    #[inline]
+    pub const fn reads(self) -> bool {
+        matches!(self, Access::Read | Access::ReadWrite)
+    }
+
+    /// Whether this binding is in the launch's write set.
+    #[inline]
+    pub const fn writes(self) -> bool {
+        matches!(self, Access::Write | Access::ReadWrite)
+    }
+
+    /// The name the launch-log format uses (`read`, `write`, `read_write`,
+    /// `dead`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+            Access::ReadWrite => "read_write",
+            Access::Dead => "dead",
+        }
+    }
+}
+
+/// How a binding names its allocation: by the program's memory id, or by the
+/// [`AllocKey`] that [`World::alloc`](crate::World::alloc) handed back, so a
+/// scheduler that holds keys never hashes a memory id.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryRef {
+    /// A memory id, unique among live allocations.
+    Id(u64),
+    /// A key handed out by `alloc`; a stale key (its allocation freed) is
+    /// unresolved, exactly like an unknown memory id.
+    Key(AllocKey),
+}
+
+impl From<u64> for MemoryRef {
+    fn from(id: u64) -> Self {
+        MemoryRef::Id(id)
+    }
+}
+
+impl From<AllocKey> for MemoryRef {
+    fn from(key: AllocKey) -> Self {
+        MemoryRef::Key(key)
+    }
+}
+
+/// One buffer a launch names: `(stream, memory, [start, end), access)`.
+///
+/// `range: None` is the whole allocation. Bytes are what the claim is made
+/// of: a launch that failed writing one region of a buffer says nothing about
+/// the rest of it. 40 bytes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Binding {
+    /// The stream the allocation was made on (not necessarily the launch's).
+    pub stream: StreamRef,
+    /// The allocation.
+    pub memory: MemoryRef,
+    /// The byte range, `None` for the whole allocation.
+    pub range: Option<(u64, u64)>,
+    /// How the launch touches it.
+    pub access: Access,
+}
+
+impl Binding {
+    /// A binding of the whole allocation.
+    pub fn whole(
+        stream: impl Into<StreamRef>,
+        memory: impl Into<MemoryRef>,
+        access: Access,
+    ) -> Self {
+        Binding {
+            stream: stream.into(),
+            memory: memory.into(),
+            range: None,
+            access,
+        }
+    }
+
+    /// A binding of the bytes `[start, end)`.
+    pub fn range(
+        stream: impl Into<StreamRef>,
+        memory: impl Into<MemoryRef>,
+        start: u64,
+        end: u64,
+        access: Access,
+    ) -> Self {
+        Binding {
+            stream: stream.into(),
+            memory: memory.into(),
+            range: Some((start, end)),
+            access,
+        }
+    }
+}
+
+/// A binding [`resolve_owner`](crate::systems::resolve_owner) found: the
+/// allocation's key and a concrete, checked range. Every later system reads
+/// these rows and nothing else. 32 bytes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The allocation.
+    pub alloc: AllocKey,
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte; `start <= end <= size` holds.
+    pub end: u64,
+    /// How the launch touches it.
+    pub access: Access,
+}

@@ -1,0 +1,286 @@
+//! Claims: maximal byte ranges of one allocation carrying one failure through
+//! one origin, and the sorted set of them each allocation holds.
+
+use smallvec::SmallVec;
+
+use crate::components::failure::{FailureKey, Failures};
+use crate::components::record::{RecordKey, Records};
+
+/// How a claim's bytes came to carry their failure.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Directly: the failed work, failed reservation or injected failure
+    /// itself.
+    Root,
+    /// Through a skipped launch, whose record says which.
+    Skip(RecordKey),
+}
+
+/// One claim: the bytes `[start, end)` carry `failure` through `origin`.
+/// 32 bytes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte; `start < end` always.
+    pub end: u64,
+    /// The failure the bytes carry.
+    pub failure: FailureKey,
+    /// How they came to carry it.
+    pub origin: Origin,
+}
+
+impl Claim {
+    #[inline]
+    fn same_label(&self, failure: FailureKey, origin: Origin) -> bool {
+        self.failure == failure && self.origin == origin
+    }
+}
+
+/// The claims of one allocation, sorted by `start`, kept canonical after
+/// every operation: non-empty, pairwise disjoint, and two claims of the same
+/// failure and origin never touch.
+///
+/// They live inline in the allocation rather than in a store of their own:
+/// every question about claims is asked of one allocation at a time, and a
+/// sorted run of 32-byte rows answers "what overlaps `[start, end)`" with a
+/// binary search over contiguous memory. A clean allocation costs one length
+/// check; the first claim is stored inline (no heap allocation); a set of
+/// `n` claims costs `32·n` bytes.
+///
+/// Every change keeps the reference counts of the failure graph: a record
+/// is referenced once per claim that names it, and a failure gains or loses
+/// a carrier when this allocation starts or stops holding any claim of it.
+/// That is why the mutating calls take the [`Failures`] and [`Records`]
+/// stores: the claim set is the one place where bytes and provenance meet,
+/// shared by [`World`](crate::World) and the seed-shaped
+/// [`pool`](crate::pool) path.
+#[derive(Clone, Debug, Default)]
+pub struct ClaimSet {
+    claims: SmallVec<[Claim; 1]>,
+}
+
+/// A canonical set of claims rebuilt around one range holds at most this
+/// many claims where it held some window: a left remnant, the new claim, a
+/// right remnant.
+type Pieces = SmallVec<[Claim; 3]>;
+
+impl ClaimSet {
+    /// The claims, sorted by `start`.
+    #[inline]
+    pub fn as_slice(&self) -> &[Claim] {
+        &self.claims
+    }
+
+    /// Whether no byte carries a failure.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.claims.is_empty()
+    }
+
+    /// How many claims there are.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.claims.len()
+    }
+
+    /// The claim with the lowest `start` among those overlapping
+    /// `[start, end)`. An empty range overlaps nothing. O(log n).
+    #[inline]
+    pub fn first_overlap(&self, start: u64, end: u64) -> Option<&Claim> {
+        if start >= end || self.claims.is_empty() {
+            return None;
+        }
+        let i = self.claims.partition_point(|c| c.end <= start);
+        self.claims.get(i).filter(|c| c.start < end)
+    }
+
+    /// Whether any claim carries `failure`. O(n), stops at the first.
+    #[inline]
+    pub fn carries(&self, failure: FailureKey) -> bool {
+        self.claims.iter().any(|c| c.failure == failure)
+    }
+
+    /// How many bytes carry a failure.
+    pub fn tainted_bytes(&self) -> u64 {
+        self.claims
+            .iter()
+            .fold(0u64, |n, c| n.saturating_add(c.end - c.start))
+    }
+
+    /// Sets `[start, end)` to carry `failure` through `origin` — sets, never
+    /// adds: other claims lose those bytes (split where needed), and the range
+    /// fuses with any claim of the same failure and origin it overlaps or
+    /// touches. Tainting bytes already claimed the same way changes nothing.
+    /// O(log n + k) for k claims touched, plus the shift of the tail.
+    pub fn taint(
+        &mut self,
+        start: u64,
+        end: u64,
+        failure: FailureKey,
+        origin: Origin,
+        failures: &mut Failures,
+        records: &mut Records,
+    ) {
+        if start >= end {
+            return;
+        }
+        // Claims that overlap or touch the range.
+        let lo = self.claims.partition_point(|c| c.end < start);
+        let hi = lo + self.claims[lo..].partition_point(|c| c.start <= end);
+        let window = &self.claims[lo..hi];
+        // Already claimed exactly this way: nothing to do (the retaint loop
+        // of a kernel failing on the same buffer again and again).
+        if window
+            .iter()
+            .any(|c| c.same_label(failure, origin) && c.start <= start && end <= c.end)
+        {
+            return;
+        }
+        let had = self.carries(failure);
+        let mut merged = Claim {
+            start,
+            end,
+            failure,
+            origin,
+        };
+        let mut left: Option<Claim> = None;
+        let mut right: Option<Claim> = None;
+        let mut lost: SmallVec<[FailureKey; 2]> = SmallVec::new();
+        for c in window {
+            if c.same_label(failure, origin) {
+                merged.start = merged.start.min(c.start);
+                merged.end = merged.end.max(c.end);
+                // Fused into the new claim: one reference fewer.
+                if let Origin::Skip(r) = c.origin {
+                    records.drop_ref(r);
+                }
+                continue;
+            }
+            // Another label: it keeps only what lies outside the range.
+            if c.end <= start {
+                left = Some(*c);
+                continue;
+            }
+            if c.start >= end {
+                right = Some(*c);
+                continue;
+            }
+            let mut kept = 0u32;
+            if c.start < start {
+                left = Some(Claim { end: start, ..*c });
+                kept += 1;
+            }
+            if c.end > end {
+                right = Some(Claim { start: end, ..*c });
+                kept += 1;
+            }
+            adjust_refs(c.origin, kept, records);
+            if c.failure != failure && !lost.contains(&c.failure) {
+                lost.push(c.failure);
+            }
+        }
+        if let Origin::Skip(r) = origin {
+            records.add_ref(r);
+        }
+        let mut pieces = Pieces::new();
+        pieces.extend(left);
+        pieces.push(merged);
+        pieces.extend(right);
+        self.splice(lo, hi, pieces);
+        if !had {
+            failures.gain_carrier(failure);
+        }
+        for f in lost {
+            if !self.carries(f) {
+                failures.lose_carrier(f);
+            }
+        }
+    }
+
+    /// Removes the bytes `[start, end)` from every claim, and only those
+    /// bytes: something wrote them, so they no longer carry anything.
+    /// O(log n + k) for k claims touched, plus the shift of the tail.
+    pub fn release(
+        &mut self,
+        start: u64,
+        end: u64,
+        failures: &mut Failures,
+        records: &mut Records,
+    ) {
+        if start >= end || self.claims.is_empty() {
+            return;
+        }
+        let lo = self.claims.partition_point(|c| c.end <= start);
+        let hi = lo + self.claims[lo..].partition_point(|c| c.start < end);
+        if lo == hi {
+            return;
+        }
+        let mut pieces = Pieces::new();
+        let mut lost: SmallVec<[FailureKey; 2]> = SmallVec::new();
+        for c in &self.claims[lo..hi] {
+            let mut kept = 0u32;
+            if c.start < start {
+                pieces.push(Claim { end: start, ..*c });
+                kept += 1;
+            }
+            if c.end > end {
+                pieces.push(Claim { start: end, ..*c });
+                kept += 1;
+            }
+            adjust_refs(c.origin, kept, records);
+            if !lost.contains(&c.failure) {
+                lost.push(c.failure);
+            }
+        }
+        self.splice(lo, hi, pieces);
+        for f in lost {
+            if !self.carries(f) {
+                failures.lose_carrier(f);
+            }
+        }
+    }
+
+    /// Removes every claim (the allocation is freed).
+    pub fn clear(&mut self, failures: &mut Failures, records: &mut Records) {
+        let mut lost: SmallVec<[FailureKey; 2]> = SmallVec::new();
+        for c in &self.claims {
+            if let Origin::Skip(r) = c.origin {
+                records.drop_ref(r);
+            }
+            if !lost.contains(&c.failure) {
+                lost.push(c.failure);
+            }
+        }
+        self.claims.clear();
+        for f in lost {
+            failures.lose_carrier(f);
+        }
+    }
+
+    /// Replaces `claims[lo..hi]` with `pieces`, shifting the tail once.
+    fn splice(&mut self, lo: usize, hi: usize, pieces: Pieces) {
+        let window = hi - lo;
+        let n = pieces.len();
+        let common = window.min(n);
+        self.claims[lo..lo + common].copy_from_slice(&pieces[..common]);
+        if n > window {
+            self.claims
+                .insert_many(lo + common, pieces.into_iter().skip(common));
+        } else if window > n {
+            self.claims.drain(lo + n..hi);
+        }
+    }
+}
+
+/// A claim of `origin` was replaced by `kept` pieces of itself.
+#[inline]
+fn adjust_refs(origin: Origin, kept: u32, records: &mut Records) {
+    if let Origin::Skip(r) = origin {
+        match kept {
+            0 => records.drop_ref(r),
+            1 => {}
+            _ => records.add_ref(r),
+        }
+    }
+}

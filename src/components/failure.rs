@@ -1,0 +1,235 @@
+//! Failures: what went wrong, how often, and who still carries it.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+use core::hash::BuildHasher;
+
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
+use slotmap::{SlotMap, new_key_type};
+
+new_key_type! {
+    /// A failure's slot in the [`Failures`] store. Keys are internal handles;
+    /// the public name of a failure is its [`FailureId`].
+    pub struct FailureKey;
+}
+
+/// The public name of a failure: minted `1, 2, 3, …` in order of creation and
+/// never reused, so two implementations of SPEC.md name the same failure
+/// with the same number.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FailureId(u64);
+
+impl FailureId {
+    /// No failure: ids start at 1. Stands in where a failure has been
+    /// pruned before its id could be read, which the world never does.
+    pub(crate) const ZERO: FailureId = FailureId(0);
+
+    /// The number itself.
+    #[inline]
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for FailureId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The error a failure records: what kind of thing failed, in which kernel,
+/// and what the driver said. `(kind, kernel, message)` is also the failure's
+/// identity: a second failed outcome with the same three is the same failure
+/// occurring again.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct ErrorInfo {
+    /// The class of error (`compile`, `launch`, `injected`, …).
+    pub kind: String,
+    /// The kernel whose work failed (`host_write`, `alloc`, `graph:<id>` for
+    /// the world's own operations).
+    pub kernel: String,
+    /// What the runtime said.
+    pub message: String,
+}
+
+impl ErrorInfo {
+    /// An error from its three parts.
+    pub fn new(kind: &str, kernel: &str, message: &str) -> Self {
+        ErrorInfo {
+            kind: kind.into(),
+            kernel: kernel.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One failure entity.
+///
+/// It lives exactly while some allocation carries it (`carriers > 0`) or
+/// something pins it (`pins > 0`): a failure no buffer holds has nothing to
+/// wait for.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// The public id.
+    pub id: FailureId,
+    /// The root error.
+    pub error: ErrorInfo,
+    /// How many failed outcomes had this identity while it was alive.
+    pub occurrences: u64,
+    /// How many launches a read of it skipped.
+    pub skipped: u64,
+    /// How many allocations carry it (hold at least one claim of it).
+    pub carriers: u64,
+    /// How many doomed capture windows hold it.
+    pub pins: u64,
+    identity: u64,
+}
+
+/// The failure store: a slot map of [`Failure`]s, an identity index for
+/// dedup by `(kind, kernel, message)`, and an index from public id to key.
+///
+/// Costs: look-up by key O(1); find-or-mint O(1) expected (one hash of the
+/// three strings, no allocation when the failure exists); about 120 bytes per
+/// live failure plus its strings.
+#[derive(Clone, Debug, Default)]
+pub struct Failures {
+    store: SlotMap<FailureKey, Failure>,
+    by_identity: HashTable<FailureKey>,
+    by_id: HashMap<FailureId, FailureKey>,
+    hasher: DefaultHashBuilder,
+    minted: u64,
+    /// Failures whose carriers or pins dropped to zero since the last prune:
+    /// the only ones `prune_failures` has to look at.
+    unclaimed: Vec<FailureKey>,
+}
+
+impl Failures {
+    /// The live failure behind `key`.
+    #[inline]
+    pub fn get(&self, key: FailureKey) -> Option<&Failure> {
+        self.store.get(key)
+    }
+
+    /// The key of the live failure named `id`.
+    pub fn key_of(&self, id: FailureId) -> Option<FailureKey> {
+        self.by_id.get(&id).copied()
+    }
+
+    /// Every live failure, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (FailureKey, &Failure)> {
+        self.store.iter()
+    }
+
+    /// How many failures are alive.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    /// Whether no failure is alive.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.store.is_empty()
+    }
+
+    /// How many failure ids were ever minted.
+    #[inline]
+    pub fn minted(&self) -> u64 {
+        self.minted
+    }
+
+    /// The live failure with identity `(kind, kernel, message)`, its
+    /// occurrence count raised by one; or a newly minted one with one
+    /// occurrence. A new failure carries nothing yet, so it is queued for
+    /// pruning: if the taint that follows claims no byte, it goes.
+    pub fn find_or_mint(&mut self, kind: &str, kernel: &str, message: &str) -> FailureKey {
+        let identity = self.hasher.hash_one((kind, kernel, message));
+        let store = &self.store;
+        if let Some(&key) = self.by_identity.find(identity, |&k| {
+            let e = &store[k].error;
+            e.kind == kind && e.kernel == kernel && e.message == message
+        }) {
+            let failure = &mut self.store[key];
+            failure.occurrences = failure.occurrences.saturating_add(1);
+            return key;
+        }
+        self.minted = self.minted.saturating_add(1);
+        let id = FailureId(self.minted);
+        let key = self.store.insert(Failure {
+            id,
+            error: ErrorInfo::new(kind, kernel, message),
+            occurrences: 1,
+            skipped: 0,
+            carriers: 0,
+            pins: 0,
+            identity,
+        });
+        let store = &self.store;
+        self.by_identity
+            .insert_unique(identity, key, |&k| store[k].identity);
+        self.by_id.insert(id, key);
+        self.unclaimed.push(key);
+        key
+    }
+
+    /// One more allocation carries `key`.
+    #[inline]
+    pub(crate) fn gain_carrier(&mut self, key: FailureKey) {
+        if let Some(f) = self.store.get_mut(key) {
+            f.carriers = f.carriers.saturating_add(1);
+        }
+    }
+
+    /// One allocation no longer carries `key`.
+    #[inline]
+    pub(crate) fn lose_carrier(&mut self, key: FailureKey) {
+        if let Some(f) = self.store.get_mut(key) {
+            f.carriers = f.carriers.saturating_sub(1);
+            if f.carriers == 0 && f.pins == 0 {
+                self.unclaimed.push(key);
+            }
+        }
+    }
+
+    /// Something (a doomed capture window) holds `key` alive.
+    pub(crate) fn pin(&mut self, key: FailureKey) {
+        if let Some(f) = self.store.get_mut(key) {
+            f.pins = f.pins.saturating_add(1);
+        }
+    }
+
+    /// The pin taken by [`pin`](Self::pin) is let go.
+    pub(crate) fn unpin(&mut self, key: FailureKey) {
+        if let Some(f) = self.store.get_mut(key) {
+            f.pins = f.pins.saturating_sub(1);
+            if f.carriers == 0 && f.pins == 0 {
+                self.unclaimed.push(key);
+            }
+        }
+    }
+
+    /// A launch was skipped because it read bytes `key` taints.
+    #[inline]
+    pub(crate) fn count_skip(&mut self, key: FailureKey) {
+        if let Some(f) = self.store.get_mut(key) {
+            f.skipped = f.skipped.saturating_add(1);
+        }
+    }
+
+    /// The next failure that may have nothing left holding it.
+    #[inline]
+    pub(crate) fn pop_unclaimed(&mut self) -> Option<FailureKey> {
+        self.unclaimed.pop()
+    }
+
+    /// Removes `key` and its index entries.
+    pub(crate) fn remove(&mut self, key: FailureKey) -> Option<Failure> {
+        let failure = self.store.remove(key)?;
+        if let Ok(entry) = self.by_identity.find_entry(failure.identity, |&k| k == key) {
+            entry.remove();
+        }
+        self.by_id.remove(&failure.id);
+        Some(failure)
+    }
+}

@@ -1,0 +1,226 @@
+//! Skip records: the provenance of taint that came from a skipped launch.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::hash::BuildHasher;
+
+use hashbrown::{DefaultHashBuilder, HashTable};
+use slotmap::{SlotMap, new_key_type};
+
+use crate::components::claim::Origin;
+use crate::components::failure::FailureKey;
+
+new_key_type! {
+    /// A skip record's slot in the [`Records`] store.
+    pub struct RecordKey;
+    /// An interned kernel name.
+    pub struct KernelKey;
+}
+
+/// One skipped launch: which launch, which kernel, which memory it needed,
+/// and how those bytes came to carry the failure (its *cause*).
+///
+/// A claim whose origin is a record says "these bytes carry the failure
+/// because this launch was skipped"; following `cause` from record to record
+/// walks back to the launch that read bytes the failure tainted directly.
+/// That is the chain a tainted read reports, and it is exact for as long as
+/// the bytes are live: provenance sits on the claim, not in a capped list of
+/// recent skips.
+///
+/// A record lives exactly while a claim, another record or a pin refers to
+/// it. 48 bytes.
+#[derive(Clone, Debug)]
+pub struct SkipRecord {
+    /// The skipped launch's number.
+    pub launch: u64,
+    /// Its kernel, interned (see [`Records::kernel_name`]).
+    pub kernel: KernelKey,
+    /// The memory id of the binding whose claim decided the skip.
+    pub needed: u64,
+    /// The deciding claim's origin: `None` when it was the root, or when the
+    /// chain was cut at `chain_limit`.
+    pub cause: Option<RecordKey>,
+    /// The failure the skip propagated.
+    pub failure: FailureKey,
+    /// 1 for a record caused by the root (or cut), else its cause's depth + 1;
+    /// never more than `chain_limit`.
+    pub depth: u32,
+    /// Whether the cause was cut because the chain would have grown past
+    /// `chain_limit`.
+    pub cut: bool,
+    refs: u64,
+}
+
+impl SkipRecord {
+    /// How many claims, records and pins refer to this record.
+    pub fn refs(&self) -> u64 {
+        self.refs
+    }
+}
+
+#[derive(Clone, Debug)]
+struct KernelName {
+    name: Box<str>,
+    hash: u64,
+    refs: u64,
+}
+
+/// The record store: a slot map of [`SkipRecord`]s and the kernel names they
+/// share, interned so that a skip costs no heap allocation once its kernel
+/// has been seen.
+///
+/// Costs: making a record O(1) expected (one hash of the kernel name);
+/// 48 bytes per record plus slot-map overhead; each distinct kernel name of a
+/// live record is stored once.
+#[derive(Clone, Debug, Default)]
+pub struct Records {
+    store: SlotMap<RecordKey, SkipRecord>,
+    kernels: SlotMap<KernelKey, KernelName>,
+    kernel_index: HashTable<KernelKey>,
+    hasher: DefaultHashBuilder,
+    /// Records whose reference count dropped to zero since the last prune.
+    unreferenced: Vec<RecordKey>,
+}
+
+impl Records {
+    /// The live record behind `key`.
+    #[inline]
+    pub fn get(&self, key: RecordKey) -> Option<&SkipRecord> {
+        self.store.get(key)
+    }
+
+    /// Every live record, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (RecordKey, &SkipRecord)> {
+        self.store.iter()
+    }
+
+    /// How many records are alive.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    /// Whether no record is alive.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.store.is_empty()
+    }
+
+    /// The name of an interned kernel (empty if the key is stale).
+    pub fn kernel_name(&self, key: KernelKey) -> &str {
+        self.kernels.get(key).map_or("", |k| &k.name)
+    }
+
+    /// Makes the record of a skip whose deciding claim had origin `cause`.
+    ///
+    /// The chain is cut rather than grown past `chain_limit`: the record then
+    /// has depth 1, no cause, and remembers the cut. The new record is
+    /// referenced by nothing yet, so it is queued for pruning: a skip with an
+    /// empty write set leaves no record behind.
+    pub(crate) fn make(
+        &mut self,
+        launch: u64,
+        kernel: &str,
+        needed: u64,
+        cause: Origin,
+        failure: FailureKey,
+        chain_limit: u32,
+    ) -> RecordKey {
+        let (cause, depth, cut) = match cause {
+            Origin::Root => (None, 1, false),
+            Origin::Skip(c) => match self.store.get(c) {
+                Some(r) if r.depth < chain_limit => (Some(c), r.depth + 1, false),
+                Some(_) => (None, 1, true),
+                // A claim never outlives its record; treat a stale origin as
+                // the root rather than panic.
+                None => (None, 1, false),
+            },
+        };
+        if let Some(c) = cause {
+            self.add_ref(c);
+        }
+        let kernel = self.intern(kernel);
+        let key = self.store.insert(SkipRecord {
+            launch,
+            kernel,
+            needed,
+            cause,
+            failure,
+            depth,
+            cut,
+            refs: 0,
+        });
+        self.unreferenced.push(key);
+        key
+    }
+
+    fn intern(&mut self, name: &str) -> KernelKey {
+        let hash = self.hasher.hash_one(name);
+        let kernels = &self.kernels;
+        if let Some(&key) = self.kernel_index.find(hash, |&k| &*kernels[k].name == name) {
+            let k = &mut self.kernels[key];
+            k.refs = k.refs.saturating_add(1);
+            return key;
+        }
+        let key = self.kernels.insert(KernelName {
+            name: name.into(),
+            hash,
+            refs: 1,
+        });
+        let kernels = &self.kernels;
+        self.kernel_index
+            .insert_unique(hash, key, |&k| kernels[k].hash);
+        key
+    }
+
+    fn release_kernel(&mut self, key: KernelKey) {
+        let Some(k) = self.kernels.get_mut(key) else {
+            return;
+        };
+        k.refs = k.refs.saturating_sub(1);
+        if k.refs == 0 {
+            let hash = k.hash;
+            if let Ok(entry) = self.kernel_index.find_entry(hash, |&x| x == key) {
+                entry.remove();
+            }
+            self.kernels.remove(key);
+        }
+    }
+
+    /// One more claim, record or pin refers to `key`.
+    #[inline]
+    pub(crate) fn add_ref(&mut self, key: RecordKey) {
+        if let Some(r) = self.store.get_mut(key) {
+            r.refs = r.refs.saturating_add(1);
+        }
+    }
+
+    /// A reference to `key` went away.
+    #[inline]
+    pub(crate) fn drop_ref(&mut self, key: RecordKey) {
+        if let Some(r) = self.store.get_mut(key) {
+            r.refs = r.refs.saturating_sub(1);
+            if r.refs == 0 {
+                self.unreferenced.push(key);
+            }
+        }
+    }
+
+    /// The next record that may have nothing left referring to it.
+    #[inline]
+    pub(crate) fn pop_unreferenced(&mut self) -> Option<RecordKey> {
+        self.unreferenced.pop()
+    }
+
+    /// Removes `key`, letting go of its kernel name and its cause; a cause
+    /// that nothing else refers to is queued in turn, so a whole dead chain
+    /// goes in one prune without recursion.
+    pub(crate) fn remove(&mut self, key: RecordKey) -> Option<SkipRecord> {
+        let record = self.store.remove(key)?;
+        self.release_kernel(record.kernel);
+        if let Some(cause) = record.cause {
+            self.drop_ref(cause);
+        }
+        Some(record)
+    }
+}

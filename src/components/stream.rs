@@ -1,0 +1,142 @@
+//! Streams: the slots regular stream ids fold onto, and the special streams
+//! after them.
+
+use hashbrown::HashMap;
+use slotmap::{SlotMap, new_key_type};
+
+use crate::error::Error;
+
+new_key_type! {
+    /// An initialized stream slot's entity key.
+    pub struct StreamKey;
+}
+
+/// How a binding or an operation names a stream.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum StreamRef {
+    /// A regular stream id; it folds onto slot `id % max_streams`.
+    Id(u64),
+    /// Special stream `index`, at slot `max_streams + index`. Reachable
+    /// through the library only (launch logs name regular ids).
+    Special(u16),
+}
+
+impl From<u64> for StreamRef {
+    fn from(id: u64) -> Self {
+        StreamRef::Id(id)
+    }
+}
+
+/// One initialized stream slot.
+#[derive(Clone, Debug)]
+pub struct Stream {
+    /// The slot: `0..max_streams` for regular streams, after that special.
+    pub slot: u64,
+    /// Whether this is one of the special streams.
+    pub special: bool,
+}
+
+/// The stream store: which slots are initialized.
+///
+/// A slot is initialized the first time an allocation is made on it (or when
+/// the embedding program asks for it); resolving a binding never initializes
+/// one. Slots are held sparsely, so `max_streams` costs nothing until a slot
+/// is used: about 40 bytes per initialized slot.
+#[derive(Clone, Debug)]
+pub struct Streams {
+    store: SlotMap<StreamKey, Stream>,
+    by_slot: HashMap<u64, StreamKey>,
+    max_streams: u64,
+    num_special: u16,
+}
+
+impl Streams {
+    /// A store of `max_streams` regular slots and `num_special` special ones.
+    pub fn new(max_streams: u64, num_special: u16) -> Result<Self, Error> {
+        if max_streams == 0 {
+            return Err(Error::ZeroStreams);
+        }
+        if max_streams.checked_add(u64::from(num_special)).is_none() {
+            return Err(Error::SlotOverflow {
+                max_streams,
+                num_special,
+            });
+        }
+        Ok(Streams {
+            store: SlotMap::with_key(),
+            by_slot: HashMap::default(),
+            max_streams,
+            num_special,
+        })
+    }
+
+    /// How many regular slots there are.
+    #[inline]
+    pub fn max_streams(&self) -> u64 {
+        self.max_streams
+    }
+
+    /// How many special slots there are.
+    #[inline]
+    pub fn num_special(&self) -> u16 {
+        self.num_special
+    }
+
+    /// The slot `stream` names: `id % max_streams` for a regular id,
+    /// `max_streams + index` for a special stream. An out-of-range special
+    /// index is an error.
+    #[inline]
+    pub fn slot_of(&self, stream: StreamRef) -> Result<u64, Error> {
+        match stream {
+            StreamRef::Id(id) => Ok(fold(id, self.max_streams)),
+            StreamRef::Special(index) if index < self.num_special => {
+                Ok(self.max_streams + u64::from(index))
+            }
+            StreamRef::Special(index) => Err(Error::SpecialOutOfRange {
+                index,
+                num_special: self.num_special,
+            }),
+        }
+    }
+
+    /// A stream reference that folds onto `slot`.
+    pub fn stream_of_slot(&self, slot: u64) -> StreamRef {
+        match slot.checked_sub(self.max_streams) {
+            Some(index) => StreamRef::Special(u16::try_from(index).unwrap_or(u16::MAX)),
+            None => StreamRef::Id(slot),
+        }
+    }
+
+    /// The entity of `slot`, if it was initialized.
+    pub fn get(&self, slot: u64) -> Option<StreamKey> {
+        self.by_slot.get(&slot).copied()
+    }
+
+    /// The entity of `slot`, initializing it if needed.
+    pub fn initialize(&mut self, slot: u64) -> StreamKey {
+        if let Some(&key) = self.by_slot.get(&slot) {
+            return key;
+        }
+        let key = self.store.insert(Stream {
+            slot,
+            special: slot >= self.max_streams,
+        });
+        self.by_slot.insert(slot, key);
+        key
+    }
+
+    /// The initialized streams, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (StreamKey, &Stream)> {
+        self.store.iter()
+    }
+}
+
+/// `id % max_streams`, without the division when the id is already a slot.
+#[inline]
+pub fn fold(id: u64, max_streams: u64) -> u64 {
+    if id < max_streams {
+        id
+    } else {
+        id % max_streams
+    }
+}

@@ -1,0 +1,132 @@
+//! The typed errors of bad input. Every one names what was wrong and with
+//! which id or range, and a call that returns one left the world exactly as
+//! it was.
+
+use alloc::boxed::Box;
+
+/// Bad input to the world or the pool.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `max_streams` was 0: every regular stream id must fold onto a slot.
+    #[error("max_streams must be at least 1")]
+    ZeroStreams,
+    /// `chain_limit` was 0: a skip record has depth at least 1.
+    #[error("chain_limit must be at least 1")]
+    ZeroChainLimit,
+    /// `max_streams + num_special` does not fit in a slot number.
+    #[error("max_streams {max_streams} + num_special {num_special} overflows the slot numbers")]
+    SlotOverflow {
+        /// The regular slot count asked for.
+        max_streams: u64,
+        /// The special slot count asked for.
+        num_special: u16,
+    },
+    /// A special stream index at or past `num_special`.
+    #[error("special stream {index} is out of range: the world has {num_special} special streams")]
+    SpecialOutOfRange {
+        /// The index asked for.
+        index: u16,
+        /// How many special streams there are.
+        num_special: u16,
+    },
+    /// No live allocation has this memory id.
+    #[error("memory {memory} is not a live allocation")]
+    UnknownMemory {
+        /// The memory id.
+        memory: u64,
+    },
+    /// An allocation key whose allocation was freed (or never existed).
+    #[error("allocation key {key:?} names no live allocation")]
+    UnknownKey {
+        /// The stale key.
+        key: crate::AllocKey,
+    },
+    /// `alloc` of a memory id that is already live.
+    #[error("memory {memory} is already a live allocation")]
+    DuplicateMemory {
+        /// The memory id.
+        memory: u64,
+    },
+    /// A range whose end is before its start.
+    #[error("range [{start}, {end}) of memory {memory} ends before it starts")]
+    RangeReversed {
+        /// The binding's memory id (or, for a key, the allocation's).
+        memory: u64,
+        /// The range's start.
+        start: u64,
+        /// The range's end.
+        end: u64,
+    },
+    /// A resolved binding whose range runs past its allocation's end.
+    #[error("range [{start}, {end}) runs past the end of memory {memory} ({size} bytes)")]
+    RangePastEnd {
+        /// The memory id.
+        memory: u64,
+        /// The range's start.
+        start: u64,
+        /// The range's end.
+        end: u64,
+        /// The allocation's size.
+        size: u64,
+    },
+    /// In strict mode, a binding that does not resolve.
+    #[error("binding of memory {memory} on stream slot {slot} does not resolve (strict mode)")]
+    Unresolved {
+        /// The memory id named (for a stale key, 0 is not used: see the key).
+        memory: u64,
+        /// The slot the binding's stream folds onto.
+        slot: u64,
+    },
+    /// A host write, replay or reservation given a `dry_run` outcome.
+    #[error("{operation} cannot have a dry_run outcome")]
+    DryRunOutcome {
+        /// The operation.
+        operation: &'static str,
+    },
+    /// A second capture window on a slot that already has one.
+    #[error("stream slot {slot} already has an open capture window")]
+    CaptureOpen {
+        /// The slot.
+        slot: u64,
+    },
+    /// Ending a capture window that is not open.
+    #[error("stream slot {slot} has no open capture window")]
+    NoCapture {
+        /// The slot.
+        slot: u64,
+    },
+    /// A graph id that is already live.
+    #[error("graph {graph} is already live")]
+    GraphLive {
+        /// The graph id.
+        graph: u64,
+    },
+    /// A graph id that is not live.
+    #[error("graph {graph} is not a live graph")]
+    UnknownGraph {
+        /// The graph id.
+        graph: u64,
+    },
+    /// Beginning a profile that is already open.
+    #[error("profile {profile} is already open")]
+    ProfileOpen {
+        /// The profile id.
+        profile: u64,
+    },
+    /// Ending a profile that is not open.
+    #[error("profile {profile} is not open")]
+    ProfileNotOpen {
+        /// The profile id.
+        profile: u64,
+    },
+    /// One launch of a batch was bad input; no launch of the batch was
+    /// processed.
+    #[error("launch {index} of the batch: {error}")]
+    InBatch {
+        /// The launch's position in the batch.
+        index: usize,
+        /// What was wrong with it.
+        error: Box<Error>,
+    },
+}

@@ -1,0 +1,32 @@
+//! The failure graph: failures and the skip records that carry their
+//! provenance, held together because every claim names one of each.
+
+use crate::components::failure::Failures;
+use crate::components::record::Records;
+use crate::systems::prune_failures;
+
+/// The failure side of the world: the [`Failures`] and [`Records`] stores.
+///
+/// [`World`](crate::World) owns one; a backend on the seed-shaped
+/// [`pool`](crate::pool) path owns one beside its [`StreamPool`](crate::pool::StreamPool),
+/// held apart from the pool exactly as the seed holds its error graph apart.
+#[derive(Clone, Debug, Default)]
+pub struct FailureGraph {
+    /// The failures.
+    pub failures: Failures,
+    /// The skip records.
+    pub records: Records,
+}
+
+impl FailureGraph {
+    /// An empty graph.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Removes every record and failure nothing holds any more
+    /// ([`prune_failures`]).
+    pub fn prune(&mut self) -> usize {
+        prune_failures(&mut self.failures, &mut self.records)
+    }
+}

@@ -1,0 +1,123 @@
+//! # taintworld
+//!
+//! Which bytes of GPU device memory can still be trusted.
+//!
+//! A GPU runtime enqueues work on several streams, and work fails: a kernel
+//! does not compile, a launch is rejected, a host copy errors. The bytes the
+//! failed work was going to write now hold garbage, and everything computed
+//! from them is garbage too. This crate records the failure **on the
+//! memory** — byte ranges of allocations — skips launches that would read
+//! tainted bytes and taints what they would have written, releases taint
+//! when something writes the bytes again, and tells a host read exactly why
+//! it cannot be trusted: the root error and the chain of skipped launches
+//! from it to this buffer.
+//!
+//! ```
+//! use taintworld::{Access, Binding, Launch, Outcome, ReadResult, World};
+//!
+//! let mut world = World::default();
+//! let x = world.alloc(0, 1, 4096)?; // keys let a scheduler skip hashing
+//! let y = world.alloc(0, 2, 4096)?;
+//! let loss = world.alloc(0, 3, 4)?;
+//!
+//! let launch = |kernel, bindings, outcome| Launch { kernel, stream: 0.into(), bindings, outcome };
+//! // The first half of `x` is never written: its kernel failed to compile.
+//! let fill = [Binding::range(0, x, 0, 2048, Access::Write)];
+//! let bad_ptx = Outcome::Failed { kind: "compile", message: "ptxas: bad register" };
+//! world.launch(&launch("fill", &fill, bad_ptx))?;
+//! // `matmul` reads all of `x`: skipped, so `y` carries the failure too…
+//! let matmul = [Binding::whole(0, x, Access::Read), Binding::whole(0, y, Access::Write)];
+//! world.launch(&launch("matmul", &matmul, Outcome::Ok))?;
+//! // …and so does the loss computed from `y`.
+//! let reduce = [Binding::whole(0, y, Access::Read), Binding::whole(0, loss, Access::Write)];
+//! world.launch(&launch("loss", &reduce, Outcome::Ok))?;
+//!
+//! let ReadResult::Tainted(why) = world.read(&Binding::whole(0, 3, Access::Read))? else {
+//!     panic!("the loss is garbage")
+//! };
+//! assert_eq!(why.error.kernel, "fill");
+//! let path: Vec<_> = why.chain.iter().map(|hop| hop.kernel.as_str()).collect();
+//! assert_eq!(path, ["loss", "matmul"]); // newest first
+//!
+//! // The second half of `x` was never tainted; writing the first half repairs it.
+//! assert_eq!(world.read(&Binding::range(0, x, 2048, 4096, Access::Read))?, ReadResult::Clean);
+//! world.host_write(&Binding::range(0, x, 0, 2048, Access::Write), Outcome::Ok)?;
+//! assert_eq!(world.read(&Binding::whole(0, x, Access::Read))?, ReadResult::Clean);
+//! # Ok::<(), taintworld::Error>(())
+//! ```
+//!
+//! ## Shape
+//!
+//! An ECS-style, data-oriented world. Entities live in slot maps, each kind
+//! in its own store ([`components`]): stream slots, allocations (whose
+//! claims they hold, sorted, inline), failures and skip records. Behaviour
+//! lives in five batch [`systems`] — `resolve_owner`, `check_reads`,
+//! `apply_taint`, `release_written`, `prune_failures` — plain functions that
+//! take exactly the stores they touch. [`World`] owns the stores and orders
+//! the systems as SPEC.md §3 says. The seed runtime's stream-pool surface
+//! lives on in [`pool`], on the same claim implementation.
+//!
+//! ## Choices where SPEC.md is silent
+//!
+//! * **Provenance lives on the claim.** Each claim knows its origin (the
+//!   root, or the skip record of the launch that tainted it), each record
+//!   its cause. The runtime this grows out of kept a capped list of recent
+//!   skips per memory id; on a real transformer training step a failure
+//!   skips hundreds of launches before the loss is read back, and such a
+//!   list no longer holds the loss's path. A record lives exactly while
+//!   something refers to it, so provenance costs memory only while the
+//!   bytes it explains are live.
+//! * **Claims are stored inline in their allocation**, sorted, rather than as
+//!   entities of a store of their own: every question about claims is asked
+//!   of one allocation, and a binary search over contiguous 32-byte rows
+//!   answers it without chasing keys.
+//! * **Unresolved reads count.** Every binding that does not resolve —
+//!   launches, host writes, reads, replays — adds to `unresolved_bindings`.
+//! * **The write scope's provisional taint** is applied from the exit path
+//!   of a panicking body rather than on entry ([`World::scope`] says why).
+//!
+//! ## Costs
+//!
+//! A clean allocation is an 80-byte row and owns no heap memory; a claim is
+//! 32 bytes (the first stored inline); a failure about 120 bytes plus its
+//! strings; a skip record 48 bytes. A launch over clean allocations makes no
+//! heap allocation, nor does one that taints or releases one range per
+//! binding once the world's buffers have grown. `size_of` of each is pinned
+//! by a test.
+//!
+//! ## Features
+//!
+//! * `std` (default): `std::error::Error` for the error types.
+//! * `cli` (default): the launch-log reader and writer, the replay report,
+//!   and the `taintworld` command. Without default features the library is
+//!   `no_std` + `alloc`.
+
+#![cfg_attr(not(feature = "std"), no_std)]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+extern crate alloc;
+
+pub mod components;
+pub mod error;
+pub mod graph;
+pub mod pool;
+pub mod systems;
+pub mod world;
+
+#[cfg(feature = "cli")]
+pub mod log;
+
+pub use components::allocation::{AllocKey, Allocation, Allocations};
+pub use components::binding::{Access, Binding, MemoryRef, Resolved};
+pub use components::claim::{Claim, ClaimSet, Origin};
+pub use components::failure::{ErrorInfo, Failure, FailureId, FailureKey, Failures};
+pub use components::record::{RecordKey, Records, SkipRecord};
+pub use components::stream::{StreamKey, StreamRef, Streams};
+pub use error::Error;
+pub use graph::FailureGraph;
+pub use world::{
+    CaptureResult, ChainHop, ClaimInfo, Config, FailureInfo, Launch, LaunchResult, Outcome,
+    ProfileResult, ReadResult, RecordInfo, ScopeError, ScopeOutcome, Stats, SyncResult,
+    TaintReport, Verdict, World,
+};

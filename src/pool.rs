@@ -1,0 +1,531 @@
+//! The pool of backend streams, and the primitives that record on their
+//! memory what a unit of work did or did not write — the surface of the seed
+//! runtime's stream pool, kept whole so a backend written against it can
+//! switch over.
+//!
+//! The pool answers one question — which stream sits in a slot — and the
+//! free functions answer the other: which stream allocated a binding, so the
+//! claim lands on the memory rather than on whoever failed. They are free
+//! functions because a caller holds the pool and the [`FailureGraph`] apart,
+//! as the seed's callers hold the pool and its error graph apart.
+//!
+//! Differences from the seed, each for a reason:
+//!
+//! * No `unsafe`: where the seed had an `unsafe fn` with an index
+//!   precondition, the index is bounds-checked — [`StreamPool::get_mut_index`]
+//!   and [`StreamPool::get_special`] panic on a bad index instead of reading
+//!   out of bounds, and [`StreamPool::get_or_create_special`] returns an
+//!   error.
+//! * [`StreamPool::new`] returns an error for `max_streams == 0`, which the
+//!   seed would have turned into a division by zero on first use.
+//! * [`StreamFactory`] names its own error type; the seed's was the
+//!   runtime's `ServerError`.
+//! * [`StreamMemory`] takes the [`FailureGraph`] in `failure` too: claims
+//!   hold the graph's keys, and the public [`FailureId`] lives in the graph.
+//! * [`taint`] finds or mints its failure by identity (SPEC §4) and returns
+//!   its id.
+//!
+//! ```
+//! use taintworld::pool::{self, StreamAllocations, StreamFactory, StreamId, StreamMemory, StreamPool};
+//! use taintworld::{Access, Binding, ErrorInfo, FailureGraph};
+//!
+//! struct Factory;
+//! impl StreamFactory for Factory {
+//!     type Stream = StreamAllocations;
+//!     type Error = ErrorInfo;
+//!     fn create(&mut self) -> Result<StreamAllocations, ErrorInfo> {
+//!         Ok(StreamAllocations::default())
+//!     }
+//! }
+//!
+//! let mut pool = StreamPool::new(Factory, 4, 0)?;
+//! let mut graph = FailureGraph::new();
+//! pool.get_mut(&StreamId { value: 1 }).alloc(9, 64)?;
+//!
+//! let out = Binding::range(1, 9, 0, 32, Access::Write);
+//! let error = ErrorInfo::new("compile", "fill", "bad PTX");
+//! let failure = pool::taint(&mut pool, error, [&out].into_iter(), &mut graph);
+//! let stream = pool.try_get(&StreamId { value: 1 }).expect("initialized by the alloc");
+//! assert_eq!(stream.failure(&Binding::whole(1, 9, Access::Read), &graph), Some(failure));
+//!
+//! pool::written(&mut pool, [&out].into_iter(), &mut graph);
+//! graph.prune();
+//! assert!(graph.failures.is_empty());
+//! # Ok::<(), taintworld::Error>(())
+//! ```
+
+use alloc::vec::Vec;
+
+use hashbrown::HashMap;
+
+use crate::components::binding::{Binding, MemoryRef};
+use crate::components::claim::{ClaimSet, Origin};
+use crate::components::failure::{ErrorInfo, FailureId};
+use crate::components::stream::StreamRef;
+use crate::error::Error;
+use crate::graph::FailureGraph;
+
+/// A stream id as the runtime names it; regular ids fold onto the pool's
+/// slots with `value % max_streams`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StreamId {
+    /// The id.
+    pub value: u64,
+}
+
+/// What a launch's read-set check found: the failure claiming an input, the
+/// input it claims, and the error — everything the skip needs to record and
+/// a capture needs to fail with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadFailure {
+    /// The failure claiming the input.
+    pub failure: FailureId,
+    /// The claimed input's memory id, which the skip record names as what
+    /// the launch needed.
+    pub needed: u64,
+    /// The failure's error, cloned for the paths that report it directly.
+    pub error: ErrorInfo,
+}
+
+/// Creates streams for the pool, which creates them lazily, as needed.
+pub trait StreamFactory {
+    /// The type of stream produced.
+    type Stream;
+    /// Why a stream could not be created.
+    type Error;
+    /// Creates a new stream.
+    ///
+    /// # Errors
+    ///
+    /// When the backend cannot create a stream, e.g. on a device that is
+    /// poisoned.
+    fn create(&mut self) -> Result<Self::Stream, Self::Error>;
+}
+
+/// The memory a stream's kernels see, for the taint bookkeeping.
+///
+/// Whether a buffer can be trusted lives on its allocation. The whole
+/// binding is passed rather than its memory id because a binding names a
+/// byte range, and the claim is exactly that range: a launch that failed
+/// writing one region of a buffer says nothing about the rest of it.
+pub trait StreamMemory {
+    /// The failure claiming any byte the binding names (the claim with the
+    /// lowest start), if one does.
+    fn failure(&self, binding: &Binding, graph: &FailureGraph) -> Option<FailureId>;
+
+    /// Points the bytes `binding` names at `failure` (set, never add).
+    fn taint(&mut self, binding: &Binding, failure: FailureId, graph: &mut FailureGraph);
+
+    /// The bytes `binding` names have a writer again: releases every claim
+    /// on them, and only on them.
+    fn written(&mut self, binding: &Binding, graph: &mut FailureGraph);
+}
+
+/// One allocation of a [`StreamAllocations`]: its size and its claims.
+#[derive(Clone, Debug, Default)]
+pub struct PoolAllocation {
+    /// Size in bytes.
+    pub size: u64,
+    /// What its bytes carry.
+    pub claims: ClaimSet,
+}
+
+/// A stream's allocations and their claims: the crate's own per-allocation
+/// claim storage ([`ClaimSet`], the same one [`World`](crate::World) uses)
+/// behind the [`StreamMemory`] trait.
+///
+/// The pool path has no error channel in `taint` and `written`, as in the
+/// seed: a binding of an unknown memory id is not this stream's to answer
+/// for and is left alone, and a range reaching past the allocation is
+/// clamped to it. (The world path rejects both as bad input.) Bindings
+/// naming an [`AllocKey`](crate::AllocKey) are the world's and are left
+/// alone here too.
+#[derive(Clone, Debug, Default)]
+pub struct StreamAllocations {
+    allocations: HashMap<u64, PoolAllocation>,
+}
+
+impl StreamAllocations {
+    /// Adds allocation `memory` of `size` bytes, with no claims. A live
+    /// memory id is bad input.
+    pub fn alloc(&mut self, memory: u64, size: u64) -> Result<(), Error> {
+        if self.allocations.contains_key(&memory) {
+            return Err(Error::DuplicateMemory { memory });
+        }
+        self.allocations.insert(
+            memory,
+            PoolAllocation {
+                size,
+                claims: ClaimSet::default(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Frees allocation `memory`: its claims go, their failures lose a
+    /// carrier (prune the graph to let them go).
+    pub fn free(&mut self, memory: u64, graph: &mut FailureGraph) -> Result<(), Error> {
+        let mut allocation = self
+            .allocations
+            .remove(&memory)
+            .ok_or(Error::UnknownMemory { memory })?;
+        allocation
+            .claims
+            .clear(&mut graph.failures, &mut graph.records);
+        Ok(())
+    }
+
+    /// The allocation `memory`, if it is live.
+    pub fn get(&self, memory: u64) -> Option<&PoolAllocation> {
+        self.allocations.get(&memory)
+    }
+
+    fn range_of(&mut self, binding: &Binding) -> Option<(&mut PoolAllocation, u64, u64)> {
+        let MemoryRef::Id(memory) = binding.memory else {
+            return None;
+        };
+        let allocation = self.allocations.get_mut(&memory)?;
+        let (start, end) = binding.range.unwrap_or((0, allocation.size));
+        let end = end.min(allocation.size);
+        Some((allocation, start.min(end), end))
+    }
+}
+
+impl StreamMemory for StreamAllocations {
+    fn failure(&self, binding: &Binding, graph: &FailureGraph) -> Option<FailureId> {
+        let MemoryRef::Id(memory) = binding.memory else {
+            return None;
+        };
+        let allocation = self.allocations.get(&memory)?;
+        let (start, end) = binding.range.unwrap_or((0, allocation.size));
+        let claim = allocation
+            .claims
+            .first_overlap(start, end.min(allocation.size))?;
+        graph.failures.get(claim.failure).map(|f| f.id)
+    }
+
+    fn taint(&mut self, binding: &Binding, failure: FailureId, graph: &mut FailureGraph) {
+        let Some(key) = graph.failures.key_of(failure) else {
+            return;
+        };
+        if let Some((allocation, start, end)) = self.range_of(binding) {
+            allocation.claims.taint(
+                start,
+                end,
+                key,
+                Origin::Root,
+                &mut graph.failures,
+                &mut graph.records,
+            );
+        }
+    }
+
+    fn written(&mut self, binding: &Binding, graph: &mut FailureGraph) {
+        if let Some((allocation, start, end)) = self.range_of(binding) {
+            allocation
+                .claims
+                .release(start, end, &mut graph.failures, &mut graph.records);
+        }
+    }
+}
+
+/// Errors of the pool's index-taking calls.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PoolError<E> {
+    /// The factory could not create the stream.
+    #[error("a stream could not be created")]
+    Create(E),
+    /// A special stream index at or past `num_special`.
+    #[error("special stream {index} is out of range: the pool has {num_special}")]
+    SpecialOutOfRange {
+        /// The index asked for.
+        index: u8,
+        /// How many special streams the pool has.
+        num_special: u8,
+    },
+}
+
+/// A pool of streams, created lazily by a factory: `max_streams` regular
+/// slots that stream ids fold onto, then `num_special` special ones.
+///
+/// Costs: one `Option<Stream>` per slot, allocated up front; every look-up
+/// is O(1).
+#[derive(Debug)]
+pub struct StreamPool<F: StreamFactory> {
+    /// One entry per slot; `None` until the slot's stream is created.
+    streams: Vec<Option<F::Stream>>,
+    factory: F,
+    max_streams: usize,
+}
+
+impl<F: StreamFactory> StreamPool<F> {
+    /// A pool of `max_streams` regular and `num_special` special slots, none
+    /// initialized. `max_streams == 0` is an error: ids could not fold.
+    pub fn new(backend: F, max_streams: u8, num_special: u8) -> Result<Self, Error> {
+        if max_streams == 0 {
+            return Err(Error::ZeroStreams);
+        }
+        let slots = usize::from(max_streams) + usize::from(num_special);
+        let mut streams = Vec::with_capacity(slots);
+        streams.resize_with(slots, || None);
+        Ok(Self {
+            streams,
+            factory: backend,
+            max_streams: usize::from(max_streams),
+        })
+    }
+
+    /// The initialized streams (unlike [`get_mut`](Self::get_mut), never
+    /// creates one).
+    pub fn streams(&self) -> impl Iterator<Item = &F::Stream> {
+        self.streams.iter().flatten()
+    }
+
+    /// [`streams`](Self::streams), mutably.
+    pub fn streams_mut(&mut self) -> impl Iterator<Item = &mut F::Stream> {
+        self.streams.iter_mut().flatten()
+    }
+
+    /// Synthetic [`StreamId`]s, one per initialized regular slot. Each
+    /// round-trips through [`get_mut`](Self::get_mut) to the slot it came
+    /// from (slot `i` is `StreamId { value: i }`, since `i % max_streams ==
+    /// i`), so they are safe to feed back into per-stream calls.
+    pub fn stream_ids(&self) -> impl Iterator<Item = StreamId> + '_ {
+        self.streams[..self.max_streams]
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|_| StreamId { value: i as u64 }))
+    }
+
+    /// The stream for `stream_id`, created if needed.
+    ///
+    /// # Panics
+    ///
+    /// When the stream has to be created and the factory fails; use
+    /// [`get_or_create`](Self::get_or_create) to get the error instead.
+    pub fn get_mut(&mut self, stream_id: &StreamId) -> &mut F::Stream {
+        let index = self.stream_index(stream_id);
+        self.get_mut_index(index)
+    }
+
+    /// The stream at slot `index`, created if needed.
+    ///
+    /// # Panics
+    ///
+    /// When `index` is not below `max_streams + num_special` (the seed's
+    /// unchecked precondition, checked here), or when the factory fails.
+    pub fn get_mut_index(&mut self, index: usize) -> &mut F::Stream {
+        assert!(
+            index < self.streams.len(),
+            "stream slot {index} is out of range: the pool has {}",
+            self.streams.len()
+        );
+        match self.get_or_create_index(index) {
+            Ok(stream) => stream,
+            Err(_) => panic!("a stream could not be created for slot {index}"),
+        }
+    }
+
+    /// The stream for `stream_id`, created if it does not exist yet.
+    ///
+    /// # Errors
+    ///
+    /// The factory's error, when creation fails.
+    pub fn get_or_create(&mut self, stream_id: &StreamId) -> Result<&mut F::Stream, F::Error> {
+        let index = self.stream_index(stream_id);
+        self.get_or_create_index(index)
+    }
+
+    /// The special stream `index`, created if it does not exist yet.
+    ///
+    /// # Errors
+    ///
+    /// [`PoolError::SpecialOutOfRange`] for an index at or past
+    /// `num_special`; [`PoolError::Create`] when the factory fails.
+    pub fn get_or_create_special(
+        &mut self,
+        index: u8,
+    ) -> Result<&mut F::Stream, PoolError<F::Error>> {
+        let slot = self.max_streams + usize::from(index);
+        if slot >= self.streams.len() {
+            return Err(PoolError::SpecialOutOfRange {
+                index,
+                num_special: self.num_special(),
+            });
+        }
+        self.get_or_create_index(slot).map_err(PoolError::Create)
+    }
+
+    /// The special stream `index`, created if needed.
+    ///
+    /// # Panics
+    ///
+    /// When `index` is not below `num_special`, or when the factory fails.
+    pub fn get_special(&mut self, index: u8) -> &mut F::Stream {
+        self.get_mut_index(self.max_streams + usize::from(index))
+    }
+
+    /// The stream at an in-range slot, created if needed.
+    fn get_or_create_index(&mut self, index: usize) -> Result<&mut F::Stream, F::Error> {
+        let factory = &mut self.factory;
+        let entry = &mut self.streams[index];
+        if entry.is_none() {
+            *entry = Some(factory.create()?);
+        }
+        match entry {
+            Some(stream) => Ok(stream),
+            None => unreachable!("the slot was just filled"),
+        }
+    }
+
+    /// The slot of `id`: `id % max_streams`.
+    pub fn stream_index(&self, id: &StreamId) -> usize {
+        stream_index(id, self.max_streams)
+    }
+
+    /// How many special slots there are.
+    pub fn num_special(&self) -> u8 {
+        u8::try_from(self.streams.len() - self.max_streams).unwrap_or(u8::MAX)
+    }
+
+    /// The stream on `id`'s slot, when that slot was ever initialized.
+    ///
+    /// Never creates one: resolving a buffer's owning slot must not bring a
+    /// backend stream into existence, which on CUDA and HIP would bind it to
+    /// whichever context happens to be current. A buffer's slot was
+    /// initialized by the allocation itself, so `None` means the binding is
+    /// not this pool's to answer for.
+    pub fn try_get(&self, id: &StreamId) -> Option<&F::Stream> {
+        self.streams[self.stream_index(id)].as_ref()
+    }
+
+    /// [`try_get`](Self::try_get), mutably.
+    pub fn try_get_mut(&mut self, id: &StreamId) -> Option<&mut F::Stream> {
+        let index = self.stream_index(id);
+        self.streams[index].as_mut()
+    }
+
+    /// The stream on the slot a binding's [`StreamRef`] names, if that slot
+    /// was ever initialized; never creates one.
+    pub fn try_get_ref_mut(&mut self, stream: StreamRef) -> Option<&mut F::Stream> {
+        let index = match stream {
+            StreamRef::Id(value) => self.stream_index(&StreamId { value }),
+            StreamRef::Special(i) => self.max_streams.checked_add(usize::from(i))?,
+        };
+        self.streams.get_mut(index)?.as_mut()
+    }
+
+    /// Mutable access to the factory, e.g. to change the configuration new
+    /// streams are created with. Streams already created are unaffected.
+    pub fn factory_mut(&mut self) -> &mut F {
+        &mut self.factory
+    }
+}
+
+/// The slot of a stream id: `id % max_streams` (slot 0 when `max_streams`
+/// is 0, which no pool has).
+pub fn stream_index(stream_id: &StreamId, max_streams: usize) -> usize {
+    match stream_id.value.checked_rem(max_streams as u64) {
+        Some(slot) => slot as usize,
+        None => 0,
+    }
+}
+
+/// What the read check of a launch finds: the first read-visible binding
+/// that a claim overlaps decides, and its failure is reported. Bindings whose
+/// slot was never initialized are not this pool's to answer for.
+pub fn read_failure<'a, F>(
+    pool: &StreamPool<F>,
+    bindings: impl Iterator<Item = &'a Binding>,
+    graph: &FailureGraph,
+) -> Option<ReadFailure>
+where
+    F: StreamFactory<Stream: StreamMemory>,
+{
+    for binding in bindings {
+        if !binding.access.reads() {
+            continue;
+        }
+        let stream = match binding.stream {
+            StreamRef::Id(value) => pool.try_get(&StreamId { value }),
+            StreamRef::Special(i) => pool
+                .streams
+                .get(pool.max_streams.saturating_add(usize::from(i)))
+                .and_then(Option::as_ref),
+        };
+        let Some(stream) = stream else { continue };
+        if let Some(failure) = stream.failure(binding, graph) {
+            let key = graph.failures.key_of(failure)?;
+            let error = graph.failures.get(key)?.error.clone();
+            let needed = match binding.memory {
+                MemoryRef::Id(m) => m,
+                MemoryRef::Key(_) => 0,
+            };
+            return Some(ReadFailure {
+                failure,
+                needed,
+                error,
+            });
+        }
+    }
+    None
+}
+
+/// Points the bytes every binding in `written` names at `failure`.
+///
+/// Each binding is resolved to the stream that allocated it, which may not
+/// be the stream that failed — that is the point: the fact lands on the
+/// memory, wherever it lives. A binding whose slot no stream ever
+/// initialized is skipped; it is not this pool's to answer for.
+pub fn taint_with<'a, F>(
+    pool: &mut StreamPool<F>,
+    failure: FailureId,
+    written: impl Iterator<Item = &'a Binding>,
+    graph: &mut FailureGraph,
+) where
+    F: StreamFactory<Stream: StreamMemory>,
+{
+    for binding in written {
+        if let Some(stream) = pool.try_get_ref_mut(binding.stream) {
+            stream.taint(binding, failure, graph);
+        }
+    }
+}
+
+/// [`taint_with`] under the failure found or minted for `error` (SPEC §4),
+/// pruned again when it claimed nothing: a failure no buffer holds has
+/// nothing to wait for. Returns its id.
+pub fn taint<'a, F>(
+    pool: &mut StreamPool<F>,
+    error: ErrorInfo,
+    written: impl Iterator<Item = &'a Binding>,
+    graph: &mut FailureGraph,
+) -> FailureId
+where
+    F: StreamFactory<Stream: StreamMemory>,
+{
+    let key = graph
+        .failures
+        .find_or_mint(&error.kind, &error.kernel, &error.message);
+    let id = graph.failures.get(key).map_or(FailureId::ZERO, |f| f.id);
+    taint_with(pool, id, written, graph);
+    graph.prune();
+    id
+}
+
+/// Releases the claims on every binding in `written`: work that writes them
+/// has been enqueued, so a read of one is no longer reading bytes nothing
+/// wrote.
+pub fn written<'a, F>(
+    pool: &mut StreamPool<F>,
+    written: impl Iterator<Item = &'a Binding>,
+    graph: &mut FailureGraph,
+) where
+    F: StreamFactory<Stream: StreamMemory>,
+{
+    for binding in written {
+        if let Some(stream) = pool.try_get_ref_mut(binding.stream) {
+            stream.written(binding, graph);
+        }
+    }
+}

@@ -1,0 +1,34 @@
+//! `release_written`: bytes that work wrote carry nothing any more.
+
+use crate::components::allocation::Allocations;
+use crate::components::binding::Resolved;
+use crate::components::failure::Failures;
+use crate::components::record::Records;
+
+/// Removes the bytes of every write-visible row from every claim of its
+/// allocation, and only those bytes. An unbacked allocation stays claimed:
+/// no write can put memory behind it.
+///
+/// Cost: per row one slot-map look-up and one length check when the
+/// allocation is clean (the common case); a binary search otherwise.
+pub fn release_written(
+    rows: &[Resolved],
+    allocs: &mut Allocations,
+    failures: &mut Failures,
+    records: &mut Records,
+) {
+    for row in rows {
+        if !row.access.writes() {
+            continue;
+        }
+        let Some(allocation) = allocs.get_mut(row.alloc) else {
+            continue;
+        };
+        if allocation.claims.is_empty() || allocation.unbacked.is_some() {
+            continue;
+        }
+        allocation
+            .claims
+            .release(row.start, row.end, failures, records);
+    }
+}

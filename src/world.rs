@@ -1,0 +1,1355 @@
+//! The world: the stores, the configuration, and the public operations, each
+//! a short orchestration of the [systems](crate::systems) in the order
+//! SPEC.md §3 gives.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use hashbrown::HashMap;
+
+use crate::components::allocation::{AllocKey, Allocation, Allocations};
+use crate::components::binding::{Access, Binding, MemoryRef, Resolved};
+use crate::components::claim::{ClaimSet, Origin};
+use crate::components::failure::{ErrorInfo, FailureId, FailureKey};
+use crate::components::record::RecordKey;
+use crate::components::stream::{StreamKey, StreamRef, Streams};
+use crate::error::Error;
+use crate::graph::FailureGraph;
+use crate::systems::{
+    ReadHit, apply_taint, check_reads, prune_failures, release_written, resolve_owner,
+};
+
+/// How a world is set up. The defaults are SPEC.md's.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Regular stream slots; ids fold with `id % max_streams`. At least 1;
+    /// default 8.
+    pub max_streams: u64,
+    /// Special stream slots, after the regular ones. Default 0.
+    pub num_special: u16,
+    /// The longest chain a skip record may end; a longer one is cut. At
+    /// least 1; default 1024.
+    pub chain_limit: u32,
+    /// Reject unresolved bindings as bad input instead of counting them.
+    /// Default off.
+    pub strict: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_streams: 8,
+            num_special: 0,
+            chain_limit: 1024,
+            strict: false,
+        }
+    }
+}
+
+/// How work ended, as the runtime saw it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Outcome<'a> {
+    /// It ran: its write set has a writer again.
+    Ok,
+    /// It was only checked (a launch's `dry_run`): nothing is changed.
+    DryRun,
+    /// It failed with this error; the kernel is the work's own.
+    Failed {
+        /// The class of error.
+        kind: &'a str,
+        /// What the runtime said.
+        message: &'a str,
+    },
+}
+
+/// One kernel launch: its kernel, the stream it is enqueued on, what it
+/// binds and how it ended.
+#[derive(Copy, Clone, Debug)]
+pub struct Launch<'a> {
+    /// The kernel's name.
+    pub kernel: &'a str,
+    /// The stream the launch is enqueued on (its bindings name their own).
+    pub stream: StreamRef,
+    /// The buffers it binds, in the order it lists them.
+    pub bindings: &'a [Binding],
+    /// How it ended.
+    pub outcome: Outcome<'a>,
+}
+
+/// What the world made of one launch (or host write, or replay).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Its reads were clean and it ran: its write set was released.
+    Ran,
+    /// It failed: its write set carries this failure.
+    Failed(FailureId),
+    /// It read bytes carrying `failure` (the binding of memory `needed`
+    /// decided): it was skipped and its write set carries the failure too.
+    Skipped {
+        /// The failure read.
+        failure: FailureId,
+        /// The memory id of the deciding binding.
+        needed: u64,
+    },
+    /// A dry run: nothing changed.
+    DryRun,
+}
+
+/// A launch's number and verdict.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LaunchResult {
+    /// The launch's number: launches are numbered `0, 1, 2, …` in the order
+    /// the world processes them; bad input takes no number.
+    pub launch: u64,
+    /// What happened.
+    pub verdict: Verdict,
+}
+
+/// One hop of a taint chain: a skipped launch, newest first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainHop {
+    /// The skipped launch's number.
+    pub launch: u64,
+    /// Its kernel.
+    pub kernel: String,
+    /// The memory id it needed, whose bytes carried the failure.
+    pub needed: u64,
+}
+
+/// Why bytes cannot be trusted: the failure they carry and exactly how they
+/// came to carry it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaintReport {
+    /// The failure's id.
+    pub failure: FailureId,
+    /// Its root error.
+    pub error: ErrorInfo,
+    /// How many times it occurred.
+    pub occurrences: u64,
+    /// The skipped launches from the root to these bytes, newest first; the
+    /// last hop read bytes the failure tainted directly. Empty when the
+    /// bytes were tainted directly.
+    pub chain: Vec<ChainHop>,
+    /// Whether the chain was cut at `chain_limit` before reaching the root.
+    pub truncated: bool,
+}
+
+/// What a host read of a binding finds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadResult {
+    /// Every byte was last written by work that ran.
+    Clean,
+    /// Some byte carries a failure: the claim with the lowest start decides.
+    Tainted(TaintReport),
+    /// The binding is not this world's to answer for.
+    Unresolved,
+    /// The device is faulted; no byte can be trusted.
+    DeviceFault(ErrorInfo),
+}
+
+/// What `capture_end` made of a window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CaptureResult {
+    /// The graph was created with the recorded launches' write sets.
+    Ok,
+    /// A launch in the window failed or was skipped: no graph, and the
+    /// report of the failure that doomed it (chain from the memory that
+    /// stopped the skip; empty for a failed launch).
+    Failed(TaintReport),
+}
+
+/// What `profile_end` reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProfileResult {
+    /// Nothing failed or was skipped while the profile was open.
+    Valid,
+    /// The first failure while it was open, as it was then.
+    Invalid {
+        /// Its id.
+        failure: FailureId,
+        /// Its error.
+        error: ErrorInfo,
+    },
+}
+
+/// What `sync` reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SyncResult {
+    /// The device is healthy.
+    Ok,
+    /// The device faulted (the first fault).
+    DeviceFault(ErrorInfo),
+}
+
+/// The counters of a world, as of now.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Failures alive (carried or pinned).
+    pub live_failures: u64,
+    /// Allocations holding at least one claim.
+    pub tainted_allocations: u64,
+    /// Bytes carrying a failure, unbacked allocations included.
+    pub tainted_bytes: u64,
+    /// Claims.
+    pub claims: u64,
+    /// Failure ids minted so far.
+    pub failures_minted: u64,
+    /// Bindings that did not resolve, counted over every accepted call.
+    pub unresolved_bindings: u64,
+    /// Skip records alive.
+    pub live_records: u64,
+    /// Allocations alive.
+    pub allocations: u64,
+    /// Launches processed (the next launch's number).
+    pub launches: u64,
+}
+
+/// A look at one live failure.
+#[derive(Copy, Clone, Debug)]
+pub struct FailureInfo<'w> {
+    /// Its id.
+    pub id: FailureId,
+    /// Its root error.
+    pub error: &'w ErrorInfo,
+    /// How many times it occurred.
+    pub occurrences: u64,
+    /// How many launches it skipped.
+    pub skipped: u64,
+    /// How many allocations carry it.
+    pub carriers: u64,
+    /// How many doomed capture windows pin it.
+    pub pins: u64,
+}
+
+/// A look at one live skip record.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RecordInfo<'w> {
+    /// The skipped launch's number (unique among records: one skip, one
+    /// record).
+    pub launch: u64,
+    /// Its kernel.
+    pub kernel: &'w str,
+    /// The memory id it needed.
+    pub needed: u64,
+    /// The launch number of its cause, `None` for the root or a cut.
+    pub cause: Option<u64>,
+    /// Its depth.
+    pub depth: u32,
+    /// Whether its chain was cut.
+    pub cut: bool,
+    /// The failure it propagated.
+    pub failure: FailureId,
+}
+
+/// A look at one claim.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ClaimInfo {
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+    /// The failure.
+    pub failure: FailureId,
+    /// The launch number of its origin record, `None` for the root.
+    pub origin: Option<u64>,
+}
+
+/// How a write scope ended (see [`World::scope`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum ScopeOutcome<T, E> {
+    /// The body returned `Ok`: the write set was released.
+    Ran(T),
+    /// The body returned `Err`: the write set carries the error.
+    Failed {
+        /// The failure the write set now carries.
+        failure: FailureId,
+        /// The body's error.
+        error: E,
+    },
+    /// The read set was tainted: the body did not run, and the write set
+    /// carries the failure read.
+    Skipped {
+        /// The failure read.
+        failure: FailureId,
+        /// The memory id of the deciding binding.
+        needed: u64,
+    },
+}
+
+/// The error a write scope's body returns: what the failure records.
+pub trait ScopeError {
+    /// The class of error.
+    fn kind(&self) -> &str;
+    /// What the runtime said.
+    fn message(&self) -> &str;
+}
+
+impl ScopeError for ErrorInfo {
+    fn kind(&self) -> &str {
+        &self.kind
+    }
+    fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// A binding a capture window recorded, replayed by memory id.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Recorded {
+    stream: StreamRef,
+    memory: u64,
+    start: u64,
+    end: u64,
+}
+
+/// The failure that doomed a window, pinned until the window ends.
+#[derive(Copy, Clone, Debug)]
+struct Doom {
+    failure: FailureKey,
+    record: Option<RecordKey>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Window {
+    recorded: Vec<Recorded>,
+    doom: Option<Doom>,
+}
+
+/// The world: streams, allocations, their claims, failures and skip
+/// records, and the operations of SPEC.md.
+///
+/// Every method that takes input returns a `Result`; on `Err` the world is
+/// exactly as it was before the call. Nothing reachable from input panics.
+/// The world holds no global state and no locks, and is `Send`.
+///
+/// ```
+/// use taintworld::{Access, Binding, Launch, Outcome, ReadResult, Verdict, World};
+///
+/// let mut world = World::default();
+/// world.alloc(0, 1, 1024)?; // input
+/// world.alloc(0, 2, 1024)?; // output
+///
+/// // `fill` fails to compile: the bytes it was to write carry the failure.
+/// let fill = [Binding::whole(0, 1, Access::Write)];
+/// let failed = world.launch(&Launch {
+///     kernel: "fill",
+///     stream: 0.into(),
+///     bindings: &fill,
+///     outcome: Outcome::Failed { kind: "compile", message: "bad PTX" },
+/// })?;
+/// assert!(matches!(failed.verdict, Verdict::Failed(_)));
+///
+/// // `gelu` reads them: it is skipped, and its output is tainted too.
+/// let gelu = [Binding::whole(0, 1, Access::Read), Binding::whole(0, 2, Access::Write)];
+/// let skipped = world.launch(&Launch { kernel: "gelu", stream: 0.into(), bindings: &gelu, outcome: Outcome::Ok })?;
+/// assert!(matches!(skipped.verdict, Verdict::Skipped { needed: 1, .. }));
+///
+/// // Reading the output back says why: the root error, and the chain.
+/// let ReadResult::Tainted(report) = world.read(&Binding::whole(0, 2, Access::Read))? else {
+///     panic!("the output carries the failure")
+/// };
+/// assert_eq!(report.error.kernel, "fill");
+/// assert_eq!(report.chain[0].kernel, "gelu");
+/// # Ok::<(), taintworld::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct World {
+    config: Config,
+    streams: Streams,
+    allocs: Allocations,
+    graph: FailureGraph,
+    /// Reused for every call's resolved rows: a launch allocates nothing
+    /// once it has grown to the widest launch seen.
+    rows: Vec<Resolved>,
+    /// Per launch of a batch, where its rows end.
+    ends: Vec<usize>,
+    launches: u64,
+    unresolved: u64,
+    windows: HashMap<u64, Window>,
+    graphs: HashMap<u64, Vec<Recorded>>,
+    /// Open profiles and the first failure each saw.
+    profiles: HashMap<u64, Option<(FailureId, ErrorInfo)>>,
+    /// How many open profiles have not seen a failure yet: the failure path
+    /// looks at the profiles only when this is non-zero.
+    clean_profiles: usize,
+    fault: Option<ErrorInfo>,
+}
+
+impl Default for World {
+    fn default() -> Self {
+        // The default configuration is valid.
+        match World::new(Config::default()) {
+            Ok(world) => world,
+            Err(_) => unreachable!("the default configuration is valid"),
+        }
+    }
+}
+
+/// Rows a fresh world has room for, so that the first launches allocate
+/// nothing either.
+const ROWS_RESERVED: usize = 64;
+
+impl World {
+    /// A world with `config`. `max_streams` and `chain_limit` must be at
+    /// least 1, and `max_streams + num_special` must fit in a `u64`.
+    pub fn new(config: Config) -> Result<Self, Error> {
+        if config.chain_limit == 0 {
+            return Err(Error::ZeroChainLimit);
+        }
+        Ok(World {
+            streams: Streams::new(config.max_streams, config.num_special)?,
+            config,
+            allocs: Allocations::default(),
+            graph: FailureGraph::default(),
+            rows: Vec::with_capacity(ROWS_RESERVED),
+            ends: Vec::new(),
+            launches: 0,
+            unresolved: 0,
+            windows: HashMap::default(),
+            graphs: HashMap::default(),
+            profiles: HashMap::default(),
+            clean_profiles: 0,
+            fault: None,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The stream store.
+    pub fn streams(&self) -> &Streams {
+        &self.streams
+    }
+
+    /// The allocation store.
+    pub fn allocations(&self) -> &Allocations {
+        &self.allocs
+    }
+
+    /// The failure graph (failures and skip records).
+    pub fn graph(&self) -> &FailureGraph {
+        &self.graph
+    }
+
+    /// Initializes `stream`'s slot, as the embedding program does when it
+    /// asks for a stream explicitly.
+    pub fn initialize_stream(&mut self, stream: impl Into<StreamRef>) -> Result<StreamKey, Error> {
+        let slot = self.streams.slot_of(stream.into())?;
+        Ok(self.streams.initialize(slot))
+    }
+
+    /// Makes allocation `memory` of `size` bytes on `stream`, initializing
+    /// the stream's slot. The size is declared, never turned into memory.
+    /// A memory id that is already live is bad input.
+    pub fn alloc(
+        &mut self,
+        stream: impl Into<StreamRef>,
+        memory: u64,
+        size: u64,
+    ) -> Result<AllocKey, Error> {
+        self.make_alloc(stream.into(), memory, size, None)
+    }
+
+    /// Makes allocation `memory` whose reservation failed (SPEC §6a): the id
+    /// is live but no memory backs it, and it carries a failure of kernel
+    /// `alloc` on every byte until it is freed — writes do not release it
+    /// and taints do not replace it. A zero-size one carries nothing.
+    pub fn alloc_failed(
+        &mut self,
+        stream: impl Into<StreamRef>,
+        memory: u64,
+        size: u64,
+        kind: &str,
+        message: &str,
+    ) -> Result<AllocKey, Error> {
+        self.make_alloc(stream.into(), memory, size, Some((kind, message)))
+    }
+
+    fn make_alloc(
+        &mut self,
+        stream: StreamRef,
+        memory: u64,
+        size: u64,
+        failed: Option<(&str, &str)>,
+    ) -> Result<AllocKey, Error> {
+        let slot = self.streams.slot_of(stream)?;
+        if self.allocs.key_of(memory).is_some() {
+            return Err(Error::DuplicateMemory { memory });
+        }
+        self.streams.initialize(slot);
+        let unbacked =
+            failed.map(|(kind, message)| self.graph.failures.find_or_mint(kind, "alloc", message));
+        let mut claims = ClaimSet::default();
+        if let Some(failure) = unbacked {
+            let g = &mut self.graph;
+            claims.taint(
+                0,
+                size,
+                failure,
+                Origin::Root,
+                &mut g.failures,
+                &mut g.records,
+            );
+        }
+        let key = self.allocs.insert(Allocation {
+            memory,
+            slot,
+            size,
+            claims,
+            unbacked,
+        });
+        self.prune();
+        Ok(key)
+    }
+
+    /// Frees an allocation: its claims go (their failures lose a carrier and
+    /// are pruned if nothing else holds them), and its memory id may be
+    /// reused by a new allocation that inherits nothing.
+    pub fn free(&mut self, memory: impl Into<MemoryRef>) -> Result<(), Error> {
+        let key = match memory.into() {
+            MemoryRef::Id(memory) => self
+                .allocs
+                .key_of(memory)
+                .ok_or(Error::UnknownMemory { memory })?,
+            MemoryRef::Key(key) => {
+                self.allocs.get(key).ok_or(Error::UnknownKey { key })?;
+                key
+            }
+        };
+        if let Some(mut allocation) = self.allocs.remove(key) {
+            let g = &mut self.graph;
+            allocation.claims.clear(&mut g.failures, &mut g.records);
+        }
+        self.prune();
+        Ok(())
+    }
+
+    /// Processes one launch (SPEC §3): resolve, check the reads, then skip,
+    /// fail or release, then prune.
+    pub fn launch(&mut self, launch: &Launch<'_>) -> Result<LaunchResult, Error> {
+        self.rows.clear();
+        let slot = self.streams.slot_of(launch.stream)?;
+        let unresolved = resolve_owner(
+            launch.bindings,
+            &self.streams,
+            &self.allocs,
+            self.config.strict,
+            &mut self.rows,
+        )?;
+        self.unresolved = self.unresolved.saturating_add(unresolved);
+        let end = self.rows.len();
+        Ok(self.settle_launch(launch.kernel, slot, 0, end, launch.outcome))
+    }
+
+    /// Processes a batch of launches in order, appending one result per
+    /// launch to `results`. The results and the final state are exactly
+    /// those of calling [`launch`](Self::launch) on each in turn.
+    ///
+    /// Launches cannot make or free allocations, so every binding of the
+    /// batch is resolved first, in one pass: bad input anywhere in the batch
+    /// is found before anything changes, and the error names the launch.
+    pub fn launch_batch(
+        &mut self,
+        launches: &[Launch<'_>],
+        results: &mut Vec<LaunchResult>,
+    ) -> Result<(), Error> {
+        self.rows.clear();
+        self.ends.clear();
+        let mut unresolved = 0u64;
+        for (index, launch) in launches.iter().enumerate() {
+            let resolved = self.streams.slot_of(launch.stream).and_then(|_| {
+                resolve_owner(
+                    launch.bindings,
+                    &self.streams,
+                    &self.allocs,
+                    self.config.strict,
+                    &mut self.rows,
+                )
+            });
+            match resolved {
+                Ok(n) => unresolved = unresolved.saturating_add(n),
+                Err(error) => {
+                    return Err(Error::InBatch {
+                        index,
+                        error: alloc::boxed::Box::new(error),
+                    });
+                }
+            }
+            self.ends.push(self.rows.len());
+        }
+        self.unresolved = self.unresolved.saturating_add(unresolved);
+        results.reserve(launches.len());
+        let mut start = 0;
+        for (i, launch) in launches.iter().enumerate() {
+            let end = self.ends[i];
+            // The slot was checked in the resolving pass.
+            let slot = self.streams.slot_of(launch.stream).unwrap_or(0);
+            results.push(self.settle_launch(launch.kernel, slot, start, end, launch.outcome));
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// Steps 2–6 of SPEC §3 for one launch whose rows are
+    /// `self.rows[start..end]`.
+    fn settle_launch(
+        &mut self,
+        kernel: &str,
+        slot: u64,
+        start: usize,
+        end: usize,
+        outcome: Outcome<'_>,
+    ) -> LaunchResult {
+        let launch = self.launches;
+        self.launches = self.launches.saturating_add(1);
+        if outcome == Outcome::DryRun {
+            return LaunchResult {
+                launch,
+                verdict: Verdict::DryRun,
+            };
+        }
+        let hit = check_reads(&self.rows[start..end], &self.allocs);
+        let verdict = self.settle(launch, kernel, Some(slot), start, end, hit, outcome);
+        LaunchResult { launch, verdict }
+    }
+
+    /// Skips, fails or releases the rows `self.rows[start..end]` of launch
+    /// number `launch`, given what the read check found; then prunes.
+    /// `slot` is the launch's stream slot (`None` for host writes and
+    /// replays, which no capture window sees).
+    #[allow(clippy::too_many_arguments)]
+    fn settle(
+        &mut self,
+        launch: u64,
+        kernel: &str,
+        slot: Option<u64>,
+        start: usize,
+        end: usize,
+        hit: Option<ReadHit>,
+        outcome: Outcome<'_>,
+    ) -> Verdict {
+        let rows = &self.rows[start..end];
+        let g = &mut self.graph;
+        let (verdict, doom) = if let Some(hit) = hit {
+            let failure = hit.claim.failure;
+            let record = g.records.make(
+                launch,
+                kernel,
+                hit.needed,
+                hit.claim.origin,
+                failure,
+                self.config.chain_limit,
+            );
+            g.failures.count_skip(failure);
+            apply_taint(
+                rows,
+                &mut self.allocs,
+                &mut g.failures,
+                &mut g.records,
+                failure,
+                Origin::Skip(record),
+            );
+            let id = failure_id(g, failure);
+            (
+                Verdict::Skipped {
+                    failure: id,
+                    needed: hit.needed,
+                },
+                Some(Doom {
+                    failure,
+                    record: Some(record),
+                }),
+            )
+        } else {
+            match outcome {
+                Outcome::Failed { kind, message } => {
+                    let failure = g.failures.find_or_mint(kind, kernel, message);
+                    apply_taint(
+                        rows,
+                        &mut self.allocs,
+                        &mut g.failures,
+                        &mut g.records,
+                        failure,
+                        Origin::Root,
+                    );
+                    let id = failure_id(g, failure);
+                    (
+                        Verdict::Failed(id),
+                        Some(Doom {
+                            failure,
+                            record: None,
+                        }),
+                    )
+                }
+                Outcome::Ok | Outcome::DryRun => {
+                    release_written(rows, &mut self.allocs, &mut g.failures, &mut g.records);
+                    (Verdict::Ran, None)
+                }
+            }
+        };
+        if let Some(slot) = slot {
+            self.capture_launch(slot, start, end, doom);
+        }
+        if let Some(doom) = doom {
+            self.profile_failure(doom.failure);
+        }
+        self.prune();
+        verdict
+    }
+
+    /// What an open capture window on `slot` makes of a launch: it records
+    /// one that ran, and the first failed or skipped launch dooms it.
+    fn capture_launch(&mut self, slot: u64, start: usize, end: usize, doom: Option<Doom>) {
+        if self.windows.is_empty() {
+            return;
+        }
+        let Some(window) = self.windows.get_mut(&slot) else {
+            return;
+        };
+        match doom {
+            None => {
+                for row in &self.rows[start..end] {
+                    if !row.access.writes() {
+                        continue;
+                    }
+                    let Some(allocation) = self.allocs.get(row.alloc) else {
+                        continue;
+                    };
+                    window.recorded.push(Recorded {
+                        stream: self.streams.stream_of_slot(allocation.slot),
+                        memory: allocation.memory,
+                        start: row.start,
+                        end: row.end,
+                    });
+                }
+            }
+            Some(doom) if window.doom.is_none() => {
+                self.graph.failures.pin(doom.failure);
+                if let Some(record) = doom.record {
+                    self.graph.records.add_ref(record);
+                }
+                window.doom = Some(doom);
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// Every open profile that has not seen a failure yet sees this one.
+    fn profile_failure(&mut self, failure: FailureKey) {
+        if self.clean_profiles == 0 {
+            return;
+        }
+        let Some(f) = self.graph.failures.get(failure) else {
+            return;
+        };
+        for first in self.profiles.values_mut() {
+            if first.is_none() {
+                *first = Some((f.id, f.error.clone()));
+            }
+        }
+        self.clean_profiles = 0;
+    }
+
+    fn prune(&mut self) {
+        prune_failures(&mut self.graph.failures, &mut self.graph.records);
+    }
+
+    /// A host write of one binding (SPEC §5): a write set of that binding
+    /// and no read set, kernel `host_write`. `Ok` releases, `Failed` taints.
+    /// Not a launch: it takes no launch number and no capture window sees
+    /// it.
+    pub fn host_write(
+        &mut self,
+        binding: &Binding,
+        outcome: Outcome<'_>,
+    ) -> Result<Verdict, Error> {
+        if outcome == Outcome::DryRun {
+            return Err(Error::DryRunOutcome {
+                operation: "host_write",
+            });
+        }
+        let binding = Binding {
+            access: Access::Write,
+            ..*binding
+        };
+        self.rows.clear();
+        let unresolved = resolve_owner(
+            core::slice::from_ref(&binding),
+            &self.streams,
+            &self.allocs,
+            self.config.strict,
+            &mut self.rows,
+        )?;
+        self.unresolved = self.unresolved.saturating_add(unresolved);
+        let end = self.rows.len();
+        Ok(self.settle(self.launches, "host_write", None, 0, end, None, outcome))
+    }
+
+    /// A host read of one binding (SPEC §5): unresolved, then the device
+    /// fault, then the claim with the lowest start overlapping the range.
+    /// Changes nothing but the unresolved-bindings counter.
+    pub fn read(&mut self, binding: &Binding) -> Result<ReadResult, Error> {
+        let Some(row) =
+            crate::systems::resolve_one(binding, &self.streams, &self.allocs, self.config.strict)?
+        else {
+            self.unresolved = self.unresolved.saturating_add(1);
+            return Ok(ReadResult::Unresolved);
+        };
+        if let Some(fault) = &self.fault {
+            return Ok(ReadResult::DeviceFault(fault.clone()));
+        }
+        let claim = self
+            .allocs
+            .get(row.alloc)
+            .and_then(|a| a.claims.first_overlap(row.start, row.end).copied());
+        Ok(match claim {
+            None => ReadResult::Clean,
+            Some(claim) => ReadResult::Tainted(self.report(claim.failure, claim.origin)),
+        })
+    }
+
+    /// The report of bytes carrying `failure` through `origin`: the failure
+    /// and the chain of skipped launches, walked from the origin record to
+    /// the root (or to a cut).
+    fn report(&self, failure: FailureKey, origin: Origin) -> TaintReport {
+        let g = &self.graph;
+        let (id, error, occurrences) = match g.failures.get(failure) {
+            Some(f) => (f.id, f.error.clone(), f.occurrences),
+            None => (FailureId::ZERO, ErrorInfo::default(), 0),
+        };
+        let mut chain = Vec::new();
+        let mut truncated = false;
+        let mut next = match origin {
+            Origin::Root => None,
+            Origin::Skip(r) => Some(r),
+        };
+        while let Some(key) = next {
+            let Some(record) = g.records.get(key) else {
+                break;
+            };
+            chain.push(ChainHop {
+                launch: record.launch,
+                kernel: g.records.kernel_name(record.kernel).into(),
+                needed: record.needed,
+            });
+            truncated = record.cut;
+            next = record.cause;
+        }
+        TaintReport {
+            failure: id,
+            error,
+            occurrences,
+            chain,
+            truncated,
+        }
+    }
+
+    /// Opens a capture window on `stream`'s slot (SPEC §6). Launches on that
+    /// slot are processed as usual and, when they run, recorded into it.
+    /// Neither needs nor initializes the slot.
+    pub fn capture_begin(&mut self, stream: impl Into<StreamRef>) -> Result<(), Error> {
+        let slot = self.streams.slot_of(stream.into())?;
+        if self.windows.contains_key(&slot) {
+            return Err(Error::CaptureOpen { slot });
+        }
+        self.windows.insert(slot, Window::default());
+        Ok(())
+    }
+
+    /// Ends the capture window on `stream`'s slot. A doomed window creates no
+    /// graph — a graph missing an operation is worse than a late error — and
+    /// returns the report of the failure that doomed it; otherwise graph
+    /// `graph` holds the write sets of the recorded launches. A live graph id
+    /// is bad input even for a doomed window (which then stays open).
+    pub fn capture_end(
+        &mut self,
+        stream: impl Into<StreamRef>,
+        graph: u64,
+    ) -> Result<CaptureResult, Error> {
+        let slot = self.streams.slot_of(stream.into())?;
+        if !self.windows.contains_key(&slot) {
+            return Err(Error::NoCapture { slot });
+        }
+        if self.graphs.contains_key(&graph) {
+            return Err(Error::GraphLive { graph });
+        }
+        let Some(window) = self.windows.remove(&slot) else {
+            return Err(Error::NoCapture { slot });
+        };
+        match window.doom {
+            None => {
+                self.graphs.insert(graph, window.recorded);
+                Ok(CaptureResult::Ok)
+            }
+            Some(doom) => {
+                let origin = doom.record.map_or(Origin::Root, Origin::Skip);
+                let report = self.report(doom.failure, origin);
+                self.unpin(doom);
+                self.prune();
+                Ok(CaptureResult::Failed(report))
+            }
+        }
+    }
+
+    fn unpin(&mut self, doom: Doom) {
+        self.graph.failures.unpin(doom.failure);
+        if let Some(record) = doom.record {
+            self.graph.records.drop_ref(record);
+        }
+    }
+
+    /// Replays graph `graph` (SPEC §6): a write that reads nothing, over every
+    /// recorded binding, each resolved again by memory id (a freed one is
+    /// unresolved, a reused id hits the new allocation). `Ok` releases the
+    /// whole write set; `Failed` taints it with a failure of kernel
+    /// `graph:<id>`. Not a launch: no number, no window sees it.
+    pub fn replay(&mut self, graph: u64, outcome: Outcome<'_>) -> Result<Verdict, Error> {
+        if outcome == Outcome::DryRun {
+            return Err(Error::DryRunOutcome {
+                operation: "replay",
+            });
+        }
+        let Some(recorded) = self.graphs.get(&graph) else {
+            return Err(Error::UnknownGraph { graph });
+        };
+        self.rows.clear();
+        let mut unresolved = 0u64;
+        for r in recorded {
+            let binding = Binding {
+                stream: r.stream,
+                memory: MemoryRef::Id(r.memory),
+                range: Some((r.start, r.end)),
+                access: Access::Write,
+            };
+            match resolve_owner(
+                core::slice::from_ref(&binding),
+                &self.streams,
+                &self.allocs,
+                self.config.strict,
+                &mut self.rows,
+            ) {
+                Ok(n) => unresolved = unresolved.saturating_add(n),
+                Err(error) => {
+                    self.rows.clear();
+                    return Err(error);
+                }
+            }
+        }
+        self.unresolved = self.unresolved.saturating_add(unresolved);
+        let end = self.rows.len();
+        let kernel = format!("graph:{graph}");
+        Ok(self.settle(self.launches, &kernel, None, 0, end, None, outcome))
+    }
+
+    /// Forgets graph `graph`; its id may be captured again.
+    pub fn graph_destroy(&mut self, graph: u64) -> Result<(), Error> {
+        self.graphs
+            .remove(&graph)
+            .map(|_| ())
+            .ok_or(Error::UnknownGraph { graph })
+    }
+
+    /// Whether graph `graph` is live.
+    pub fn has_graph(&self, graph: u64) -> bool {
+        self.graphs.contains_key(&graph)
+    }
+
+    /// Opens profile `profile`: it becomes invalid if any launch fails or is
+    /// skipped, or any host write or replay fails, anywhere on the device
+    /// before it ends.
+    pub fn profile_begin(&mut self, profile: u64) -> Result<(), Error> {
+        if self.profiles.contains_key(&profile) {
+            return Err(Error::ProfileOpen { profile });
+        }
+        self.profiles.insert(profile, None);
+        self.clean_profiles += 1;
+        Ok(())
+    }
+
+    /// Ends profile `profile`: valid, or invalid with the first failure it
+    /// saw (id and error as they were then).
+    pub fn profile_end(&mut self, profile: u64) -> Result<ProfileResult, Error> {
+        let first = self
+            .profiles
+            .remove(&profile)
+            .ok_or(Error::ProfileNotOpen { profile })?;
+        Ok(match first {
+            None => {
+                self.clean_profiles = self.clean_profiles.saturating_sub(1);
+                ProfileResult::Valid
+            }
+            Some((failure, error)) => ProfileResult::Invalid { failure, error },
+        })
+    }
+
+    /// The device faulted: from now on `sync` reports it and a read of a
+    /// resolved binding reports it before looking at claims. The first fault
+    /// wins. No failure id is minted: the fault belongs to the device, not
+    /// to memory. Its error is reported with kernel `device`.
+    pub fn device_fault(&mut self, kind: &str, message: &str) {
+        if self.fault.is_none() {
+            self.fault = Some(ErrorInfo::new(kind, "device", message));
+        }
+    }
+
+    /// `Ok`, or the device fault.
+    pub fn sync(&self) -> SyncResult {
+        match &self.fault {
+            None => SyncResult::Ok,
+            Some(e) => SyncResult::DeviceFault(e.clone()),
+        }
+    }
+
+    /// Runs `body` as one launch inside a *write scope* (SPEC §6b), the way
+    /// a scheduler that embeds the world wraps each launch.
+    ///
+    /// A tainted read set skips the launch without running the body. Else
+    /// the body runs; `Ok` releases the write set, `Err(e)` taints it with
+    /// the body's error. If the body panics, the write set is left carrying
+    /// a `torn_down` failure, so it reads as torn down instead of clean; a
+    /// later write repairs it.
+    ///
+    /// SPEC §6b describes the provisional `torn_down` taint as applied on
+    /// entry. Nothing can observe the world while the body runs (the scope
+    /// holds it mutably), so the world applies it in the exit path of the
+    /// panic instead, from a drop guard: the observable result is the same,
+    /// and the success path mints no failure and allocates nothing.
+    ///
+    /// ```
+    /// use taintworld::{Access, Binding, ErrorInfo, ScopeOutcome, World};
+    ///
+    /// let mut world = World::default();
+    /// world.alloc(0, 7, 256)?;
+    /// let out = [Binding::whole(0, 7, Access::Write)];
+    /// let done = world.scope("fill", 0, &out, || Ok::<_, ErrorInfo>(42))?;
+    /// assert_eq!(done, ScopeOutcome::Ran(42));
+    /// # Ok::<(), taintworld::Error>(())
+    /// ```
+    pub fn scope<T, E: ScopeError>(
+        &mut self,
+        kernel: &str,
+        stream: impl Into<StreamRef>,
+        bindings: &[Binding],
+        body: impl FnOnce() -> Result<T, E>,
+    ) -> Result<ScopeOutcome<T, E>, Error> {
+        self.rows.clear();
+        let slot = self.streams.slot_of(stream.into())?;
+        let unresolved = resolve_owner(
+            bindings,
+            &self.streams,
+            &self.allocs,
+            self.config.strict,
+            &mut self.rows,
+        )?;
+        self.unresolved = self.unresolved.saturating_add(unresolved);
+        let launch = self.launches;
+        self.launches = self.launches.saturating_add(1);
+        let end = self.rows.len();
+        if let Some(hit) = check_reads(&self.rows[..end], &self.allocs) {
+            let failure = failure_id(&self.graph, hit.claim.failure);
+            self.settle(launch, kernel, Some(slot), 0, end, Some(hit), Outcome::Ok);
+            return Ok(ScopeOutcome::Skipped {
+                failure,
+                needed: hit.needed,
+            });
+        }
+        let mut guard = TornDown {
+            world: self,
+            launch,
+            kernel,
+            slot,
+            end,
+            armed: true,
+        };
+        let result = body();
+        guard.armed = false;
+        let world = &mut *guard.world;
+        Ok(match result {
+            Ok(value) => {
+                world.settle(launch, kernel, Some(slot), 0, end, None, Outcome::Ok);
+                ScopeOutcome::Ran(value)
+            }
+            Err(error) => {
+                let outcome = Outcome::Failed {
+                    kind: error.kind(),
+                    message: error.message(),
+                };
+                let failure = match world.settle(launch, kernel, Some(slot), 0, end, None, outcome)
+                {
+                    Verdict::Failed(failure) => failure,
+                    // A failed outcome whose reads were clean always fails.
+                    _ => FailureId::ZERO,
+                };
+                ScopeOutcome::Failed { failure, error }
+            }
+        })
+    }
+
+    /// Every claim of an allocation, sorted by start; `None` if it is not
+    /// live.
+    pub fn claims(
+        &self,
+        memory: impl Into<MemoryRef>,
+    ) -> Option<impl Iterator<Item = ClaimInfo> + '_> {
+        let key = match memory.into() {
+            MemoryRef::Id(m) => self.allocs.key_of(m)?,
+            MemoryRef::Key(k) => k,
+        };
+        let allocation = self.allocs.get(key)?;
+        Some(allocation.claims.as_slice().iter().map(|c| ClaimInfo {
+            start: c.start,
+            end: c.end,
+            failure: failure_id(&self.graph, c.failure),
+            origin: match c.origin {
+                Origin::Root => None,
+                Origin::Skip(r) => self.graph.records.get(r).map(|r| r.launch),
+            },
+        }))
+    }
+
+    /// The live failure named `id`.
+    pub fn failure(&self, id: FailureId) -> Option<FailureInfo<'_>> {
+        let key = self.graph.failures.key_of(id)?;
+        let f = self.graph.failures.get(key)?;
+        Some(FailureInfo {
+            id: f.id,
+            error: &f.error,
+            occurrences: f.occurrences,
+            skipped: f.skipped,
+            carriers: f.carriers,
+            pins: f.pins,
+        })
+    }
+
+    /// Every live failure, in no particular order.
+    pub fn failures(&self) -> impl Iterator<Item = FailureInfo<'_>> {
+        self.graph.failures.iter().map(|(_, f)| FailureInfo {
+            id: f.id,
+            error: &f.error,
+            occurrences: f.occurrences,
+            skipped: f.skipped,
+            carriers: f.carriers,
+            pins: f.pins,
+        })
+    }
+
+    /// Every live skip record, in no particular order. O(records).
+    pub fn skip_records(&self) -> impl Iterator<Item = RecordInfo<'_>> {
+        let g = &self.graph;
+        g.records.iter().map(move |(_, r)| RecordInfo {
+            launch: r.launch,
+            kernel: g.records.kernel_name(r.kernel),
+            needed: r.needed,
+            cause: r.cause.and_then(|c| g.records.get(c)).map(|c| c.launch),
+            depth: r.depth,
+            cut: r.cut,
+            failure: failure_id(g, r.failure),
+        })
+    }
+
+    /// The live skip records of failure `id`. O(records).
+    pub fn skip_records_of(&self, id: FailureId) -> impl Iterator<Item = RecordInfo<'_>> {
+        self.skip_records().filter(move |r| r.failure == id)
+    }
+
+    /// The counters. O(allocations) for the claim and byte counts, which are
+    /// summed on demand rather than kept on the hot path.
+    pub fn stats(&self) -> Stats {
+        let mut stats = Stats {
+            live_failures: self.graph.failures.len() as u64,
+            failures_minted: self.graph.failures.minted(),
+            unresolved_bindings: self.unresolved,
+            live_records: self.graph.records.len() as u64,
+            allocations: self.allocs.len() as u64,
+            launches: self.launches,
+            ..Stats::default()
+        };
+        for (_, a) in self.allocs.iter() {
+            if !a.claims.is_empty() {
+                stats.tainted_allocations += 1;
+                stats.claims += a.claims.len() as u64;
+                stats.tainted_bytes = stats.tainted_bytes.saturating_add(a.claims.tainted_bytes());
+            }
+        }
+        stats
+    }
+
+    /// Checks SPEC.md §10's invariants over the whole world: canonical
+    /// claims, carrier and reference counts that match what refers to each
+    /// entity, failures alive iff carried or pinned, records alive iff
+    /// referenced, chains no longer than `chain_limit`. O(everything): for
+    /// tests and fuzzing. Returns what is broken.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let g = &self.graph;
+        let mut carriers: HashMap<FailureKey, u64> = HashMap::default();
+        let mut pins: HashMap<FailureKey, u64> = HashMap::default();
+        let mut refs: HashMap<RecordKey, u64> = HashMap::default();
+        for (_, a) in self.allocs.iter() {
+            let claims = a.claims.as_slice();
+            let mut carried: Vec<FailureKey> = Vec::new();
+            for (i, c) in claims.iter().enumerate() {
+                if c.start >= c.end {
+                    return Err(format!(
+                        "memory {}: empty claim [{}, {})",
+                        a.memory, c.start, c.end
+                    ));
+                }
+                if c.end > a.size {
+                    return Err(format!("memory {}: claim past the end", a.memory));
+                }
+                if i > 0 {
+                    let p = &claims[i - 1];
+                    if p.end > c.start {
+                        return Err(format!(
+                            "memory {}: claims overlap or are unsorted",
+                            a.memory
+                        ));
+                    }
+                    if p.end == c.start && p.failure == c.failure && p.origin == c.origin {
+                        return Err(format!(
+                            "memory {}: same-label claims touch at {}",
+                            a.memory, c.start
+                        ));
+                    }
+                }
+                if g.failures.get(c.failure).is_none() {
+                    return Err(format!("memory {}: claim of a dead failure", a.memory));
+                }
+                if !carried.contains(&c.failure) {
+                    carried.push(c.failure);
+                }
+                if let Origin::Skip(r) = c.origin {
+                    match g.records.get(r) {
+                        Some(rec) if rec.failure == c.failure => {}
+                        Some(_) => {
+                            return Err(format!(
+                                "memory {}: claim's record is of another failure",
+                                a.memory
+                            ));
+                        }
+                        None => return Err(format!("memory {}: claim of a dead record", a.memory)),
+                    }
+                    *refs.entry(r).or_default() += 1;
+                }
+            }
+            if let Some(u) = a.unbacked {
+                let whole = claims.len() == 1
+                    && claims[0].failure == u
+                    && claims[0].start == 0
+                    && claims[0].end == a.size;
+                if a.size > 0 && !whole {
+                    return Err(format!(
+                        "memory {}: unbacked allocation not wholly claimed",
+                        a.memory
+                    ));
+                }
+            }
+            for f in carried {
+                *carriers.entry(f).or_default() += 1;
+            }
+        }
+        for window in self.windows.values() {
+            if let Some(doom) = window.doom {
+                *pins.entry(doom.failure).or_default() += 1;
+                if let Some(r) = doom.record {
+                    *refs.entry(r).or_default() += 1;
+                }
+            }
+        }
+        for (key, r) in g.records.iter() {
+            if let Some(c) = r.cause {
+                *refs.entry(c).or_default() += 1;
+                let Some(cause) = g.records.get(c) else {
+                    return Err(format!("record of launch {}: dead cause", r.launch));
+                };
+                if cause.depth + 1 != r.depth {
+                    return Err(format!(
+                        "record of launch {}: depth {} after {}",
+                        r.launch, r.depth, cause.depth
+                    ));
+                }
+            } else if r.depth != 1 {
+                return Err(format!(
+                    "record of launch {}: rootless depth {}",
+                    r.launch, r.depth
+                ));
+            }
+            if r.depth > self.config.chain_limit {
+                return Err(format!(
+                    "record of launch {}: depth past chain_limit",
+                    r.launch
+                ));
+            }
+            let _ = key;
+        }
+        for (key, r) in g.records.iter() {
+            let expected = refs.get(&key).copied().unwrap_or(0);
+            if r.refs() != expected {
+                return Err(format!(
+                    "record of launch {}: {} refs counted, {} real",
+                    r.launch,
+                    r.refs(),
+                    expected
+                ));
+            }
+            if expected == 0 {
+                return Err(format!(
+                    "record of launch {}: alive with nothing referring to it",
+                    r.launch
+                ));
+            }
+        }
+        for (key, f) in g.failures.iter() {
+            let c = carriers.get(&key).copied().unwrap_or(0);
+            let p = pins.get(&key).copied().unwrap_or(0);
+            if f.carriers != c || f.pins != p {
+                return Err(format!(
+                    "failure {}: counts {}/{} vs real {}/{}",
+                    f.id, f.carriers, f.pins, c, p
+                ));
+            }
+            if c == 0 && p == 0 {
+                return Err(format!("failure {}: alive with nothing holding it", f.id));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Unwinds a write scope whose body panicked: the write set is left
+/// carrying a `torn_down` failure, as if the launch failed.
+struct TornDown<'w, 'k> {
+    world: &'w mut World,
+    launch: u64,
+    kernel: &'k str,
+    slot: u64,
+    end: usize,
+    armed: bool,
+}
+
+impl Drop for TornDown<'_, '_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let outcome = Outcome::Failed {
+                kind: "torn_down",
+                message: "the write scope's body did not finish",
+            };
+            self.world.settle(
+                self.launch,
+                self.kernel,
+                Some(self.slot),
+                0,
+                self.end,
+                None,
+                outcome,
+            );
+        }
+    }
+}
+
+fn failure_id(g: &FailureGraph, key: FailureKey) -> FailureId {
+    g.failures.get(key).map_or(FailureId::ZERO, |f| f.id)
+}

@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""Check a taintworld launch log (format version 1) before it is shipped.
+
+Pure Python, no PyTorch: it runs wherever the log is, including the GPU
+machine right after recording, so a broken recording is caught before the
+device is given back.
+
+It checks what ``taintworld replay`` would reject (SPEC.md section 9 and
+Appendix A) plus what a *recorded* log must satisfy to mean anything:
+
+* every line is JSON (no duplicate keys), the header comes first and names
+  ``taintworld-log`` version 1;
+* integer fields are integers in 0 .. 2^64-1;
+* ``alloc`` names a memory id that is not live; ``free`` one that is;
+* every binding names a live memory id, *allocated on the same stream id* as
+  the binding names (stricter than replay, which compares slots: a recorder
+  always names the allocation's own stream), with ``0 <= start <= end <= size``;
+* accesses are ``read``, ``write``, ``read_write`` or ``dead``;
+* captures are balanced per slot, ``capture_end`` names a fresh graph id, and
+  ``replay`` names a graph that was captured;
+* at the end every allocation has been freed (a recorder frees everything
+  still live when it stops).
+
+Usage: ``check_log.py LOG [LOG...] [--expect-read] [--min OP=N]...
+[--min-streams N] [--json]``.  Exit status 0 when every log passes, 1
+otherwise.  ``--expect-read`` also demands at least one ``read`` event that
+comes after the last launch (a training step that reads its loss back at the
+end); ``--min`` and ``--min-streams`` demand that the program did what it was
+meant to (``--min replay=5``, two streams), so a recording that silently
+missed the interesting part fails too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+from typing import Dict, List, Optional
+
+U64 = 2 ** 64 - 1
+ACCESSES = {"read", "write", "read_write", "dead"}
+KNOWN_OPS = {
+    "header", "alloc", "free", "launch", "host_write", "read", "capture_begin",
+    "capture_end", "replay", "graph_destroy", "profile_begin", "profile_end",
+    "device_fault", "sync",
+}
+MAX_LINE = 1 << 20
+
+
+class LogError(Exception):
+    pass
+
+
+def _no_dupes(pairs):
+    obj = {}
+    for k, v in pairs:
+        if k in obj:
+            raise LogError(f"duplicate key {k!r}")
+        obj[k] = v
+    return obj
+
+
+def _int(ev, key, required=True) -> Optional[int]:
+    v = ev.get(key)
+    if v is None:
+        if required:
+            raise LogError(f"missing {key!r}")
+        return None
+    if type(v) is not int or v < 0 or v > U64:
+        raise LogError(f"{key!r} must be an integer in 0..2^64-1, got {v!r}")
+    return v
+
+
+def _outcome(ev, allow_dry_run):
+    o = ev.get("outcome")
+    if o is None:
+        raise LogError("missing 'outcome'")
+    if o == "ok" or (o == "dry_run" and allow_dry_run):
+        return o
+    if isinstance(o, dict) and set(o) == {"failed"} and isinstance(o["failed"], dict):
+        err = o["failed"]
+        if isinstance(err.get("kind"), str) and isinstance(err.get("message"), str):
+            return "failed"
+    raise LogError(f"bad outcome {o!r}")
+
+
+def _open(path):
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]] = None,
+          min_streams: int = 0) -> Dict:
+    """Check one log; returns a summary dict with an ``errors`` list."""
+    errors: List[str] = []
+    counts: Dict[str, int] = {}
+    live: Dict[int, Dict[str, int]] = {}  # memory -> {stream, size}
+    ever_alloc = 0
+    open_capture: Dict[int, int] = {}  # slot -> line
+    graphs = set()
+    max_streams = 8
+    seen_event = False
+    streams = set()
+    bindings = 0
+    access_counts: Dict[str, int] = {}
+    last_launch_line = 0
+    reads_after_last_launch = 0
+    kernels = set()
+    lineno = 0
+
+    def err(msg):
+        if len(errors) < 100:
+            errors.append(f"line {lineno}: {msg}")
+
+    def binding(ev, key_ev, need_access):
+        nonlocal bindings
+        b = key_ev
+        if not isinstance(b, dict):
+            raise LogError("binding must be an object")
+        stream = _int(b, "stream")
+        memory = _int(b, "memory")
+        rng = b.get("range")
+        acc = b.get("access")
+        if need_access:
+            if acc not in ACCESSES:
+                raise LogError(f"bad access {acc!r}")
+            access_counts[acc] = access_counts.get(acc, 0) + 1
+        bindings += 1
+        if memory not in live:
+            raise LogError(f"binding names memory {memory}, which is not live")
+        a = live[memory]
+        if a["stream"] != stream:
+            raise LogError(f"binding names stream {stream} but memory {memory} "
+                           f"was allocated on stream {a['stream']}")
+        if rng is not None:
+            if (not isinstance(rng, list) or len(rng) != 2
+                    or any(type(x) is not int or x < 0 or x > U64 for x in rng)):
+                raise LogError(f"bad range {rng!r}")
+            s, e = rng
+            if e < s:
+                raise LogError(f"range {rng} ends before it starts")
+            if e > a["size"]:
+                raise LogError(f"range {rng} past the end of memory {memory} "
+                               f"(size {a['size']})")
+
+    with _open(path) as f:
+        for raw in f:
+            lineno += 1
+            if raw.endswith(b"\n"):
+                raw = raw[:-1]
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            if len(raw) > MAX_LINE:
+                err("line longer than 1 MiB")
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                err("not UTF-8")
+                continue
+            if text.strip(" \t") == "" or text.startswith("#"):
+                continue
+            try:
+                ev = json.loads(text, object_pairs_hook=_no_dupes)
+                if not isinstance(ev, dict):
+                    raise LogError("an event must be a JSON object")
+                op = ev.get("op")
+                if op not in KNOWN_OPS:
+                    raise LogError(f"unknown op {op!r}")
+                if op == "header":
+                    if seen_event:
+                        raise LogError("header is not the first event")
+                    if ev.get("format") != "taintworld-log" or ev.get("version") != 1 \
+                            or type(ev.get("version")) is not int:
+                        raise LogError("header must name format taintworld-log, version 1")
+                    ms = _int(ev, "max_streams", required=False)
+                    if ms == 0:
+                        raise LogError("max_streams 0")
+                    if ms is not None:
+                        max_streams = ms
+                    if _int(ev, "chain_limit", required=False) == 0:
+                        raise LogError("chain_limit 0")
+                    seen_event = True
+                    counts["header"] = counts.get("header", 0) + 1
+                    continue
+                if not seen_event:
+                    raise LogError("the first event is not a header")
+                counts[op] = counts.get(op, 0) + 1
+                if op == "alloc":
+                    stream = _int(ev, "stream")
+                    memory = _int(ev, "memory")
+                    size = _int(ev, "size")
+                    if memory in live:
+                        raise LogError(f"memory {memory} is already live")
+                    if ev.get("outcome") is not None and ev.get("outcome") != "ok":
+                        _outcome(ev, False)
+                    live[memory] = {"stream": stream, "size": size}
+                    streams.add(stream)
+                    ever_alloc += 1
+                elif op == "free":
+                    memory = _int(ev, "memory")
+                    if memory not in live:
+                        raise LogError(f"free of memory {memory}, which is not live")
+                    del live[memory]
+                elif op == "launch":
+                    if not isinstance(ev.get("kernel"), str):
+                        raise LogError("launch needs a string 'kernel'")
+                    kernels.add(ev["kernel"])
+                    _int(ev, "stream")
+                    bs = ev.get("bindings")
+                    if not isinstance(bs, list):
+                        raise LogError("launch needs a 'bindings' list")
+                    for b in bs:
+                        binding(ev, b, True)
+                    _outcome(ev, True)
+                    last_launch_line = lineno
+                    reads_after_last_launch = 0
+                elif op in ("host_write", "read"):
+                    binding(ev, ev.get("binding"), False)
+                    if op == "host_write":
+                        _outcome(ev, False)
+                    else:
+                        reads_after_last_launch += 1
+                elif op == "capture_begin":
+                    slot = _int(ev, "stream") % max_streams
+                    if slot in open_capture:
+                        raise LogError(f"capture already open on slot {slot} "
+                                       f"(line {open_capture[slot]})")
+                    open_capture[slot] = lineno
+                elif op == "capture_end":
+                    slot = _int(ev, "stream") % max_streams
+                    g = _int(ev, "graph")
+                    if slot not in open_capture:
+                        raise LogError(f"capture_end with no capture open on slot {slot}")
+                    if g in graphs:
+                        raise LogError(f"graph {g} is already live")
+                    del open_capture[slot]
+                    graphs.add(g)
+                elif op == "replay":
+                    g = _int(ev, "graph")
+                    if g not in graphs:
+                        raise LogError(f"replay of unknown graph {g}")
+                    _outcome(ev, False)
+                elif op == "graph_destroy":
+                    g = _int(ev, "graph")
+                    if g not in graphs:
+                        raise LogError(f"graph_destroy of unknown graph {g}")
+                    graphs.discard(g)
+            except LogError as e:
+                err(str(e))
+            except (ValueError, TypeError) as e:
+                err(f"malformed JSON: {e}")
+    if not seen_event:
+        errors.append("no header")
+    if live:
+        ids = sorted(live)[:10]
+        errors.append(f"{len(live)} allocation(s) never freed, e.g. {ids}")
+    if open_capture:
+        errors.append(f"capture(s) still open on slot(s) {sorted(open_capture)}")
+    if expect_read and reads_after_last_launch == 0:
+        errors.append("no read event after the last launch")
+    for op, n in (minimum or {}).items():
+        if counts.get(op, 0) < n:
+            errors.append(f"expected at least {n} {op!r} event(s), found {counts.get(op, 0)}")
+    if len(streams) < min_streams:
+        errors.append(f"expected allocations on at least {min_streams} streams, "
+                      f"found {sorted(streams)}")
+    return {
+        "path": path,
+        "ok": not errors,
+        "lines": lineno,
+        "counts": counts,
+        "launches": counts.get("launch", 0),
+        "allocations": ever_alloc,
+        "streams": sorted(streams),
+        "bindings": bindings,
+        "accesses": access_counts,
+        "distinct_kernels": len(kernels),
+        "graphs": sorted(graphs),
+        "reads_after_last_launch": reads_after_last_launch,
+        "errors": errors,
+    }
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("logs", nargs="+")
+    p.add_argument("--expect-read", action="store_true",
+                   help="require a read event after the last launch")
+    p.add_argument("--min", action="append", default=[], metavar="OP=N",
+                   help="require at least N events of OP (repeatable), e.g. --min replay=5")
+    p.add_argument("--min-streams", type=int, default=0,
+                   help="require allocations on at least this many stream ids")
+    p.add_argument("--json", action="store_true", help="print summaries as JSON lines")
+    ns = p.parse_args(argv)
+    minimum = {}
+    for item in ns.min:
+        op, _, n = item.partition("=")
+        if op not in KNOWN_OPS or not n.isdigit():
+            p.error(f"--min wants OP=N with a known op, got {item!r}")
+        minimum[op] = int(n)
+    status = 0
+    for path in ns.logs:
+        try:
+            s = check(path, expect_read=ns.expect_read, minimum=minimum,
+                      min_streams=ns.min_streams)
+        except (OSError, EOFError, gzip.BadGzipFile) as e:
+            print(f"{path}: FAIL: cannot read: {e}")
+            status = 1
+            continue
+        if ns.json:
+            print(json.dumps(s, sort_keys=True))
+        else:
+            c = s["counts"]
+            print(f"{path}: {'ok' if s['ok'] else 'FAIL'}: {s['lines']} lines, "
+                  f"{s['launches']} launches, {s['allocations']} allocations, "
+                  f"{c.get('read', 0)} reads, {c.get('host_write', 0)} host writes, "
+                  f"{c.get('capture_end', 0)} captures, {c.get('replay', 0)} replays, "
+                  f"streams {s['streams']}, accesses {s['accesses']}")
+            for e in s["errors"]:
+                print(f"  {e}")
+        if not s["ok"]:
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,730 @@
+#!/usr/bin/env python3
+"""Record a PyTorch program as a taintworld launch log (format version 1).
+
+The log is what ``taintworld replay`` reads (SPEC.md section 7): one JSON
+object a line, header first.  This recorder sits in PyTorch's dispatcher as a
+``TorchDispatchMode`` and turns what it sees into log events:
+
+* every tensor *storage* on the device is an allocation (``alloc`` when the
+  recorder first sees it, ``free`` once the storage has died);
+* every aten operator that does work on the device is a ``launch`` whose
+  bindings are the byte spans of the tensors it touches, with the access read
+  from the operator's schema (plus the refinements listed in
+  ``docs/recording.md`` and in ``_refine`` below);
+* device-to-host copies (``.item()``, ``.cpu()``, ``.tolist()``) are ``read``
+  events and host-to-device copies are ``host_write`` events;
+* CUDA graph capture and replay become ``capture_begin`` / ``capture_end`` /
+  ``replay``.
+
+Two ways to use it::
+
+    with Recorder("run.jsonl.gz"):
+        train_step()
+
+    python tools/record_torch.py SCRIPT.py -o run.jsonl.gz [--device cuda|cpu] [-- ARGS...]
+
+Why a dispatch mode: it sees every operator below autograd, on every thread
+that autograd uses (the mode is part of the thread-local state the autograd
+engine carries to its worker threads), without changing the program.  What it
+cannot see is work that never goes through the dispatcher (custom CUDA
+extensions called directly, cuBLAS workspaces, NCCL's own buffers).
+
+Kernel names are ``aten::NAME`` with ``.OVERLOAD`` appended when the overload
+is not the default one (``aten::mm``, ``aten::add.Tensor``).
+
+Stream ids: CUDA stream ids are large encoded integers, and the log folds ids
+onto ``max_streams`` slots by ``id % max_streams``, so two real streams could
+fold onto one slot.  The recorder therefore maps streams to small stable
+integers in the order it first meets them; the default stream of the current
+device is always ``0``.  In ``device="cpu"`` mode every event is on stream 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import os
+import runpy
+import sys
+import threading
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+__all__ = ["Recorder", "kernel_name"]
+
+FORMAT = "taintworld-log"
+VERSION = 1
+
+# Operators that do no work on device memory: they only make a new tensor
+# *header* over an existing storage, change a tensor's metadata, or tell the
+# allocator something.  The schema alias rule (every return aliases an input,
+# nothing written) catches most views; these are the ones whose schema does not
+# say so (``_unsafe_view``), the in-place metadata ops, and bookkeeping ops.
+_NO_LAUNCH = {
+    "detach", "detach_", "alias", "view", "_unsafe_view", "_reshape_alias",
+    "t", "t_", "transpose", "transpose_", "permute", "expand", "expand_as",
+    "slice", "select", "as_strided", "as_strided_", "unsqueeze", "unsqueeze_",
+    "squeeze", "squeeze_", "split", "split_with_sizes", "unbind", "chunk",
+    "narrow", "diagonal", "unfold", "view_as", "view_as_real",
+    "view_as_complex", "_conj", "_neg_view", "lift_fresh", "lift",
+    "set_", "record_stream", "is_same_size", "is_pinned",
+    "_has_compatible_shallow_copy_type", "resize_as_sparse_",
+}
+
+# Operators that only reserve memory: the output is allocated (so it appears
+# on the stream current now) but no kernel runs and no byte is written.
+_ALLOC_ONLY = {
+    "empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided",
+    "empty_permuted",
+}
+
+# In-place operators that overwrite every element of ``self`` without reading
+# it.  Their schema marks ``self`` mutated (``Tensor(a!)``), which would make it
+# ``read_write``; they are ``write`` (when the tensor covers its whole span,
+# see ``_covers_span``).
+_OVERWRITE_SELF = {
+    "copy_", "fill_", "zero_", "normal_", "uniform_", "random_", "bernoulli_",
+    "exponential_", "geometric_", "cauchy_", "log_normal_", "_copy_from",
+    "_foreach_zero_", "_foreach_copy_",
+}
+
+# Batch-norm operators that, in training, update ``running_mean`` and
+# ``running_var`` in place although their schema does not mark them mutated.
+# The value is the name of the argument that says "training", or None when the
+# operator always updates them.
+_BN_UPDATES_RUNNING = {
+    "native_batch_norm": "training",
+    "cudnn_batch_norm": "training",
+    "miopen_batch_norm": "training",
+    "batch_norm_update_stats": None,
+    "batch_norm_gather_stats_with_counts": None,
+}
+_BN_RUNNING_ARGS = ("running_mean", "running_var")
+
+# Copies that may cross between host and device.
+_COPY_OPS = {"copy_", "_copy_from", "_to_copy", "_copy_from_and_resize"}
+
+
+def kernel_name(func) -> str:
+    """The readable name a launch gets: ``aten::mm``, ``aten::add.Tensor``."""
+    schema = func._schema
+    if schema.overload_name:
+        return f"{schema.name}.{schema.overload_name}"
+    return schema.name
+
+
+def _base_name(func) -> str:
+    return func._schema.name.split("::")[-1]
+
+
+def _flatten(value) -> List[torch.Tensor]:
+    """Tensors inside an argument or return value (lists like ``Tensor?[]``)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        out = []
+        for v in value:
+            out.extend(_flatten(v))
+        return out
+    return []
+
+
+def _span_elems(t: torch.Tensor) -> Tuple[int, int]:
+    """[first, last+1) element offsets of the view inside its storage."""
+    off = t.storage_offset()
+    if t.numel() == 0:
+        return off, off
+    last = off
+    for size, stride in zip(t.shape, t.stride()):
+        last += (size - 1) * stride
+    return off, last + 1
+
+
+def _covers_span(t: torch.Tensor) -> bool:
+    """True when the view's elements are exactly the bytes of its span.
+
+    A ``write`` binding releases every byte of its range.  A view with gaps
+    (``x[:, 0]``) or with repeated elements (``expand``) writes fewer bytes
+    than its span, so releasing the span could clear a failure from bytes that
+    were never written.  Such writes are recorded as ``read_write`` instead:
+    that checks the whole span first, and releases it only when none of it
+    carries a failure, which is sound.
+    """
+    n = t.numel()
+    if n == 0:
+        return True
+    first, end = _span_elems(t)
+    if end - first != n:
+        return False
+    # Same count of elements as span positions: dense unless two elements
+    # share an address.  Walk the dims from the smallest stride up and check
+    # each stride equals the number of elements the smaller dims cover.
+    dims = sorted(
+        ((st, sz) for sz, st in zip(t.shape, t.stride()) if sz != 1),
+        key=lambda p: p[0],
+    )
+    expected = 1
+    for st, sz in dims:
+        if st != expected:
+            return False
+        expected *= sz
+    return True
+
+
+class _Alloc:
+    """One allocation of the log: a storage the recorder has seen."""
+
+    __slots__ = ("memory", "stream", "ptr", "nbytes", "weak", "key", "freed")
+
+    def __init__(self, memory, stream, ptr, nbytes, weak, key):
+        self.memory = memory
+        self.stream = stream
+        self.ptr = ptr
+        self.nbytes = nbytes
+        self.weak = weak
+        self.key = key
+        self.freed = False
+
+
+class _StorageRef:
+    """A weak reference to a storage's C++ StorageImpl.
+
+    Python storage objects are short-lived wrappers, so a Python ``weakref``
+    says nothing about the memory; PyTorch's own weak pointer to the
+    StorageImpl expires exactly when the memory is given back.
+    """
+
+    __slots__ = ("cdata",)
+    _free = staticmethod(torch.UntypedStorage._free_weak_ref)
+    _expired = staticmethod(torch.UntypedStorage._expired)
+
+    def __init__(self, storage):
+        self.cdata = storage._weak_ref()
+
+    def expired(self) -> bool:
+        return bool(self._expired(self.cdata))
+
+    def __del__(self):
+        try:
+            self._free(self.cdata)
+        except Exception:
+            pass
+
+
+class _Mode(TorchDispatchMode):
+    def __init__(self, recorder: "Recorder"):
+        super().__init__()
+        self.recorder = recorder
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        try:
+            self.recorder._on_op(func, args, kwargs, out)
+        except Exception as exc:  # recording must never break the program
+            self.recorder._note_error(func, exc)
+        return out
+
+
+class Recorder:
+    """Context manager that writes a taintworld log while a program runs.
+
+    ``path``: where to write; a name ending in ``.gz`` is gzip-compressed.
+    A file-like object with ``write`` (text) is also accepted.
+
+    ``device``: ``"cuda"`` records CUDA tensors as device memory and treats CPU
+    tensors as host memory; ``"cpu"`` treats CPU tensors as the device (there
+    is no host then: ``.item()`` is still a ``read``, and there are no host
+    writes) so the recorder can be developed and tested without a GPU;
+    ``"auto"`` picks ``cuda`` when it is available.
+
+    ``max_streams`` goes into the header.
+
+    ``is_device`` (testing hook): a predicate on tensors that replaces the
+    device test, so host/device transfers can be exercised on a CPU.
+    ``graph_class`` (testing hook): the class whose ``capture_begin`` /
+    ``capture_end`` / ``replay`` are wrapped; ``torch.cuda.CUDAGraph`` by
+    default.
+    """
+
+    def __init__(
+        self,
+        path,
+        device: str = "auto",
+        max_streams: int = 8,
+        is_device: Optional[Callable[[torch.Tensor], bool]] = None,
+        graph_class=None,
+    ):
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        if device not in ("cuda", "cpu"):
+            raise ValueError(f"device must be 'cuda', 'cpu' or 'auto', not {device!r}")
+        self.path = path
+        self.device = device
+        self.max_streams = max_streams
+        self._is_device_fn = is_device
+        self._graph_class = graph_class
+        self._lock = threading.RLock()
+        self._file = None
+        self._owns_file = False
+        self._mode: Optional[_Mode] = None
+        self._next_memory = 1
+        self._next_graph = 1
+        self._live: Dict[int, _Alloc] = {}  # memory id -> allocation
+        self._by_key: Dict[int, _Alloc] = {}  # StorageImpl address -> allocation
+        self._streams: Dict[Tuple[int, int], int] = {}
+        self.streams = self._streams  # (device index, CUDA stream_id) -> log stream id
+        self._patched: List[Tuple[Any, str, Any]] = []
+        self._graph_ids: Dict[int, int] = {}  # id(graph object) -> graph id
+        self._graph_objs: Dict[int, Any] = {}
+        self.counts: Dict[str, int] = {}
+        self.errors: List[str] = []
+        self.active = False
+
+    # ------------------------------------------------------------ lifecycle
+    def __enter__(self) -> "Recorder":
+        if hasattr(self.path, "write"):
+            self._file = self.path
+        else:
+            path = os.fspath(self.path)
+            d = os.path.dirname(path)
+            if d:
+                os.makedirs(d, exist_ok=True)
+            if path.endswith(".gz"):
+                # mtime=0: the same program gives the same bytes.
+                raw = gzip.GzipFile(path, "wb", mtime=0)
+                self._file = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+            else:
+                self._file = open(path, "w", encoding="utf-8", newline="\n")
+            self._owns_file = True
+        if self.device == "cuda":
+            # Stream 0 is the default stream of the current device.
+            self._streams[(torch.cuda.current_device(), 0)] = 0
+        self._emit({"op": "header", "format": FORMAT, "version": VERSION,
+                    "max_streams": self.max_streams})
+        self._patch_graphs()
+        self.active = True
+        self._mode = _Mode(self)
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if self._mode is not None:
+                self._mode.__exit__(exc_type, exc, tb)
+                self._mode = None
+        finally:
+            self.active = False
+            self._unpatch_graphs()
+            with self._lock:
+                self._sweep()
+                for rec in sorted(self._live.values(), key=lambda r: r.memory):
+                    self._free(rec)
+            if self._file is not None:
+                self._file.flush()
+                if self._owns_file:
+                    self._file.close()
+                self._file = None
+        return False
+
+    # ------------------------------------------------------------ output
+    def _emit(self, event: dict) -> None:
+        self._file.write(json.dumps(event, separators=(",", ":")) + "\n")
+        op = event["op"]
+        self.counts[op] = self.counts.get(op, 0) + 1
+
+    def _note_error(self, func, exc) -> None:
+        msg = f"{kernel_name(func)}: {type(exc).__name__}: {exc}"
+        if len(self.errors) < 50:
+            self.errors.append(msg)
+            print(f"record_torch: could not record {msg}", file=sys.stderr)
+
+    # ------------------------------------------------------------ streams
+    def _stream(self) -> int:
+        """Small stable id of the current stream (0 in cpu mode)."""
+        if self.device != "cuda":
+            return 0
+        s = torch.cuda.current_stream()
+        key = (s.device_index, s.stream_id)
+        sid = self._streams.get(key)
+        if sid is None:
+            sid = len(self._streams)
+            self._streams[key] = sid
+            if sid == self.max_streams:
+                print(f"record_torch: more than {self.max_streams} streams; ids fold onto "
+                      "shared slots in replay", file=sys.stderr)
+        return sid
+
+    # ------------------------------------------------------------ memory
+    def _is_device(self, t) -> bool:
+        if not isinstance(t, torch.Tensor):
+            return False
+        if self._is_device_fn is not None:
+            return bool(self._is_device_fn(t))
+        return t.device.type == self.device and t.layout == torch.strided
+
+    def _free(self, rec: _Alloc) -> None:
+        if rec.freed:
+            return
+        rec.freed = True
+        self._live.pop(rec.memory, None)
+        if self._by_key.get(rec.key) is rec:
+            del self._by_key[rec.key]
+        self._emit({"op": "free", "memory": rec.memory})
+
+    def _sweep(self) -> None:
+        """Free every allocation whose storage has died."""
+        dead = [r for r in self._live.values() if r.weak.expired()]
+        for rec in dead:
+            self._free(rec)
+
+    def _allocation(self, t: torch.Tensor) -> Tuple[Optional[_Alloc], bool]:
+        """The allocation behind ``t``'s storage; (alloc, made_now).
+
+        A storage seen for the first time (or whose memory moved, after
+        ``resize_``) becomes a new allocation with a fresh id.  Before it is
+        announced, every allocation that overlaps its bytes is freed: an
+        expired storage whose address came back, or a storage that gave its
+        memory up while still alive.  Two live allocations never overlap.
+        """
+        try:
+            st = t.untyped_storage()
+            ptr = st.data_ptr()
+            nbytes = st.nbytes()
+            key = st._cdata
+        except Exception:
+            return None, False
+        rec = self._by_key.get(key)
+        if rec is not None:
+            if not rec.weak.expired() and rec.ptr == ptr and rec.nbytes == nbytes:
+                return rec, False
+            self._free(rec)
+        self._sweep()
+        if nbytes > 0:
+            end = ptr + nbytes
+            for other in [r for r in self._live.values()
+                          if r.nbytes > 0 and r.ptr < end and ptr < r.ptr + r.nbytes]:
+                self._free(other)
+        memory = self._next_memory
+        self._next_memory += 1
+        rec = _Alloc(memory, self._stream(), ptr, nbytes, _StorageRef(st), key)
+        self._live[memory] = rec
+        self._by_key[key] = rec
+        self._emit({"op": "alloc", "stream": rec.stream, "memory": memory, "size": nbytes})
+        return rec, True
+
+    def _binding(self, t: torch.Tensor, access: Optional[str]) -> Optional[dict]:
+        rec, _ = self._allocation(t)
+        if rec is None:
+            return None
+        isz = t.element_size()
+        first, end = _span_elems(t)
+        start, stop = first * isz, end * isz
+        if stop > rec.nbytes or start > stop:
+            # Cannot happen for a tensor PyTorch accepts; never write a range
+            # replay would reject.
+            start, stop = min(start, rec.nbytes), min(max(start, stop), rec.nbytes)
+        b = {"stream": rec.stream, "memory": rec.memory, "range": [start, stop]}
+        if access is not None:
+            b["access"] = access
+        return b
+
+    # ------------------------------------------------------------ operators
+    def _on_op(self, func, args, kwargs, out) -> None:
+        with self._lock:
+            if not self.active:
+                return
+            self._sweep()
+            self._record(func, args, kwargs, out)
+
+    def _bound_args(self, func, args, kwargs):
+        """(schema argument, value) pairs for the call."""
+        pairs = []
+        for i, arg in enumerate(func._schema.arguments):
+            if i < len(args):
+                val = args[i]
+            elif arg.name in kwargs:
+                val = kwargs[arg.name]
+            else:
+                continue
+            pairs.append((arg, val))
+        return pairs
+
+    def _record(self, func, args, kwargs, out) -> None:
+        name = _base_name(func)
+        schema = func._schema
+        pairs = self._bound_args(func, args, kwargs)
+        dev_inputs = [t for _, v in pairs for t in _flatten(v) if self._is_device(t)]
+        outs = _flatten(out)
+        dev_outs = [t for t in outs if self._is_device(t)]
+        if not dev_inputs and not dev_outs:
+            return  # host-only work
+
+        mutated = [a for a, _ in pairs if a.alias_info is not None and a.alias_info.is_write]
+        tags = getattr(func, "tags", ())
+
+        # Views and metadata-only operators: no kernel runs.
+        if name in _NO_LAUNCH or torch.Tag.inplace_view in tags:
+            return
+        returns = schema.returns
+        if (not mutated and returns
+                and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)):
+            return
+
+        if name in _ALLOC_ONLY:
+            for t in dev_outs:
+                self._allocation(t)
+            return
+
+        if name in _COPY_OPS and self._record_copy(func, name, pairs, out):
+            return
+
+        if torch.Tag.data_dependent_output in tags and not any(
+                isinstance(o, torch.Tensor) for o in outs):
+            # .item(), torch.equal(...): the host reads the data.
+            for t in dev_inputs:
+                b = self._binding(t, None)
+                if b is not None:
+                    self._emit({"op": "read", "binding": b})
+            return
+
+        if not mutated and not any(isinstance(o, torch.Tensor) for o in outs):
+            # Returns no tensor and changes nothing (``is_same_size``-like):
+            # only asserts still do device work.
+            if not name.startswith("_assert"):
+                return
+
+        bindings = self._launch_bindings(func, name, pairs, out)
+        self._emit({"op": "launch", "kernel": kernel_name(func), "stream": self._stream(),
+                    "bindings": bindings, "outcome": "ok"})
+
+    def _access_for(self, func, name, arg, pairs) -> str:
+        """Access of the tensors of one argument: schema first, then refinements."""
+        is_write = arg.alias_info is not None and arg.alias_info.is_write
+        if is_write:
+            is_out = getattr(arg, "is_out", False) or arg.name.startswith("out")
+            if is_out:
+                access = "write"
+            elif name in _OVERWRITE_SELF and arg.name == "self":
+                access = "write"
+            else:
+                access = "read_write"
+        else:
+            access = "read"
+        # Refinement: training batch norm updates its running statistics.
+        if name in _BN_UPDATES_RUNNING and arg.name in _BN_RUNNING_ARGS:
+            flag = _BN_UPDATES_RUNNING[name]
+            training = True
+            if flag is not None:
+                training = any(a.name == flag and bool(v) for a, v in pairs)
+            if training:
+                access = "read_write"
+        # Refinement: the template of *_like / new_* factories is not read.
+        if arg.name == "self" and (name.endswith("_like") or name.startswith("new_")):
+            access = "dead"
+        return access
+
+    def _launch_bindings(self, func, name, pairs, out) -> List[dict]:
+        bindings: List[dict] = []
+        input_keys = set()
+        for arg, val in pairs:
+            tensors = [t for t in _flatten(val) if self._is_device(t)]
+            if not tensors:
+                continue
+            access = self._access_for(func, name, arg, pairs)
+            for t in tensors:
+                try:
+                    input_keys.add(t.untyped_storage()._cdata)
+                except Exception:
+                    pass
+                a = access
+                if a == "write" and not _covers_span(t):
+                    a = "read_write"
+                b = self._binding(t, a)
+                if b is not None:
+                    bindings.append(b)
+        # Fresh outputs: returns without alias annotation.
+        returns = func._schema.returns
+        values = out if (len(returns) > 1 and isinstance(out, (tuple, list))) else (out,)
+        for ret, val in zip(returns, values):
+            if ret.alias_info is not None:
+                continue  # the in-place / out= argument, already bound
+            for t in _flatten(val):
+                if not self._is_device(t):
+                    continue
+                try:
+                    key = t.untyped_storage()._cdata
+                except Exception:
+                    continue
+                if key in input_keys:
+                    continue  # aliases an input (``_unsafe_view``-like)
+                rec, made_now = self._allocation(t)
+                if rec is None:
+                    continue
+                a = "write" if (made_now or _covers_span(t)) else "read_write"
+                b = self._binding(t, a)
+                if b is not None:
+                    bindings.append(b)
+        return bindings
+
+    def _record_copy(self, func, name, pairs, out) -> bool:
+        """Host<->device copies.  Returns True when the copy was handled."""
+        vals = {a.name: v for a, v in pairs}
+        if name == "_to_copy":
+            src, dst = vals.get("self"), out
+        else:
+            dst, src = vals.get("self"), vals.get("src")
+        if not isinstance(src, torch.Tensor) or not isinstance(dst, torch.Tensor):
+            return False
+        src_dev, dst_dev = self._is_device(src), self._is_device(dst)
+        if src_dev and dst_dev:
+            return False  # an ordinary device copy: a launch
+        if src_dev and not dst_dev:
+            b = self._binding(src, None)
+            if b is not None:
+                self._emit({"op": "read", "binding": b})
+            return True
+        if dst_dev and not src_dev:
+            rec, made_now = self._allocation(dst)
+            if rec is None:
+                return True
+            if made_now or _covers_span(dst):
+                b = self._binding(dst, None)
+                self._emit({"op": "host_write", "binding": b, "outcome": "ok"})
+            else:
+                # A host copy into a view with gaps: record it as a launch that
+                # reads and writes the span, so no unwritten byte is released.
+                b = self._binding(dst, "read_write")
+                self._emit({"op": "launch", "kernel": kernel_name(func), "stream": self._stream(),
+                            "bindings": [b], "outcome": "ok"})
+            return True
+        return True  # host to host
+
+    # ------------------------------------------------------------ graphs
+    def _patch_graphs(self) -> None:
+        cls = self._graph_class
+        if cls is None:
+            if self.device != "cuda":
+                return
+            cls = getattr(torch.cuda, "CUDAGraph", None)
+            if cls is None:
+                return
+        rec = self
+
+        def wrap(attr, after):
+            orig = cls.__dict__.get(attr, None)
+            bound_orig = getattr(cls, attr)
+
+            def wrapper(graph, *a, **kw):
+                result = bound_orig(graph, *a, **kw)
+                if rec.active:
+                    with rec._lock:
+                        after(graph)
+                return result
+
+            wrapper.__name__ = attr
+            wrapper.__doc__ = getattr(bound_orig, "__doc__", None)
+            self._patched.append((cls, attr, orig))
+            setattr(cls, attr, wrapper)
+
+        wrap("capture_begin", self._on_capture_begin)
+        wrap("capture_end", self._on_capture_end)
+        wrap("replay", self._on_replay)
+
+    def _unpatch_graphs(self) -> None:
+        for cls, attr, orig in reversed(self._patched):
+            if orig is None:
+                try:
+                    delattr(cls, attr)
+                except AttributeError:
+                    pass
+            else:
+                setattr(cls, attr, orig)
+        self._patched.clear()
+
+    def _set_graph_id(self, graph, gid: int) -> None:
+        """Remember the graph id on the graph object itself.
+
+        An attribute dies with the graph; a dict keyed by ``id(graph)`` would
+        either keep the graph (and its memory pool) alive or mistake a new
+        graph at a recycled address for an old one.
+        """
+        try:
+            graph._taintworld_graph = (id(self), gid)
+        except AttributeError:
+            self._graph_ids[id(graph)] = gid
+            self._graph_objs[id(graph)] = graph
+
+    def _graph_id(self, graph) -> Optional[int]:
+        tag = getattr(graph, "_taintworld_graph", None)
+        if tag is not None and tag[0] == id(self):
+            return tag[1]
+        return self._graph_ids.get(id(graph))
+
+    def _on_capture_begin(self, graph) -> None:
+        self._sweep()
+        self._emit({"op": "capture_begin", "stream": self._stream()})
+
+    def _on_capture_end(self, graph) -> None:
+        self._sweep()
+        gid = self._next_graph
+        self._next_graph += 1
+        self._set_graph_id(graph, gid)
+        self._emit({"op": "capture_end", "stream": self._stream(), "graph": gid})
+
+    def _on_replay(self, graph) -> None:
+        self._sweep()
+        gid = self._graph_id(graph)
+        if gid is None:
+            if len(self.errors) < 50:
+                self.errors.append("replay of a graph captured before recording began")
+            return
+        self._emit({"op": "replay", "graph": gid, "stream": self._stream(), "outcome": "ok"})
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after "--" belongs to the script; options may come before
+    # or after the script's name.
+    script_args: List[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, script_args = argv[:cut], argv[cut + 1:]
+    p = argparse.ArgumentParser(
+        description="Run a Python script under the taintworld recorder.",
+        usage="%(prog)s SCRIPT.py -o LOG.jsonl[.gz] [--device auto|cuda|cpu] [-- SCRIPT_ARGS...]")
+    p.add_argument("script", help="the Python program to run (as __main__)")
+    p.add_argument("-o", "--output", required=True,
+                   help="log to write (.jsonl, or .jsonl.gz for gzip)")
+    p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"),
+                   help="which tensors are device memory (default: cuda if available)")
+    p.add_argument("--max-streams", type=int, default=8)
+    ns = p.parse_args(argv)
+    old_argv = sys.argv
+    sys.argv = [ns.script] + list(script_args)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(ns.script)))
+    rec = Recorder(ns.output, device=ns.device, max_streams=ns.max_streams)
+    try:
+        with rec:
+            runpy.run_path(ns.script, run_name="__main__")
+    finally:
+        sys.argv = old_argv
+    summary = ", ".join(f"{k} {v}" for k, v in sorted(rec.counts.items()))
+    print(f"record_torch: wrote {ns.output} ({rec.device}): {summary}", file=sys.stderr)
+    if rec.device == "cuda":
+        streams = ", ".join(f"cuda:{d} stream_id {s} -> {i}"
+                            for (d, s), i in sorted(rec.streams.items(), key=lambda kv: kv[1]))
+        print(f"record_torch: streams: {streams}", file=sys.stderr)
+    if rec.errors:
+        print(f"record_torch: {len(rec.errors)} operator(s) could not be recorded",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+"""CPU tests of the taintworld recorder (``tools/record_torch.py``).
+
+Run with ``python3 tools/test_record_torch.py`` (or ``pytest tools/``).  They
+need PyTorch (a CPU build is enough) and no GPU: the recorder runs in
+``device="cpu"`` mode, where CPU tensors stand for device memory.  Host/device
+transfers are exercised with the recorder's ``is_device`` hook (float32
+tensors play device memory, everything else host memory), and CUDA graph
+capture with its ``graph_class`` hook (a stand-in class whose methods do
+nothing), because neither exists on a CPU.
+
+Every log written here is also put through ``tools/check_log.py``, the same
+validator the GPU recordings go through.
+
+CI does not run these (it has no PyTorch); they are for whoever changes the
+recorder.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import check_log  # noqa: E402
+from record_torch import Recorder  # noqa: E402
+
+# ---------------------------------------------------------------- helpers
+
+
+def record(fn, **kw):
+    """Run ``fn`` under a recorder; return (events, recorder, path)."""
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    os.close(fd)
+    rec = Recorder(path, device=kw.pop("device", "cpu"), **kw)
+    with rec:
+        fn()
+    with open(path) as f:
+        events = [json.loads(line) for line in f]
+    summary = check_log.check(path)
+    assert summary["ok"], summary["errors"]
+    assert not rec.errors, rec.errors
+    return events, rec, path
+
+
+def launches(events, kernel=None):
+    return [e for e in events if e["op"] == "launch"
+            and (kernel is None or e["kernel"] == kernel)]
+
+
+def one(events, kernel):
+    ls = launches(events, kernel)
+    assert len(ls) == 1, (kernel, [e["kernel"] for e in launches(events)])
+    return ls[0]
+
+
+def memory_sizes(events):
+    return {e["memory"]: e["size"] for e in events if e["op"] == "alloc"}
+
+
+# ---------------------------------------------------------------- tests
+
+
+def test_header_first_and_everything_freed():
+    def prog():
+        a = torch.randn(16)
+        b = a * 2
+        del b
+    events, _, path = record(prog)
+    assert events[0] == {"op": "header", "format": "taintworld-log", "version": 1,
+                         "max_streams": 8}
+    allocs = [e["memory"] for e in events if e["op"] == "alloc"]
+    frees = [e["memory"] for e in events if e["op"] == "free"]
+    assert sorted(allocs) == sorted(frees)
+    assert len(set(allocs)) == len(allocs), "memory ids are never reused"
+    assert allocs == sorted(allocs) and allocs[0] == 1
+
+
+def test_gzip_output_and_line_parsing():
+    fd, path = tempfile.mkstemp(suffix=".jsonl.gz")
+    os.close(fd)
+    with Recorder(path, device="cpu"):
+        x = torch.ones(4, 4)
+        (x @ x).sum().item()
+    with gzip.open(path, "rt") as f:
+        lines = f.read().splitlines()
+    assert all(isinstance(json.loads(line), dict) for line in lines)
+    assert json.loads(lines[0])["op"] == "header"
+    s = check_log.check(path, expect_read=True)
+    assert s["ok"], s["errors"]
+
+
+def test_binding_ranges_cover_the_view():
+    base = torch.zeros(10, 8)  # made before recording: allocated at first use
+
+    def prog():
+        v = base[2:5, 1:3]  # 3 rows of 2 elements, rows 8 elements apart
+        v.add_(1)
+        e = base[3:3]
+        e.add_(1)
+    events, _, _ = record(prog)
+    adds = launches(events, "aten::add_.Tensor")
+    assert len(adds) == 2
+    b = adds[0]["bindings"][0]
+    # storage_offset 2*8+1 = 17; last elem 17 + 2*8 + 1 = 34 -> end 35; *4 bytes
+    assert b["range"] == [17 * 4, 35 * 4], b
+    assert b["access"] == "read_write"
+    size = memory_sizes(events)[b["memory"]]
+    assert size == 80 * 4
+    eb = adds[1]["bindings"][0]
+    assert eb["range"][0] == eb["range"][1], "an empty tensor binds an empty range"
+
+
+def test_schema_access_inplace_out_and_fresh():
+    def prog():
+        a, b = torch.randn(8), torch.randn(8)
+        a.mul_(b)  # self mutated: read_write; other: read
+        out = torch.empty(8)
+        torch.add(a, b, out=out)  # out=: write
+        c = a + b  # fresh output: write
+        del c
+    events, _, _ = record(prog)
+    m = one(events, "aten::mul_.Tensor")["bindings"]
+    assert [x["access"] for x in m] == ["read_write", "read"]
+    o = one(events, "aten::add.out")["bindings"]
+    assert [x["access"] for x in o] == ["read", "read", "write"]
+    f = one(events, "aten::add.Tensor")["bindings"]
+    assert [x["access"] for x in f] == ["read", "read", "write"]
+    # empty() allocates but launches nothing
+    assert not launches(events, "aten::empty.memory_format")
+
+
+def test_overwrite_refinements():
+    def prog():
+        a = torch.empty(6, 5)
+        src = torch.randn(6, 5)
+        a.copy_(src)
+        a.fill_(3.0)
+        a.zero_()
+        a.normal_()
+        a.uniform_()
+        a.random_(0, 10)
+        a.bernoulli_(0.5)
+        a.exponential_()
+        a[:, 1].fill_(1.0)  # a view with gaps: read_write, not write
+    events, _, _ = record(prog)
+    cp = one(events, "aten::copy_")["bindings"]
+    assert [x["access"] for x in cp] == ["write", "read"], cp
+    for k in ("aten::zero_", "aten::normal_", "aten::uniform_", "aten::random_.from",
+              "aten::bernoulli_.float", "aten::exponential_"):
+        b = one(events, k)["bindings"]
+        assert b[0]["access"] == "write", (k, b)
+    fills = launches(events, "aten::fill_.Scalar")
+    assert [f["bindings"][0]["access"] for f in fills] == ["write", "read_write"]
+
+
+def test_like_and_new_factories_do_not_access_template():
+    def prog():
+        t = torch.randn(3, 3)
+        torch.zeros_like(t)
+        torch.ones_like(t)
+        torch.full_like(t, 2.0)
+        t.new_zeros(4)
+        t.new_ones(4)
+        torch.empty_like(t)
+    events, _, _ = record(prog)
+    for k in ("aten::zeros_like", "aten::ones_like", "aten::full_like",
+              "aten::new_zeros", "aten::new_ones"):
+        b = one(events, k)["bindings"]
+        assert b[0]["access"] == "dead" and b[-1]["access"] == "write", (k, b)
+    assert not launches(events, "aten::empty_like")
+
+
+def test_views_launch_nothing():
+    def prog():
+        t = torch.randn(4, 6)
+        t.view(6, 4)
+        t.t()
+        t.detach()
+        t.expand(2, 4, 6)
+        t[1:3]
+        t[:, 2]
+        t.as_strided((2, 2), (1, 1))
+        t.reshape(24)
+        t.transpose(0, 1)
+        t.unsqueeze(0)
+        t.split(2)
+        t.t_()
+    events, _, _ = record(prog)
+    kernels = [e["kernel"] for e in launches(events)]
+    assert kernels == ["aten::randn"], kernels
+
+
+def test_batch_norm_training_updates_running_stats():
+    bn = nn.BatchNorm2d(3)
+    x = torch.randn(2, 3, 4, 4)
+
+    def prog():
+        bn.train()
+        bn(x)
+        bn.eval()
+        bn(x)
+    events, _, _ = record(prog)
+    # The batch-norm op PyTorch picks differs by version and backend; look for
+    # the launch that binds the running stats.
+    rm = bn.running_mean.untyped_storage().nbytes()
+    bns = [e for e in launches(events) if "batch_norm" in e["kernel"]]
+    assert len(bns) >= 2, [e["kernel"] for e in launches(events)]
+    train, evl = bns[0], bns[-1]
+    # bindings in schema order: input, weight, bias, running_mean, running_var, ...
+    tr = [b["access"] for b in train["bindings"][:5]]
+    ev = [b["access"] for b in evl["bindings"][:5]]
+    assert tr[3:] == ["read_write", "read_write"], (train["kernel"], tr)
+    assert ev[3:] == ["read", "read"], (evl["kernel"], ev)
+    assert rm == 12
+
+
+def test_tensor_lists_foreach_and_cat():
+    def prog():
+        xs = [torch.randn(3) for _ in range(3)]
+        ys = [torch.randn(3) for _ in range(3)]
+        torch._foreach_add_(xs, ys)
+        torch._foreach_zero_(xs)
+        torch.cat(xs)
+    events, _, _ = record(prog)
+    fa = one(events, "aten::_foreach_add_.List")["bindings"]
+    assert [b["access"] for b in fa] == ["read_write"] * 3 + ["read"] * 3
+    fz = one(events, "aten::_foreach_zero_")["bindings"]
+    assert [b["access"] for b in fz] == ["write"] * 3
+    c = one(events, "aten::cat")["bindings"]
+    assert [b["access"] for b in c] == ["read"] * 3 + ["write"]
+
+
+def test_item_is_a_read_of_the_tensor():
+    def prog():
+        x = torch.randn(5)
+        s = x.sum()
+        s.item()
+    events, _, _ = record(prog)
+    s = one(events, "aten::sum")
+    reads = [e for e in events if e["op"] == "read"]
+    assert len(reads) == 1
+    out = s["bindings"][-1]
+    assert reads[0]["binding"]["memory"] == out["memory"]
+    assert reads[0]["binding"]["range"] == out["range"]
+    assert events.index(reads[0]) > events.index(s)
+
+
+def test_dead_storage_freed_before_its_address_is_reused():
+    def prog():
+        for _ in range(20):
+            a = torch.empty(1024)
+            a.fill_(1.0)
+            del a
+    events, _, _ = record(prog)
+    live, frees = {}, 0
+    # The log has no addresses; what must hold is that at most one of these
+    # same-size buffers is ever live, i.e. each is freed before the next alloc.
+    for e in events:
+        if e["op"] == "alloc":
+            assert len(live) == 0, "previous buffer not freed before a new alloc"
+            live[e["memory"]] = e
+        elif e["op"] == "free":
+            live.pop(e["memory"], None)
+            frees += 1
+    assert frees == 20
+
+
+def test_host_device_transfers_with_predicate():
+    """float32 = device, everything else = host (the ``is_device`` hook)."""
+    def is_dev(t):
+        return t.dtype == torch.float32
+
+    host = torch.randn(8, dtype=torch.float64)
+
+    def prog():
+        d = host.to(torch.float32)  # host -> device (fresh): host_write
+        d2 = torch.empty(8, dtype=torch.float32)
+        d2.copy_(host)  # host -> device into existing memory: host_write
+        d3 = torch.zeros(4, 8, dtype=torch.float32)
+        d3[:, 1].copy_(host[:4])  # into a view with gaps: launch read_write
+        back = d.to(torch.float64)  # device -> host: read
+        h = torch.empty(8, dtype=torch.float64)
+        h.copy_(d2)  # device -> host via copy_: read
+        (d + d2).sum().item()  # read
+        del back
+    events, _, _ = record(prog, is_device=is_dev)
+    ops = [e["op"] for e in events if e["op"] in ("host_write", "read", "launch")]
+    hw = [e for e in events if e["op"] == "host_write"]
+    rd = [e for e in events if e["op"] == "read"]
+    assert len(hw) == 2, ops
+    assert all(e["outcome"] == "ok" for e in hw)
+    assert len(rd) == 3, ops
+    gap = one(events, "aten::copy_")
+    assert [b["access"] for b in gap["bindings"]] == ["read_write"]
+    # no binding ever names a host (float64) tensor: sizes are float32 multiples
+    assert all(not launches(events, k) for k in ("aten::_to_copy",))
+
+
+class FakeGraph:
+    """Stands in for torch.cuda.CUDAGraph on a CPU: its methods do nothing."""
+
+    def capture_begin(self, *a, **kw):
+        pass
+
+    def capture_end(self):
+        pass
+
+    def replay(self):
+        pass
+
+
+def test_graph_capture_and_replay_events():
+    x = torch.randn(16)
+
+    def prog():
+        g = FakeGraph()
+        g.capture_begin()
+        y = x * 2
+        g.capture_end()
+        for _ in range(3):
+            x.copy_(torch.randn(16))
+            g.replay()
+        y.sum().item()
+        g2 = FakeGraph()
+        g2.capture_begin()
+        g2.capture_end()
+        g2.replay()
+    events, _, _ = record(prog, graph_class=FakeGraph)
+    ops = [e["op"] for e in events]
+    assert ops.count("capture_begin") == 2 and ops.count("capture_end") == 2
+    ends = [e for e in events if e["op"] == "capture_end"]
+    assert [e["graph"] for e in ends] == [1, 2]
+    reps = [e for e in events if e["op"] == "replay"]
+    assert [r["graph"] for r in reps] == [1, 1, 1, 2]
+    assert all(r["outcome"] == "ok" and r["stream"] == 0 for r in reps)
+    i0, i1 = ops.index("capture_begin"), ops.index("capture_end")
+    assert "launch" in ops[i0:i1]
+    # the wrappers are gone afterwards
+    assert FakeGraph.__dict__["replay"].__qualname__ == "FakeGraph.replay"
+
+
+def test_every_binding_names_its_allocation_stream():
+    def prog():
+        m = nn.Linear(8, 4)
+        loss = m(torch.randn(3, 8)).square().mean()
+        loss.backward()
+        loss.item()
+    events, _, path = record(prog)
+    stream_of = {}
+    for e in events:
+        if e["op"] == "alloc":
+            stream_of[e["memory"]] = e["stream"]
+        elif e["op"] == "launch":
+            for b in e["bindings"]:
+                assert b["stream"] == stream_of[b["memory"]]
+
+
+def _run_program(name):
+    fd, path = tempfile.mkstemp(suffix=".jsonl.gz")
+    os.close(fd)
+    cmd = [sys.executable, os.path.join(HERE, "record_torch.py"),
+           os.path.join(HERE, "programs", name + ".py"), "-o", path, "--device", "cpu"]
+    # Hide any GPU so the programs run on the CPU, where the recorder looks.
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    s = check_log.check(path, expect_read=True)
+    assert s["ok"], s["errors"]
+    return s, path
+
+
+def test_programs_record_and_validate_cli():
+    for name in ("gpt2_train_step", "resnet_train_step", "two_streams", "cuda_graph_replay"):
+        s, path = _run_program(name)
+        assert s["launches"] > 10, (name, s)
+        # a training step's last event before the frees is the read of its loss
+        with gzip.open(path, "rt") as f:
+            evs = [json.loads(line) for line in f]
+        tail = [e for e in evs if e["op"] != "free"]
+        assert tail[-1]["op"] == "read", (name, tail[-1])
+        if name == "resnet_train_step":
+            accs = [b["access"] for e in evs if e["op"] == "launch" and "batch_norm" in e["kernel"]
+                    and "backward" not in e["kernel"] for b in e["bindings"][3:5]]
+            assert accs and set(accs) == {"read_write"}, accs
+
+
+def test_check_log_rejects_bad_logs():
+    def write(lines):
+        fd, path = tempfile.mkstemp(suffix=".jsonl")
+        with os.fdopen(fd, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    h = '{"op":"header","format":"taintworld-log","version":1}'
+    good = [h, '{"op":"alloc","stream":0,"memory":1,"size":8}',
+            '{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,'
+            '"range":[0,8],"access":"write"}],"outcome":"ok"}',
+            '{"op":"read","binding":{"stream":0,"memory":1}}',
+            '{"op":"free","memory":1}']
+    assert check_log.check(write(good), expect_read=True)["ok"]
+    bad_cases = {
+        "header not first": [good[1], h] + good[2:],
+        "range past end": [h, good[1], good[2].replace("[0,8]", "[0,9]"), good[4]],
+        "wrong stream": [h, good[1], good[2].replace('"stream":0,"memory":1,', '"stream":1,"memory":1,'), good[4]],
+        "never freed": good[:3],
+        "double alloc": [h, good[1], good[1], good[4]],
+        "dead memory": [h, good[1], good[4], good[2]],
+        "bad access": [h, good[1], good[2].replace('"write"', '"wr"'), good[4]],
+        "duplicate key": [h, '{"op":"alloc","stream":0,"memory":1,"memory":2,"size":8}'],
+        "replay unknown": [h, '{"op":"replay","graph":3,"stream":0,"outcome":"ok"}'],
+    }
+    for why, lines in bad_cases.items():
+        s = check_log.check(write(lines))
+        assert not s["ok"], why
+
+
+# ---------------------------------------------------------------- runner
+
+
+def main():
+    tests = [(k, v) for k, v in sorted(globals().items())
+             if k.startswith("test_") and callable(v)]
+    failed = 0
+    for name, fn in tests:
+        try:
+            fn()
+            print(f"ok   {name}")
+        except Exception as e:  # report every failing test, not just the first
+            failed += 1
+            import traceback
+            traceback.print_exc()
+            print(f"FAIL {name}: {e}")
+    print(f"{len(tests) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
