@@ -1,0 +1,631 @@
+//! A deliberately naive model of SPEC.md: every byte of every allocation
+//! holds the failure it carries and the record it came through, failures and
+//! records are plain vectors, and nothing is clever. The property tests drive
+//! it and the world with the same operations and compare everything.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// What one byte carries: a failure id and the index of the skip record it
+/// came through (`None`: the root).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Taint {
+    pub failure: u64,
+    pub origin: Option<usize>,
+}
+
+#[derive(Clone, Debug)]
+pub struct MAlloc {
+    pub slot: u64,
+    pub bytes: Vec<Option<Taint>>,
+    pub unbacked: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MFailure {
+    pub kind: String,
+    pub kernel: String,
+    pub message: String,
+    pub occurrences: u64,
+    pub skipped: u64,
+    pub pins: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct MRecord {
+    pub launch: u64,
+    pub kernel: String,
+    pub needed: u64,
+    pub cause: Option<usize>,
+    pub depth: u32,
+    pub cut: bool,
+    pub failure: u64,
+}
+
+/// A binding as the model sees it: stream id, memory id, optional range,
+/// access (0 read, 1 write, 2 read_write, 3 dead).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MBinding {
+    pub stream: u64,
+    pub memory: u64,
+    pub range: Option<(u64, u64)>,
+    pub access: u8,
+}
+
+impl MBinding {
+    pub fn reads(&self) -> bool {
+        self.access == 0 || self.access == 2
+    }
+    pub fn writes(&self) -> bool {
+        self.access == 1 || self.access == 2
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MOutcome {
+    Ok,
+    DryRun,
+    Failed(String, String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MVerdict {
+    Ran,
+    Failed(u64),
+    Skipped(u64, u64),
+    DryRun,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MReport {
+    pub failure: u64,
+    pub error: (String, String, String),
+    pub occurrences: u64,
+    pub chain: Vec<(u64, String, u64)>,
+    pub truncated: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MRead {
+    Clean,
+    Tainted(MReport),
+    Unresolved,
+    DeviceFault(String, String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MCapture {
+    Ok,
+    Failed(MReport),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MProfile {
+    Valid,
+    Invalid(u64, (String, String, String)),
+}
+
+/// A resolved binding: memory id, range, access.
+#[derive(Copy, Clone, Debug)]
+struct Row {
+    memory: u64,
+    start: u64,
+    end: u64,
+    access: u8,
+}
+
+#[derive(Clone, Debug, Default)]
+struct MWindow {
+    recorded: Vec<(u64, u64, u64, u64)>,
+    doom: Option<(u64, Option<usize>)>,
+}
+
+/// Bad input, as the model sees it: the world must reject the same calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bad;
+
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub max_streams: u64,
+    pub chain_limit: u32,
+    pub strict: bool,
+    pub allocs: BTreeMap<u64, MAlloc>,
+    /// Live failures by id.
+    pub failures: BTreeMap<u64, MFailure>,
+    pub minted: u64,
+    pub records: Vec<MRecord>,
+    pub launches: u64,
+    pub unresolved: u64,
+    windows: HashMap<u64, MWindow>,
+    graphs: HashMap<u64, Vec<(u64, u64, u64, u64)>>,
+    profiles: BTreeMap<u64, Option<(u64, (String, String, String))>>,
+    pub fault: Option<(String, String)>,
+}
+
+impl Model {
+    pub fn new(max_streams: u64, chain_limit: u32, strict: bool) -> Self {
+        Model {
+            max_streams,
+            chain_limit,
+            strict,
+            allocs: BTreeMap::new(),
+            failures: BTreeMap::new(),
+            minted: 0,
+            records: Vec::new(),
+            launches: 0,
+            unresolved: 0,
+            windows: HashMap::new(),
+            graphs: HashMap::new(),
+            profiles: BTreeMap::new(),
+            fault: None,
+        }
+    }
+
+    fn slot(&self, stream: u64) -> u64 {
+        stream % self.max_streams
+    }
+
+    /// Resolves bindings; `Err` for bad input. Returns rows (dead ones
+    /// dropped) and the unresolved count.
+    fn resolve(&self, bindings: &[MBinding]) -> Result<(Vec<Row>, u64), Bad> {
+        let mut rows = Vec::new();
+        let mut unresolved = 0;
+        for b in bindings {
+            if let Some((s, e)) = b.range {
+                if e < s {
+                    return Err(Bad);
+                }
+            }
+            let slot = self.slot(b.stream);
+            match self.allocs.get(&b.memory) {
+                Some(a) if a.slot == slot => {
+                    let size = a.bytes.len() as u64;
+                    let (s, e) = b.range.unwrap_or((0, size));
+                    if e > size {
+                        return Err(Bad);
+                    }
+                    if b.access != 3 {
+                        rows.push(Row {
+                            memory: b.memory,
+                            start: s,
+                            end: e,
+                            access: b.access,
+                        });
+                    }
+                }
+                _ if self.strict => return Err(Bad),
+                _ => unresolved += 1,
+            }
+        }
+        Ok((rows, unresolved))
+    }
+
+    fn find_or_mint(&mut self, kind: &str, kernel: &str, message: &str) -> u64 {
+        for (id, f) in self.failures.iter_mut() {
+            if f.kind == kind && f.kernel == kernel && f.message == message {
+                f.occurrences += 1;
+                return *id;
+            }
+        }
+        self.minted += 1;
+        self.failures.insert(
+            self.minted,
+            MFailure {
+                kind: kind.into(),
+                kernel: kernel.into(),
+                message: message.into(),
+                occurrences: 1,
+                skipped: 0,
+                pins: 0,
+            },
+        );
+        self.minted
+    }
+
+    fn set_bytes(&mut self, rows: &[Row], value: Option<Taint>) {
+        for r in rows {
+            if r.access != 1 && r.access != 2 {
+                continue;
+            }
+            let a = self.allocs.get_mut(&r.memory).unwrap();
+            if a.unbacked {
+                continue;
+            }
+            for b in r.start..r.end {
+                a.bytes[b as usize] = value;
+            }
+        }
+    }
+
+    /// Step 6: failures nothing carries or pins go. (Records are never
+    /// removed from the vector; which are alive is computed on demand.)
+    fn prune(&mut self) {
+        let carried: BTreeSet<u64> = self
+            .allocs
+            .values()
+            .flat_map(|a| a.bytes.iter().flatten().map(|t| t.failure))
+            .collect();
+        self.failures
+            .retain(|id, f| carried.contains(id) || f.pins > 0);
+    }
+
+    fn profile_failure(&mut self, failure: u64) {
+        let f = &self.failures[&failure];
+        let e = (f.kind.clone(), f.kernel.clone(), f.message.clone());
+        for first in self.profiles.values_mut() {
+            if first.is_none() {
+                *first = Some((failure, e.clone()));
+            }
+        }
+    }
+
+    pub fn alloc(&mut self, stream: u64, memory: u64, size: u64) -> Result<(), Bad> {
+        if self.allocs.contains_key(&memory) {
+            return Err(Bad);
+        }
+        let slot = self.slot(stream);
+        self.allocs.insert(
+            memory,
+            MAlloc {
+                slot,
+                bytes: vec![None; size as usize],
+                unbacked: false,
+            },
+        );
+        Ok(())
+    }
+
+    pub fn alloc_failed(
+        &mut self,
+        stream: u64,
+        memory: u64,
+        size: u64,
+        kind: &str,
+        message: &str,
+    ) -> Result<(), Bad> {
+        if self.allocs.contains_key(&memory) {
+            return Err(Bad);
+        }
+        let f = self.find_or_mint(kind, "alloc", message);
+        let slot = self.slot(stream);
+        self.allocs.insert(
+            memory,
+            MAlloc {
+                slot,
+                bytes: vec![
+                    Some(Taint {
+                        failure: f,
+                        origin: None
+                    });
+                    size as usize
+                ],
+                unbacked: true,
+            },
+        );
+        self.prune();
+        Ok(())
+    }
+
+    pub fn free(&mut self, memory: u64) -> Result<(), Bad> {
+        self.allocs.remove(&memory).ok_or(Bad)?;
+        self.prune();
+        Ok(())
+    }
+
+    pub fn launch(
+        &mut self,
+        kernel: &str,
+        stream: u64,
+        bindings: &[MBinding],
+        outcome: &MOutcome,
+    ) -> Result<(u64, MVerdict), Bad> {
+        let (rows, unresolved) = self.resolve(bindings)?;
+        self.unresolved += unresolved;
+        let n = self.launches;
+        self.launches += 1;
+        if *outcome == MOutcome::DryRun {
+            return Ok((n, MVerdict::DryRun));
+        }
+        let slot = self.slot(stream);
+        // check_reads: the first tainted byte of the first read binding
+        // that has one.
+        let mut hit = None;
+        'rows: for r in &rows {
+            if r.access != 0 && r.access != 2 {
+                continue;
+            }
+            let a = &self.allocs[&r.memory];
+            for b in r.start..r.end {
+                if let Some(t) = a.bytes[b as usize] {
+                    hit = Some((t, r.memory));
+                    break 'rows;
+                }
+            }
+        }
+        let (verdict, doom) = if let Some((t, needed)) = hit {
+            let (cause, depth, cut) = match t.origin {
+                None => (None, 1, false),
+                Some(c) if self.records[c].depth < self.chain_limit => {
+                    (Some(c), self.records[c].depth + 1, false)
+                }
+                Some(_) => (None, 1, true),
+            };
+            self.records.push(MRecord {
+                launch: n,
+                kernel: kernel.into(),
+                needed,
+                cause,
+                depth,
+                cut,
+                failure: t.failure,
+            });
+            let rec = self.records.len() - 1;
+            self.failures.get_mut(&t.failure).unwrap().skipped += 1;
+            self.set_bytes(
+                &rows,
+                Some(Taint {
+                    failure: t.failure,
+                    origin: Some(rec),
+                }),
+            );
+            (
+                MVerdict::Skipped(t.failure, needed),
+                Some((t.failure, Some(rec))),
+            )
+        } else {
+            match outcome {
+                MOutcome::Failed(kind, message) => {
+                    let f = self.find_or_mint(kind, kernel, message);
+                    self.set_bytes(
+                        &rows,
+                        Some(Taint {
+                            failure: f,
+                            origin: None,
+                        }),
+                    );
+                    (MVerdict::Failed(f), Some((f, None)))
+                }
+                _ => {
+                    self.set_bytes(&rows, None);
+                    (MVerdict::Ran, None)
+                }
+            }
+        };
+        if let Some(w) = self.windows.get_mut(&slot) {
+            match doom {
+                None => {
+                    for r in &rows {
+                        if r.access == 1 || r.access == 2 {
+                            let a = &self.allocs[&r.memory];
+                            w.recorded.push((a.slot, r.memory, r.start, r.end));
+                        }
+                    }
+                }
+                Some(d) if w.doom.is_none() => {
+                    w.doom = Some(d);
+                    self.failures.get_mut(&d.0).unwrap().pins += 1;
+                }
+                Some(_) => {}
+            }
+        }
+        if let Some((f, _)) = doom {
+            self.profile_failure(f);
+        }
+        self.prune();
+        Ok((n, verdict))
+    }
+
+    pub fn host_write(&mut self, binding: &MBinding, outcome: &MOutcome) -> Result<MVerdict, Bad> {
+        if *outcome == MOutcome::DryRun {
+            return Err(Bad);
+        }
+        let b = MBinding {
+            access: 1,
+            ..*binding
+        };
+        let (rows, unresolved) = self.resolve(&[b])?;
+        self.unresolved += unresolved;
+        Ok(self.settle_write(&rows, outcome, "host_write"))
+    }
+
+    fn settle_write(&mut self, rows: &[Row], outcome: &MOutcome, kernel: &str) -> MVerdict {
+        let v = match outcome {
+            MOutcome::Failed(kind, message) => {
+                let f = self.find_or_mint(kind, kernel, message);
+                self.set_bytes(
+                    rows,
+                    Some(Taint {
+                        failure: f,
+                        origin: None,
+                    }),
+                );
+                self.profile_failure(f);
+                MVerdict::Failed(f)
+            }
+            _ => {
+                self.set_bytes(rows, None);
+                MVerdict::Ran
+            }
+        };
+        self.prune();
+        v
+    }
+
+    pub fn report(&self, failure: u64, origin: Option<usize>) -> MReport {
+        let f = &self.failures[&failure];
+        let mut chain = Vec::new();
+        let mut truncated = false;
+        let mut next = origin;
+        while let Some(i) = next {
+            let r = &self.records[i];
+            chain.push((r.launch, r.kernel.clone(), r.needed));
+            truncated = r.cut;
+            next = r.cause;
+        }
+        MReport {
+            failure,
+            error: (f.kind.clone(), f.kernel.clone(), f.message.clone()),
+            occurrences: f.occurrences,
+            chain,
+            truncated,
+        }
+    }
+
+    pub fn read(&mut self, binding: &MBinding) -> Result<MRead, Bad> {
+        let b = MBinding {
+            access: 0,
+            ..*binding
+        };
+        let (rows, unresolved) = self.resolve(&[b])?;
+        if unresolved > 0 {
+            self.unresolved += unresolved;
+            return Ok(MRead::Unresolved);
+        }
+        if let Some((k, m)) = &self.fault {
+            return Ok(MRead::DeviceFault(k.clone(), m.clone()));
+        }
+        let r = rows[0];
+        let a = &self.allocs[&r.memory];
+        for b in r.start..r.end {
+            if let Some(t) = a.bytes[b as usize] {
+                return Ok(MRead::Tainted(self.report(t.failure, t.origin)));
+            }
+        }
+        Ok(MRead::Clean)
+    }
+
+    pub fn capture_begin(&mut self, stream: u64) -> Result<(), Bad> {
+        let slot = self.slot(stream);
+        if self.windows.contains_key(&slot) {
+            return Err(Bad);
+        }
+        self.windows.insert(slot, MWindow::default());
+        Ok(())
+    }
+
+    pub fn capture_end(&mut self, stream: u64, graph: u64) -> Result<MCapture, Bad> {
+        let slot = self.slot(stream);
+        if !self.windows.contains_key(&slot) || self.graphs.contains_key(&graph) {
+            return Err(Bad);
+        }
+        let w = self.windows.remove(&slot).unwrap();
+        match w.doom {
+            None => {
+                self.graphs.insert(graph, w.recorded);
+                Ok(MCapture::Ok)
+            }
+            Some((f, rec)) => {
+                let report = self.report(f, rec);
+                self.failures.get_mut(&f).unwrap().pins -= 1;
+                self.prune();
+                Ok(MCapture::Failed(report))
+            }
+        }
+    }
+
+    pub fn replay(&mut self, graph: u64, outcome: &MOutcome) -> Result<MVerdict, Bad> {
+        if *outcome == MOutcome::DryRun {
+            return Err(Bad);
+        }
+        let recorded = self.graphs.get(&graph).ok_or(Bad)?;
+        let bindings: Vec<MBinding> = recorded
+            .iter()
+            .map(|&(slot, memory, s, e)| MBinding {
+                stream: slot,
+                memory,
+                range: Some((s, e)),
+                access: 1,
+            })
+            .collect();
+        let (rows, unresolved) = self.resolve(&bindings)?;
+        self.unresolved += unresolved;
+        Ok(self.settle_write(&rows, outcome, &format!("graph:{graph}")))
+    }
+
+    pub fn graph_destroy(&mut self, graph: u64) -> Result<(), Bad> {
+        self.graphs.remove(&graph).map(|_| ()).ok_or(Bad)
+    }
+
+    pub fn profile_begin(&mut self, p: u64) -> Result<(), Bad> {
+        if self.profiles.contains_key(&p) {
+            return Err(Bad);
+        }
+        self.profiles.insert(p, None);
+        Ok(())
+    }
+
+    pub fn profile_end(&mut self, p: u64) -> Result<MProfile, Bad> {
+        match self.profiles.remove(&p).ok_or(Bad)? {
+            None => Ok(MProfile::Valid),
+            Some((f, e)) => Ok(MProfile::Invalid(f, e)),
+        }
+    }
+
+    pub fn device_fault(&mut self, kind: &str, message: &str) {
+        if self.fault.is_none() {
+            self.fault = Some((kind.into(), message.into()));
+        }
+    }
+
+    /// The claims of an allocation: maximal runs of equal taint, as
+    /// `(start, end, failure, origin launch)`.
+    pub fn claims(&self, memory: u64) -> Vec<(u64, u64, u64, Option<u64>)> {
+        let a = &self.allocs[&memory];
+        let mut out: Vec<(u64, u64, u64, Option<u64>)> = Vec::new();
+        let mut prev: Option<Taint> = None;
+        for (i, t) in a.bytes.iter().enumerate() {
+            let i = i as u64;
+            match (t, prev) {
+                (Some(t), Some(p)) if *t == p => out.last_mut().unwrap().1 = i + 1,
+                (Some(t), _) => out.push((
+                    i,
+                    i + 1,
+                    t.failure,
+                    t.origin.map(|o| self.records[o].launch),
+                )),
+                (None, _) => {}
+            }
+            prev = *t;
+        }
+        out
+    }
+
+    /// The launch numbers of the records something still refers to: byte
+    /// origins, pinned window records, and their causes.
+    pub fn live_records(&self) -> BTreeSet<u64> {
+        let mut stack: Vec<usize> = self
+            .allocs
+            .values()
+            .flat_map(|a| a.bytes.iter().flatten().filter_map(|t| t.origin))
+            .collect();
+        stack.extend(
+            self.windows
+                .values()
+                .filter_map(|w| w.doom.and_then(|d| d.1)),
+        );
+        let mut seen = BTreeSet::new();
+        while let Some(i) = stack.pop() {
+            if seen.insert(i) {
+                if let Some(c) = self.records[i].cause {
+                    stack.push(c);
+                }
+            }
+        }
+        seen.into_iter().map(|i| self.records[i].launch).collect()
+    }
+
+    pub fn tainted_bytes(&self) -> u64 {
+        self.allocs
+            .values()
+            .map(|a| a.bytes.iter().filter(|b| b.is_some()).count() as u64)
+            .sum()
+    }
+
+    pub fn tainted_allocations(&self) -> u64 {
+        self.allocs
+            .values()
+            .filter(|a| a.bytes.iter().any(Option::is_some))
+            .count() as u64
+    }
+}

@@ -1,0 +1,503 @@
+//! The world and the per-byte model, driven with the same random operations:
+//! every result and the whole observable state must agree after every step,
+//! and SPEC.md §10's invariants must hold. A second world takes the same
+//! launches in batches and must end up identical to the first.
+
+mod model;
+
+use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MReport, MVerdict, Model};
+use proptest::prelude::*;
+use taintworld::{
+    Access, Binding, CaptureResult, Config, Launch, Outcome, ProfileResult, ReadResult,
+    TaintReport, Verdict, World,
+};
+
+const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
+const KINDS: [&str; 2] = ["compile", "launch"];
+const MESSAGES: [&str; 2] = ["m0", "m1"];
+
+#[derive(Clone, Debug)]
+struct LaunchOp {
+    kernel: usize,
+    stream: u64,
+    bindings: Vec<MBinding>,
+    outcome: MOutcome,
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Alloc {
+        stream: u64,
+        memory: u64,
+        size: u64,
+    },
+    AllocFailed {
+        stream: u64,
+        memory: u64,
+        size: u64,
+    },
+    Free {
+        memory: u64,
+    },
+    Launch(LaunchOp),
+    Batch(Vec<LaunchOp>),
+    HostWrite {
+        binding: MBinding,
+        outcome: MOutcome,
+    },
+    Read {
+        binding: MBinding,
+    },
+    CaptureBegin {
+        stream: u64,
+    },
+    CaptureEnd {
+        stream: u64,
+        graph: u64,
+    },
+    Replay {
+        graph: u64,
+        outcome: MOutcome,
+    },
+    GraphDestroy {
+        graph: u64,
+    },
+    ProfileBegin {
+        profile: u64,
+    },
+    ProfileEnd {
+        profile: u64,
+    },
+    DeviceFault,
+}
+
+fn binding() -> impl Strategy<Value = MBinding> {
+    let range = prop_oneof![
+        3 => Just(None),
+        8 => (0u64..=24, 0u64..=12).prop_map(|(s, len)| Some((s, s + len))),
+        1 => (1u64..=24, 0u64..=24).prop_map(|(s, e)| Some((s, e))),
+    ];
+    (0u64..6, 0u64..6, range, 0u8..4).prop_map(|(stream, memory, range, access)| MBinding {
+        stream,
+        memory,
+        range,
+        access,
+    })
+}
+
+fn outcome(dry: bool) -> impl Strategy<Value = MOutcome> {
+    let failed = (0..KINDS.len(), 0..MESSAGES.len())
+        .prop_map(|(k, m)| MOutcome::Failed(KINDS[k].into(), MESSAGES[m].into()));
+    let dry_weight = if dry { 1 } else { 0 };
+    prop_oneof![
+        11 => Just(MOutcome::Ok),
+        6 => failed,
+        dry_weight => Just(MOutcome::DryRun),
+    ]
+}
+
+fn launch_op() -> impl Strategy<Value = LaunchOp> {
+    (
+        0..KERNELS.len(),
+        0u64..6,
+        prop::collection::vec(binding(), 0..5),
+        outcome(true),
+    )
+        .prop_map(|(kernel, stream, bindings, outcome)| LaunchOp {
+            kernel,
+            stream,
+            bindings,
+            outcome,
+        })
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u64..6, 0u64..6, 0u64..=32).prop_map(|(stream, memory, size)| Op::Alloc { stream, memory, size }),
+        1 => (0u64..6, 0u64..6, 0u64..=16).prop_map(|(stream, memory, size)| Op::AllocFailed { stream, memory, size }),
+        2 => (0u64..6).prop_map(|memory| Op::Free { memory }),
+        14 => launch_op().prop_map(Op::Launch),
+        2 => prop::collection::vec(launch_op(), 1..5).prop_map(Op::Batch),
+        2 => (binding(), outcome(false)).prop_map(|(binding, outcome)| Op::HostWrite { binding, outcome }),
+        4 => binding().prop_map(|binding| Op::Read { binding }),
+        1 => (0u64..6).prop_map(|stream| Op::CaptureBegin { stream }),
+        1 => (0u64..6, 0u64..3).prop_map(|(stream, graph)| Op::CaptureEnd { stream, graph }),
+        1 => (0u64..3, outcome(false)).prop_map(|(graph, outcome)| Op::Replay { graph, outcome }),
+        1 => (0u64..3).prop_map(|graph| Op::GraphDestroy { graph }),
+        1 => (0u64..2).prop_map(|profile| Op::ProfileBegin { profile }),
+        1 => (0u64..2).prop_map(|profile| Op::ProfileEnd { profile }),
+        1 => Just(Op::DeviceFault),
+    ]
+}
+
+fn access(a: u8) -> Access {
+    match a {
+        0 => Access::Read,
+        1 => Access::Write,
+        2 => Access::ReadWrite,
+        _ => Access::Dead,
+    }
+}
+
+fn to_binding(b: &MBinding) -> Binding {
+    Binding {
+        stream: b.stream.into(),
+        memory: b.memory.into(),
+        range: b.range,
+        access: access(b.access),
+    }
+}
+
+fn to_outcome(o: &MOutcome) -> Outcome<'_> {
+    match o {
+        MOutcome::Ok => Outcome::Ok,
+        MOutcome::DryRun => Outcome::DryRun,
+        MOutcome::Failed(kind, message) => Outcome::Failed { kind, message },
+    }
+}
+
+fn verdict(v: Verdict) -> MVerdict {
+    match v {
+        Verdict::Ran => MVerdict::Ran,
+        Verdict::Failed(f) => MVerdict::Failed(f.get()),
+        Verdict::Skipped { failure, needed } => MVerdict::Skipped(failure.get(), needed),
+        Verdict::DryRun => MVerdict::DryRun,
+    }
+}
+
+fn report(r: TaintReport) -> MReport {
+    MReport {
+        failure: r.failure.get(),
+        error: (r.error.kind, r.error.kernel, r.error.message),
+        occurrences: r.occurrences,
+        chain: r
+            .chain
+            .into_iter()
+            .map(|h| (h.launch, h.kernel, h.needed))
+            .collect(),
+        truncated: r.truncated,
+    }
+}
+
+/// Everything observable about a world, in a comparable form.
+#[derive(Debug, PartialEq, Eq)]
+struct State {
+    stats: taintworld::Stats,
+    claims: Vec<(u64, Vec<(u64, u64, u64, Option<u64>)>)>,
+    failures: Vec<(u64, String, String, String, u64, u64)>,
+    records: Vec<u64>,
+}
+
+fn state(world: &World) -> State {
+    let mut claims: Vec<_> = world
+        .allocations()
+        .iter()
+        .map(|(_, a)| {
+            let list = world
+                .claims(a.memory)
+                .unwrap()
+                .map(|c| (c.start, c.end, c.failure.get(), c.origin))
+                .collect();
+            (a.memory, list)
+        })
+        .collect();
+    claims.sort();
+    let mut failures: Vec<_> = world
+        .failures()
+        .map(|f| {
+            (
+                f.id.get(),
+                f.error.kind.clone(),
+                f.error.kernel.clone(),
+                f.error.message.clone(),
+                f.occurrences,
+                f.skipped,
+            )
+        })
+        .collect();
+    failures.sort();
+    let mut records: Vec<u64> = world.skip_records().map(|r| r.launch).collect();
+    records.sort();
+    State {
+        stats: world.stats(),
+        claims,
+        failures,
+        records,
+    }
+}
+
+fn model_state(m: &Model) -> State {
+    let claims = m.allocs.keys().map(|&mem| (mem, m.claims(mem))).collect();
+    let failures = m
+        .failures
+        .iter()
+        .map(|(&id, f)| {
+            (
+                id,
+                f.kind.clone(),
+                f.kernel.clone(),
+                f.message.clone(),
+                f.occurrences,
+                f.skipped,
+            )
+        })
+        .collect();
+    let records: Vec<u64> = m.live_records().into_iter().collect();
+    let claim_count: u64 = m.allocs.keys().map(|&mem| m.claims(mem).len() as u64).sum();
+    State {
+        stats: taintworld::Stats {
+            live_failures: m.failures.len() as u64,
+            tainted_allocations: m.tainted_allocations(),
+            tainted_bytes: m.tainted_bytes(),
+            claims: claim_count,
+            failures_minted: m.minted,
+            unresolved_bindings: m.unresolved,
+            live_records: records.len() as u64,
+            allocations: m.allocs.len() as u64,
+            launches: m.launches,
+        },
+        claims,
+        failures,
+        records,
+    }
+}
+
+fn run_launch(world: &mut World, op: &LaunchOp) -> Result<(u64, MVerdict), ()> {
+    let bindings: Vec<Binding> = op.bindings.iter().map(to_binding).collect();
+    world
+        .launch(&Launch {
+            kernel: KERNELS[op.kernel],
+            stream: op.stream.into(),
+            bindings: &bindings,
+            outcome: to_outcome(&op.outcome),
+        })
+        .map(|r| (r.launch, verdict(r.verdict)))
+        .map_err(|_| ())
+}
+
+/// Applies one operation to the model, the one-at-a-time world `a` and the
+/// batching world `b`, and checks that all three agree.
+fn step(m: &mut Model, a: &mut World, b: &mut World, op: &Op) -> Result<(), TestCaseError> {
+    match op {
+        Op::Alloc {
+            stream,
+            memory,
+            size,
+        } => {
+            let expected = m.alloc(*stream, *memory, *size).is_ok();
+            prop_assert_eq!(a.alloc(*stream, *memory, *size).is_ok(), expected);
+            prop_assert_eq!(b.alloc(*stream, *memory, *size).is_ok(), expected);
+        }
+        Op::AllocFailed {
+            stream,
+            memory,
+            size,
+        } => {
+            let expected = m
+                .alloc_failed(*stream, *memory, *size, "oom", "out of memory")
+                .is_ok();
+            prop_assert_eq!(
+                a.alloc_failed(*stream, *memory, *size, "oom", "out of memory")
+                    .is_ok(),
+                expected
+            );
+            prop_assert_eq!(
+                b.alloc_failed(*stream, *memory, *size, "oom", "out of memory")
+                    .is_ok(),
+                expected
+            );
+        }
+        Op::Free { memory } => {
+            let expected = m.free(*memory).is_ok();
+            prop_assert_eq!(a.free(*memory).is_ok(), expected);
+            prop_assert_eq!(b.free(*memory).is_ok(), expected);
+        }
+        Op::Launch(l) => {
+            let expected = m
+                .launch(KERNELS[l.kernel], l.stream, &l.bindings, &l.outcome)
+                .map_err(|_| ());
+            prop_assert_eq!(&run_launch(a, l), &expected);
+            prop_assert_eq!(&run_launch(b, l), &expected);
+        }
+        Op::Batch(launches) => {
+            // One at a time on the model and `a`; a bad launch anywhere
+            // rejects the whole batch, so both are rolled back then.
+            let (m0, a0) = (m.clone(), a.clone());
+            let mut expected = Vec::new();
+            let mut bad = false;
+            for l in launches {
+                let want = m.launch(KERNELS[l.kernel], l.stream, &l.bindings, &l.outcome);
+                let got = run_launch(a, l);
+                prop_assert_eq!(&got, &want.clone().map_err(|_| ()));
+                match want {
+                    Ok(v) => expected.push(v),
+                    Err(_) => {
+                        bad = true;
+                        break;
+                    }
+                }
+            }
+            if bad {
+                *m = m0;
+                *a = a0;
+            }
+            let owned: Vec<Vec<Binding>> = launches
+                .iter()
+                .map(|l| l.bindings.iter().map(to_binding).collect())
+                .collect();
+            let batch: Vec<Launch> = launches
+                .iter()
+                .zip(&owned)
+                .map(|(l, bindings)| Launch {
+                    kernel: KERNELS[l.kernel],
+                    stream: l.stream.into(),
+                    bindings,
+                    outcome: to_outcome(&l.outcome),
+                })
+                .collect();
+            let mut results = Vec::new();
+            let got = b.launch_batch(&batch, &mut results);
+            prop_assert_eq!(got.is_err(), bad);
+            if !bad {
+                let got: Vec<_> = results
+                    .iter()
+                    .map(|r| (r.launch, verdict(r.verdict)))
+                    .collect();
+                prop_assert_eq!(got, expected);
+            } else {
+                prop_assert!(results.is_empty());
+            }
+        }
+        Op::HostWrite { binding, outcome } => {
+            let expected = m.host_write(binding, outcome).map_err(|_| ());
+            for w in [&mut *a, &mut *b] {
+                let got = w
+                    .host_write(&to_binding(binding), to_outcome(outcome))
+                    .map(verdict)
+                    .map_err(|_| ());
+                prop_assert_eq!(&got, &expected);
+            }
+        }
+        Op::Read { binding } => {
+            let expected = m.read(binding).map_err(|_| ());
+            for w in [&mut *a, &mut *b] {
+                let got = w
+                    .read(&to_binding(binding))
+                    .map_err(|_| ())
+                    .map(|r| match r {
+                        ReadResult::Clean => MRead::Clean,
+                        ReadResult::Unresolved => MRead::Unresolved,
+                        ReadResult::Tainted(r) => MRead::Tainted(report(r)),
+                        ReadResult::DeviceFault(e) => MRead::DeviceFault(e.kind, e.message),
+                    });
+                prop_assert_eq!(&got, &expected);
+            }
+        }
+        Op::CaptureBegin { stream } => {
+            let expected = m.capture_begin(*stream).is_ok();
+            prop_assert_eq!(a.capture_begin(*stream).is_ok(), expected);
+            prop_assert_eq!(b.capture_begin(*stream).is_ok(), expected);
+        }
+        Op::CaptureEnd { stream, graph } => {
+            let expected = m.capture_end(*stream, *graph).map_err(|_| ());
+            for w in [&mut *a, &mut *b] {
+                let got = w
+                    .capture_end(*stream, *graph)
+                    .map_err(|_| ())
+                    .map(|r| match r {
+                        CaptureResult::Ok => MCapture::Ok,
+                        CaptureResult::Failed(r) => MCapture::Failed(report(r)),
+                    });
+                prop_assert_eq!(&got, &expected);
+            }
+        }
+        Op::Replay { graph, outcome } => {
+            let expected = m.replay(*graph, outcome).map_err(|_| ());
+            for w in [&mut *a, &mut *b] {
+                let got = w
+                    .replay(*graph, to_outcome(outcome))
+                    .map(verdict)
+                    .map_err(|_| ());
+                prop_assert_eq!(&got, &expected);
+            }
+        }
+        Op::GraphDestroy { graph } => {
+            let expected = m.graph_destroy(*graph).is_ok();
+            prop_assert_eq!(a.graph_destroy(*graph).is_ok(), expected);
+            prop_assert_eq!(b.graph_destroy(*graph).is_ok(), expected);
+        }
+        Op::ProfileBegin { profile } => {
+            let expected = m.profile_begin(*profile).is_ok();
+            prop_assert_eq!(a.profile_begin(*profile).is_ok(), expected);
+            prop_assert_eq!(b.profile_begin(*profile).is_ok(), expected);
+        }
+        Op::ProfileEnd { profile } => {
+            let expected = m.profile_end(*profile).map_err(|_| ());
+            for w in [&mut *a, &mut *b] {
+                let got = w.profile_end(*profile).map_err(|_| ()).map(|r| match r {
+                    ProfileResult::Valid => MProfile::Valid,
+                    ProfileResult::Invalid { failure, error } => {
+                        MProfile::Invalid(failure.get(), (error.kind, error.kernel, error.message))
+                    }
+                });
+                prop_assert_eq!(&got, &expected);
+            }
+        }
+        Op::DeviceFault => {
+            m.device_fault("device", "illegal address");
+            a.device_fault("device", "illegal address");
+            b.device_fault("device", "illegal address");
+        }
+    }
+    if let Err(e) = a.check_invariants() {
+        return Err(TestCaseError::fail(format!(
+            "invariant broken after {op:?}: {e}"
+        )));
+    }
+    let expected = model_state(m);
+    prop_assert_eq!(
+        &state(a),
+        &expected,
+        "world differs from the model after {:?}",
+        op
+    );
+    prop_assert_eq!(
+        &state(b),
+        &expected,
+        "batching world differs after {:?}",
+        op
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, max_shrink_iters: 4096, ..ProptestConfig::default() })]
+
+    /// SPEC §10 after every one of 200 random operations, and the world
+    /// equal to the per-byte model in every result and every claim.
+    #[test]
+    fn the_world_agrees_with_the_per_byte_model_after_every_operation(
+        ops in prop::collection::vec(op(), 200),
+        chain_limit in prop_oneof![Just(1u32), Just(2), Just(3), Just(1024)],
+        strict in prop::bool::weighted(0.15),
+    ) {
+        let config = Config { max_streams: 3, num_special: 0, chain_limit, strict };
+        let mut m = Model::new(3, chain_limit, strict);
+        let mut a = World::new(config).unwrap();
+        let mut b = World::new(config).unwrap();
+        for op in &ops {
+            step(&mut m, &mut a, &mut b, op)?;
+        }
+        // Invariant 2 and 6: once everything is freed and every window
+        // ended, nothing remains.
+        for memory in 0..6 {
+            let _ = a.free(memory);
+        }
+        for stream in 0..3 {
+            let _ = a.capture_end(stream, 1000 + stream);
+        }
+        prop_assert_eq!(a.stats().live_failures, 0);
+        prop_assert_eq!(a.stats().live_records, 0);
+        prop_assert!(a.check_invariants().is_ok());
+    }
+}
