@@ -14,8 +14,10 @@ pub enum Error {
     /// `chain_limit` was 0: a skip record has depth at least 1.
     #[error("chain_limit must be at least 1")]
     ZeroChainLimit,
-    /// `max_streams + num_special` does not fit in a slot number.
-    #[error("max_streams {max_streams} + num_special {num_special} overflows the slot numbers")]
+    /// `max_streams + num_special` is over 2^32 slots.
+    #[error(
+        "max_streams {max_streams} + num_special {num_special} is over the 2^32 slots a world holds"
+    )]
     SlotOverflow {
         /// The regular slot count asked for.
         max_streams: u64,

@@ -362,8 +362,8 @@ pub struct World {
     /// Reused for every call's resolved rows: a launch allocates nothing
     /// once it has grown to the widest launch seen.
     rows: Vec<Resolved>,
-    /// Per launch of a batch, where its rows end.
-    ends: Vec<usize>,
+    /// Per launch of a batch, where its rows end and its stream's slot.
+    ends: Vec<(usize, u64)>,
     launches: u64,
     unresolved: u64,
     windows: HashMap<u64, Window>,
@@ -417,6 +417,11 @@ impl World {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// How many launches were processed: the next launch's number.
+    pub fn launches(&self) -> u64 {
+        self.launches
     }
 
     /// The stream store.
@@ -520,6 +525,7 @@ impl World {
             }
         };
         if let Some(mut allocation) = self.allocs.remove(key) {
+            // The footprint went with the row; no flag to keep.
             let g = &mut self.graph;
             allocation.claims.clear(&mut g.failures, &mut g.records);
         }
@@ -560,7 +566,7 @@ impl World {
         self.ends.clear();
         let mut unresolved = 0u64;
         for (index, launch) in launches.iter().enumerate() {
-            let resolved = self.streams.slot_of(launch.stream).and_then(|_| {
+            let resolved = self.streams.slot_of(launch.stream).and_then(|slot| {
                 resolve_owner(
                     launch.bindings,
                     &self.streams,
@@ -568,9 +574,13 @@ impl World {
                     self.config.strict,
                     &mut self.rows,
                 )
+                .map(|n| (n, slot))
             });
             match resolved {
-                Ok(n) => unresolved = unresolved.saturating_add(n),
+                Ok((n, slot)) => {
+                    unresolved = unresolved.saturating_add(n);
+                    self.ends.push((self.rows.len(), slot));
+                }
                 Err(error) => {
                     return Err(Error::InBatch {
                         index,
@@ -578,15 +588,12 @@ impl World {
                     });
                 }
             }
-            self.ends.push(self.rows.len());
         }
         self.unresolved = self.unresolved.saturating_add(unresolved);
         results.reserve(launches.len());
         let mut start = 0;
         for (i, launch) in launches.iter().enumerate() {
-            let end = self.ends[i];
-            // The slot was checked in the resolving pass.
-            let slot = self.streams.slot_of(launch.stream).unwrap_or(0);
+            let (end, slot) = self.ends[i];
             results.push(self.settle_launch(launch.kernel, slot, start, end, launch.outcome));
             start = end;
         }
@@ -612,6 +619,24 @@ impl World {
             };
         }
         let hit = check_reads(&self.rows[start..end], &self.allocs);
+        if hit.is_none() && outcome == Outcome::Ok && self.windows.is_empty() {
+            // The common case, kept short: clean reads, the launch ran, no
+            // capture window to record into. Releasing its write set is all
+            // there is, and only a release that carved a claim leaves
+            // anything to prune.
+            let g = &mut self.graph;
+            release_written(
+                &self.rows[start..end],
+                &mut self.allocs,
+                &mut g.failures,
+                &mut g.records,
+            );
+            self.prune();
+            return LaunchResult {
+                launch,
+                verdict: Verdict::Ran,
+            };
+        }
         let verdict = self.settle(launch, kernel, Some(slot), start, end, hit, outcome);
         LaunchResult { launch, verdict }
     }

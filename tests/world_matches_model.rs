@@ -179,11 +179,14 @@ fn report(r: TaintReport) -> MReport {
     }
 }
 
+/// `(start, end, failure, origin launch)`.
+type ClaimRow = (u64, u64, u64, Option<u64>);
+
 /// Everything observable about a world, in a comparable form.
 #[derive(Debug, PartialEq, Eq)]
 struct State {
     stats: taintworld::Stats,
-    claims: Vec<(u64, Vec<(u64, u64, u64, Option<u64>)>)>,
+    claims: Vec<(u64, Vec<ClaimRow>)>,
     failures: Vec<(u64, String, String, String, u64, u64)>,
     records: Vec<u64>,
 }

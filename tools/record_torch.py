@@ -10,7 +10,7 @@ object a line, header first.  This recorder sits in PyTorch's dispatcher as a
 * every aten operator that does work on the device is a ``launch`` whose
   bindings are the byte spans of the tensors it touches, with the access read
   from the operator's schema (plus the refinements listed in
-  ``docs/recording.md`` and in ``_refine`` below);
+  ``docs/recording.md`` and in ``Recorder._access_for`` below);
 * device-to-host copies (``.item()``, ``.cpu()``, ``.tolist()``) are ``read``
   events and host-to-device copies are ``host_write`` events;
 * CUDA graph capture and replay become ``capture_begin`` / ``capture_end`` /
@@ -338,7 +338,11 @@ class Recorder:
         self.counts[op] = self.counts.get(op, 0) + 1
 
     def _note_error(self, func, exc) -> None:
-        msg = f"{kernel_name(func)}: {type(exc).__name__}: {exc}"
+        try:
+            name = kernel_name(func)
+        except Exception:
+            name = str(func)
+        msg = f"{name}: {type(exc).__name__}: {exc}"
         if len(self.errors) < 50:
             self.errors.append(msg)
             print(f"record_torch: could not record {msg}", file=sys.stderr)

@@ -31,7 +31,6 @@ sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
 import check_log  # noqa: E402
 from record_torch import Recorder  # noqa: E402
@@ -255,6 +254,27 @@ def test_item_is_a_read_of_the_tensor():
     assert reads[0]["binding"]["memory"] == out["memory"]
     assert reads[0]["binding"]["range"] == out["range"]
     assert events.index(reads[0]) > events.index(s)
+
+
+def test_data_dependent_results_are_reads():
+    def prog():
+        a, b = torch.randn(4), torch.randn(4)
+        torch.equal(a, b)  # returns a Python bool: the host read both
+        float(a.sum())
+    events, _, _ = record(prog)
+    reads = [e for e in events if e["op"] == "read"]
+    assert len(reads) == 3, reads
+    assert not launches(events, "aten::equal")
+
+
+def test_file_like_output_is_not_closed():
+    buf = io.StringIO()
+    with Recorder(buf, device="cpu"):
+        torch.ones(2).sum().item()
+    lines = buf.getvalue().splitlines()
+    assert json.loads(lines[0])["op"] == "header"
+    assert json.loads(lines[-1])["op"] == "free"
+    buf.write("")  # still open
 
 
 def test_dead_storage_freed_before_its_address_is_reused():

@@ -1,1 +1,349 @@
-fn main() {}
+//! `taintworld`: replay launch logs to see what one failure poisons, inject
+//! faults, and generate synthetic workloads.
+
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use taintworld::log::{
+    CaptureResult, GenOptions, LaunchResult, LogReader, LogWriter, ReadResult, Replay, ReplayError,
+    ReplayOptions, Report, Shape, generate,
+};
+
+#[derive(Parser)]
+#[command(
+    name = "taintworld",
+    version,
+    about = "Which bytes of GPU memory can still be trusted: replay launch logs, inject faults, generate workloads."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Replay a launch log (JSON Lines, `.gz` allowed) and say what failed,
+    /// what was skipped, and why each tainted read cannot be trusted.
+    Replay {
+        /// The log.
+        log: PathBuf,
+        /// Process launch N as if it failed (repeatable).
+        #[arg(long = "fail-launch", value_name = "N")]
+        fail_launch: Vec<u64>,
+        /// Print the SPEC §8 report as one line of JSON instead of a summary.
+        #[arg(long)]
+        json: bool,
+        /// Skip bad lines (listed under `rejected`) instead of stopping.
+        #[arg(long)]
+        keep_going: bool,
+        /// Treat unresolved bindings as bad input.
+        #[arg(long)]
+        strict: bool,
+        /// Stream slots (overrides the log's header).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        max_streams: Option<u64>,
+        /// Longest skip chain kept (overrides the log's header).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u32::MAX as u64))]
+        chain_limit: Option<u64>,
+    },
+    /// Write a valid synthetic launch log, deterministic for a seed.
+    Gen {
+        /// The seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// How many launches.
+        #[arg(long)]
+        launches: u64,
+        /// How many streams.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        streams: u64,
+        /// Probability that a launch fails.
+        #[arg(long, default_value_t = 0.0)]
+        fail_rate: f64,
+        /// The workload's shape.
+        #[arg(long, value_enum, default_value_t = ShapeArg::Random)]
+        shape: ShapeArg,
+        /// Write here instead of stdout (gzip when it ends in `.gz`).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum ShapeArg {
+    Chain,
+    Fanout,
+    Random,
+    TrainingStep,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Replay {
+            log,
+            fail_launch,
+            json,
+            keep_going,
+            strict,
+            max_streams,
+            chain_limit,
+        } => {
+            let options = ReplayOptions {
+                fail_launches: fail_launch.into_iter().collect(),
+                keep_going,
+                strict,
+                max_streams,
+                chain_limit,
+                keep_lists: json,
+            };
+            run_replay(&log, options, json)
+        }
+        Command::Gen {
+            seed,
+            launches,
+            streams,
+            fail_rate,
+            shape,
+            output,
+        } => run_gen(
+            GenOptions {
+                seed,
+                launches,
+                streams,
+                fail_rate: if fail_rate.is_finite() {
+                    fail_rate.clamp(0.0, 1.0)
+                } else {
+                    0.0
+                },
+                shape: match shape {
+                    ShapeArg::Chain => Shape::Chain,
+                    ShapeArg::Fanout => Shape::Fanout,
+                    ShapeArg::Random => Shape::Random,
+                    ShapeArg::TrainingStep => Shape::TrainingStep,
+                },
+            },
+            output,
+        )
+        .map_err(|e| format!("error: {e}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), String> {
+    let reader = LogReader::open(path).map_err(|e| format!("error: {}: {e}", path.display()))?;
+    let progress = Progress::new();
+    let mut replay = Replay::new(options);
+    for line in reader {
+        let line = line.map_err(|e| format!("error: {}: {e}", path.display()))?;
+        let number = line.number;
+        match replay.apply(line) {
+            Ok(()) => {}
+            Err(ReplayError::BadLine { line, error }) => {
+                progress.finish();
+                return Err(format!("error: line {line}: {error}"));
+            }
+            Err(ReplayError::Io(e)) => {
+                progress.finish();
+                return Err(format!("error: {}: {e}", path.display()));
+            }
+        }
+        progress.tick(number);
+    }
+    progress.finish();
+    let summary = Summary::of(&replay);
+    let (report, _) = replay.finish();
+    let stdout = io::stdout().lock();
+    let written = if json {
+        report.write_json(stdout)
+    } else {
+        summary.write(&report, stdout)
+    };
+    written.map_err(|e| format!("error: writing the report: {e}"))
+}
+
+/// A progress line on stderr, shown only on a terminal and only once a run
+/// has taken over a second.
+struct Progress {
+    bar: Option<ProgressBar>,
+    started: Instant,
+    shown: std::cell::Cell<bool>,
+}
+
+impl Progress {
+    fn new() -> Self {
+        let bar = io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} line {pos} ({per_sec}) {elapsed}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar
+        });
+        Progress {
+            bar,
+            started: Instant::now(),
+            shown: std::cell::Cell::new(false),
+        }
+    }
+
+    fn tick(&self, line: u64) {
+        let Some(bar) = &self.bar else { return };
+        if !line.is_multiple_of(4096) {
+            return;
+        }
+        if !self.shown.get() && self.started.elapsed() > Duration::from_secs(1) {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            self.shown.set(true);
+        }
+        bar.set_position(line);
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// The human summary's parts that the report does not keep.
+struct Summary {
+    failures: Vec<(u64, taintworld::log::FailureTally)>,
+    reads: Vec<taintworld::log::ReadEntry>,
+}
+
+impl Summary {
+    fn of(replay: &Replay) -> Self {
+        Summary {
+            failures: replay
+                .tallies()
+                .iter()
+                .map(|(id, t)| (*id, t.clone()))
+                .collect(),
+            reads: replay
+                .tainted_reads()
+                .take(taintworld::log::SUMMARY_READS)
+                .cloned()
+                .collect(),
+        }
+    }
+
+    fn write(&self, report: &Report, out: impl Write) -> io::Result<()> {
+        let mut out = BufWriter::new(out);
+        let v = &report.verdicts;
+        writeln!(
+            out,
+            "{} events, {} launches: {} ran, {} failed, {} skipped, {} dry runs",
+            report.events, report.launches, v.ran, v.failed, v.skipped, v.dry_run
+        )?;
+        if self.failures.is_empty() {
+            writeln!(out, "no failures")?;
+        }
+        for (id, t) in &self.failures {
+            writeln!(
+                out,
+                "failure {id}: {} in {}: {} ({} occurrence{}, skipped {} launch{})",
+                t.error.kind,
+                t.error.kernel,
+                t.error.message,
+                t.occurrences,
+                if t.occurrences == 1 { "" } else { "s" },
+                t.skipped,
+                if t.skipped == 1 { "" } else { "es" },
+            )?;
+        }
+        for read in &self.reads {
+            if let ReadResult::Tainted(r) = &read.result {
+                writeln!(
+                    out,
+                    "line {}: read of memory {} is tainted by failure {} ({} in {}: {})",
+                    read.line,
+                    read.memory,
+                    r.failure,
+                    r.error.kind,
+                    r.error.kernel,
+                    r.error.message
+                )?;
+                for hop in &r.chain {
+                    writeln!(
+                        out,
+                        "    skipped launch {} ({}), which needed memory {}",
+                        hop.launch, hop.kernel, hop.needed
+                    )?;
+                }
+                if r.truncated {
+                    writeln!(out, "    … chain cut at chain_limit")?;
+                }
+            }
+        }
+        let failed_captures = report
+            .captures
+            .iter()
+            .filter(|c| matches!(c.result, CaptureResult::Failed(_)))
+            .count();
+        if failed_captures > 0 {
+            writeln!(out, "{failed_captures} capture(s) failed")?;
+        }
+        let host = report
+            .launch_results
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r,
+                    LaunchResult::HostWriteFailed { .. } | LaunchResult::ReplayFailed { .. }
+                )
+            })
+            .count();
+        if host > 0 {
+            writeln!(out, "{host} host write(s) or graph replay(s) failed")?;
+        }
+        if report.unresolved_bindings > 0 {
+            writeln!(out, "{} unresolved bindings", report.unresolved_bindings)?;
+        }
+        let f = &report.final_state;
+        writeln!(
+            out,
+            "final: {} live failures, {} tainted allocations, {} tainted bytes, {} claims",
+            f.live_failures, f.tainted_allocations, f.tainted_bytes, f.claims
+        )?;
+        if !report.rejected.is_empty() {
+            writeln!(out, "{} lines rejected:", report.rejected.len())?;
+            for r in report.rejected.iter().take(10) {
+                writeln!(out, "    line {}: {}", r.line, r.error)?;
+            }
+        }
+        out.flush()
+    }
+}
+
+fn run_gen(options: GenOptions, output: Option<PathBuf>) -> io::Result<()> {
+    let sink: Box<dyn Write> = match &output {
+        None => Box::new(io::stdout().lock()),
+        Some(path) => {
+            let file = File::create(path)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            if path.extension().is_some_and(|x| x == "gz") {
+                Box::new(flate2::write::GzEncoder::new(
+                    file,
+                    flate2::Compression::default(),
+                ))
+            } else {
+                Box::new(file)
+            }
+        }
+    };
+    let mut writer = LogWriter::new(BufWriter::new(sink));
+    generate(&options, |event| writer.write_event(&event))?;
+    writer.flush()
+}

@@ -2,7 +2,7 @@
 //! claims their bytes carry.
 
 use hashbrown::HashMap;
-use slotmap::{SlotMap, new_key_type};
+use slotmap::{SecondaryMap, SlotMap, new_key_type};
 
 use crate::components::claim::ClaimSet;
 use crate::components::failure::FailureKey;
@@ -14,7 +14,8 @@ new_key_type! {
     pub struct AllocKey;
 }
 
-/// One allocation entity. A clean one is 80 bytes and owns no heap memory.
+/// One allocation entity's row. A clean one is 80 bytes and owns no heap
+/// memory; its hot fields are mirrored in its [`Footprint`].
 #[derive(Clone, Debug)]
 pub struct Allocation {
     /// The program's memory id, unique among live allocations.
@@ -32,28 +33,67 @@ pub struct Allocation {
     pub unbacked: Option<FailureKey>,
 }
 
-/// The allocation store: a slot map of [`Allocation`]s and the index from
-/// live memory id to key.
+/// The few fields every binding touches — the allocation's size, its slot,
+/// and whether it holds any claim — packed into 16 bytes so that the
+/// allocations a batch of launches names stay in the first-level cache
+/// (1,000 allocations: 24 KiB with the slot map's version words). The rest of
+/// an allocation lives in its [`Allocation`] row, touched only when it is
+/// claimed or reported.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    /// Size in bytes.
+    pub size: u64,
+    /// The low 32 bits of the slot it was made on; the row holds the whole
+    /// slot, which resolution also compares in a world of more than 2^32
+    /// slots ([`Streams::wide`](crate::Streams::wide)).
+    pub slot: u32,
+    /// Whether its claim set is non-empty: mirrors
+    /// `!Allocation::claims.is_empty()`, kept by every change to the claims.
+    pub claimed: bool,
+}
+
+/// The allocation store: a slot map of [`Footprint`]s (the hot part), a
+/// secondary map of [`Allocation`] rows under the same keys, and the index
+/// from live memory id to key.
 ///
-/// Costs: by key O(1) with no hashing; by memory id one hash-map probe;
-/// about 100 bytes per clean allocation, index included.
+/// Costs: a binding by key is one slot-map look-up into 24-byte entries, no
+/// hashing; by memory id one hash-map probe first; about 130 bytes per clean
+/// allocation, index included, and no heap memory of its own.
 #[derive(Clone, Debug, Default)]
 pub struct Allocations {
-    store: SlotMap<AllocKey, Allocation>,
+    hot: SlotMap<AllocKey, Footprint>,
+    rows: SecondaryMap<AllocKey, Allocation>,
     by_memory: HashMap<u64, AllocKey>,
 }
 
 impl Allocations {
+    /// The hot part of the live allocation behind `key`.
+    #[inline]
+    pub fn footprint(&self, key: AllocKey) -> Option<Footprint> {
+        self.hot.get(key).copied()
+    }
+
     /// The live allocation behind `key`.
     #[inline]
     pub fn get(&self, key: AllocKey) -> Option<&Allocation> {
-        self.store.get(key)
+        self.rows.get(key)
     }
 
-    /// [`get`](Self::get), mutably.
+    /// Runs `change` on the allocation behind `key`, then brings its
+    /// footprint's `claimed` flag up to date: the one way claims change.
     #[inline]
-    pub fn get_mut(&mut self, key: AllocKey) -> Option<&mut Allocation> {
-        self.store.get_mut(key)
+    pub(crate) fn change<R>(
+        &mut self,
+        key: AllocKey,
+        change: impl FnOnce(&mut Allocation) -> R,
+    ) -> Option<R> {
+        let row = self.rows.get_mut(key)?;
+        let result = change(row);
+        let claimed = !row.claims.is_empty();
+        if let Some(hot) = self.hot.get_mut(key) {
+            hot.claimed = claimed;
+        }
+        Some(result)
     }
 
     /// The key of the live allocation with memory id `memory`.
@@ -64,32 +104,39 @@ impl Allocations {
 
     /// Every live allocation, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (AllocKey, &Allocation)> {
-        self.store.iter()
+        self.rows.iter()
     }
 
     /// How many allocations are alive.
     #[inline]
     pub fn len(&self) -> usize {
-        self.store.len()
+        self.hot.len()
     }
 
     /// Whether no allocation is alive.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.store.is_empty()
+        self.hot.is_empty()
     }
 
     /// Adds an allocation; the caller has checked its memory id is not live.
     pub(crate) fn insert(&mut self, allocation: Allocation) -> AllocKey {
         let memory = allocation.memory;
-        let key = self.store.insert(allocation);
+        let key = self.hot.insert(Footprint {
+            size: allocation.size,
+            // The low bits; see `Footprint::slot`.
+            slot: allocation.slot as u32,
+            claimed: !allocation.claims.is_empty(),
+        });
+        self.rows.insert(key, allocation);
         self.by_memory.insert(memory, key);
         key
     }
 
-    /// Removes an allocation; the caller has cleared its claims.
+    /// Removes an allocation; the caller clears its claims.
     pub(crate) fn remove(&mut self, key: AllocKey) -> Option<Allocation> {
-        let allocation = self.store.remove(key)?;
+        self.hot.remove(key)?;
+        let allocation = self.rows.remove(key)?;
         self.by_memory.remove(&allocation.memory);
         Some(allocation)
     }

@@ -125,6 +125,20 @@ impl ClaimSet {
         if start >= end {
             return;
         }
+        if self.claims.is_empty() {
+            // A clean allocation: the claim is exactly the range.
+            if let Origin::Skip(r) = origin {
+                records.add_ref(r);
+            }
+            self.claims.push(Claim {
+                start,
+                end,
+                failure,
+                origin,
+            });
+            failures.gain_carrier(failure);
+            return;
+        }
         // Claims that overlap or touch the range.
         let lo = self.claims.partition_point(|c| c.end < start);
         let hi = lo + self.claims[lo..].partition_point(|c| c.start <= end);
@@ -264,7 +278,9 @@ impl ClaimSet {
         let n = pieces.len();
         let common = window.min(n);
         self.claims[lo..lo + common].copy_from_slice(&pieces[..common]);
-        if n > window {
+        if n == window + 1 {
+            self.claims.insert(lo + common, pieces[common]);
+        } else if n > window {
             self.claims
                 .insert_many(lo + common, pieces.into_iter().skip(common));
         } else if window > n {

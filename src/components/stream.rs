@@ -76,6 +76,15 @@ impl Streams {
         self.max_streams
     }
 
+    /// Whether slot numbers can exceed `u32`: an allocation's footprint
+    /// keeps only the low 32 bits of its slot (so a thousand allocations fit
+    /// in the first-level cache), and in such a world resolution compares the
+    /// full slot in the allocation's row as well.
+    #[inline]
+    pub fn wide(&self) -> bool {
+        self.max_streams + u64::from(self.num_special) > 1 << 32
+    }
+
     /// How many special slots there are.
     #[inline]
     pub fn num_special(&self) -> u16 {

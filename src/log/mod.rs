@@ -1,1 +1,54 @@
-//! Launch logs (SPEC §7, §8): reading, writing and the replay report.
+//! Launch logs (SPEC §7) and replay reports (SPEC §8).
+//!
+//! A launch log is how a failure seen in production becomes a test: the
+//! scheduler records what it enqueued, and `replay` feeds the same events to a
+//! fresh world. This module is only the file format — it knows nothing of
+//! claims or failures — so that the reader, the writer and the report can be
+//! tested byte for byte against the specification on their own.
+//!
+//! * [`LogReader`] streams [`Line`]s out of any [`std::io::BufRead`] (or a
+//!   file, gzip when its name ends in `.gz`) in memory independent of the
+//!   log's length; a bad line is a [`LineError`], a broken file an
+//!   [`std::io::Error`], so the caller can tell "reject this line" from "stop".
+//! * [`LogWriter`] writes [`Event`]s back in exactly the form the reader
+//!   accepts, so an embedding scheduler can record its own launches.
+//! * [`Report`] is the replay report as plain data, and
+//!   [`Report::write_json`] its one byte layout.
+//!
+//! Choices the specification leaves open, made here:
+//!
+//! * Every line the reader yields counts in the report's `events`, except an
+//!   accepted header. A line over the length limit or not UTF-8 is yielded
+//!   as a bad line even when it would otherwise be a comment or blank, and
+//!   like any yielded line it takes the header's place: a header after it is
+//!   bad input.
+//! * A header after the first event is rejected as out of place before its
+//!   own fields are looked at.
+//! * `access` in a `host_write` or `read` binding is ignored: a valid value
+//!   is kept (so a written log reads back unchanged), anything else —
+//!   missing, `null`, unknown, not a string — reads as [`crate::Access::Read`].
+//! * The `stream` of a `replay` is optional but, when present and not `null`,
+//!   must be an integer like every other stream id.
+//! * An `outcome` object may carry keys besides `failed`; they are ignored
+//!   like any unknown field. An error object's keys besides `kind` and
+//!   `message` are ignored too.
+//! * `-0` is the integer `0` (JSON's grammar calls it an integer literal).
+
+mod event;
+mod generate;
+mod parse;
+mod reader;
+mod replay;
+mod report;
+mod writer;
+
+pub use event::{ErrorObject, Event, Header, LogBinding, Outcome};
+pub use generate::{GenOptions, Shape, generate};
+pub use reader::{Line, LineError, LogReader, MAX_LINE_BYTES};
+pub use replay::{FailureTally, Replay, ReplayError, ReplayOptions, SUMMARY_READS, replay};
+pub use report::{
+    CaptureEntry, CaptureResult, ChainHop, FinalState, LaunchResult, ProfileEntry, ProfileResult,
+    ReadEntry, ReadResult, Rejected, Report, ReportError, SyncEntry, SyncResult, TaintReport,
+    Verdicts,
+};
+pub use writer::LogWriter;

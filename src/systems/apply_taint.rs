@@ -26,14 +26,12 @@ pub fn apply_taint(
         if !row.access.writes() {
             continue;
         }
-        let Some(allocation) = allocs.get_mut(row.alloc) else {
-            continue;
-        };
-        if allocation.unbacked.is_some() {
-            continue;
-        }
-        allocation
-            .claims
-            .taint(row.start, row.end, failure, origin, failures, records);
+        allocs.change(row.alloc, |allocation| {
+            if allocation.unbacked.is_none() {
+                allocation
+                    .claims
+                    .taint(row.start, row.end, failure, origin, failures, records);
+            }
+        });
     }
 }

@@ -30,6 +30,11 @@ pub fn check_reads(rows: &[Resolved], allocs: &Allocations) -> Option<ReadHit> {
         if !row.access.reads() {
             continue;
         }
+        // The footprint answers for a clean allocation without touching
+        // its row.
+        if !allocs.footprint(row.alloc).is_some_and(|f| f.claimed) {
+            continue;
+        }
         let Some(allocation) = allocs.get(row.alloc) else {
             continue;
         };

@@ -21,14 +21,15 @@ pub fn release_written(
         if !row.access.writes() {
             continue;
         }
-        let Some(allocation) = allocs.get_mut(row.alloc) else {
-            continue;
-        };
-        if allocation.claims.is_empty() || allocation.unbacked.is_some() {
+        if !allocs.footprint(row.alloc).is_some_and(|f| f.claimed) {
             continue;
         }
-        allocation
-            .claims
-            .release(row.start, row.end, failures, records);
+        allocs.change(row.alloc, |allocation| {
+            if allocation.unbacked.is_none() {
+                allocation
+                    .claims
+                    .release(row.start, row.end, failures, records);
+            }
+        });
     }
 }

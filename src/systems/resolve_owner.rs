@@ -2,7 +2,7 @@
 
 use alloc::vec::Vec;
 
-use crate::components::allocation::Allocations;
+use crate::components::allocation::{AllocKey, Allocations, Footprint};
 use crate::components::binding::{Access, Binding, MemoryRef, Resolved};
 use crate::components::stream::Streams;
 use crate::error::Error;
@@ -34,6 +34,7 @@ pub fn resolve_owner(
     rows: &mut Vec<Resolved>,
 ) -> Result<u64, Error> {
     let mark = rows.len();
+    rows.reserve(bindings.len());
     let mut unresolved = 0u64;
     for binding in bindings {
         match resolve_one(binding, streams, allocs, strict) {
@@ -52,8 +53,10 @@ pub fn resolve_owner(
     Ok(unresolved)
 }
 
-/// One binding: `Ok(None)` when it does not resolve.
-#[inline]
+/// One binding: `Ok(None)` when it does not resolve. The resolved path is
+/// a fold, one slot-map look-up and three compares; everything that builds
+/// an error is out of line.
+#[inline(always)]
 pub(crate) fn resolve_one(
     binding: &Binding,
     streams: &Streams,
@@ -61,49 +64,70 @@ pub(crate) fn resolve_one(
     strict: bool,
 ) -> Result<Option<Resolved>, Error> {
     let slot = streams.slot_of(binding.stream)?;
-    let found = match binding.memory {
-        MemoryRef::Key(key) => allocs.get(key).map(|a| (key, a)),
-        MemoryRef::Id(memory) => allocs
-            .key_of(memory)
-            .and_then(|key| allocs.get(key).map(|a| (key, a))),
+    let key = match binding.memory {
+        MemoryRef::Key(key) => Some(key),
+        MemoryRef::Id(memory) => allocs.key_of(memory),
     };
-    let named = match (binding.memory, found) {
-        (_, Some((_, a))) => a.memory,
-        (MemoryRef::Id(memory), None) => memory,
-        (MemoryRef::Key(_), None) => 0,
-    };
-    if let Some((start, end)) = binding.range {
-        if end < start {
-            return Err(Error::RangeReversed {
-                memory: named,
+    let found = key.and_then(|key| allocs.footprint(key).map(|f| (key, f)));
+    match found {
+        Some((key, footprint))
+            if footprint.slot == slot as u32
+                && (!streams.wide() || allocs.get(key).is_some_and(|a| a.slot == slot)) =>
+        {
+            let (start, end) = match binding.range {
+                None => (0, footprint.size),
+                Some((start, end)) if start <= end && end <= footprint.size => (start, end),
+                Some(_) => return Err(bad_range(binding, allocs, found)),
+            };
+            Ok(Some(Resolved {
+                alloc: key,
                 start,
                 end,
-            });
+                access: binding.access,
+            }))
+        }
+        _ => {
+            if binding.range.is_some_and(|(start, end)| end < start) {
+                return Err(bad_range(binding, allocs, found));
+            }
+            if strict {
+                return Err(Error::Unresolved {
+                    memory: named(binding, allocs, found),
+                    slot,
+                });
+            }
+            Ok(None)
         }
     }
-    let (key, allocation) = match found {
-        Some((key, a)) if a.slot == slot => (key, a),
-        _ if strict => {
-            return Err(Error::Unresolved {
-                memory: named,
-                slot,
-            });
-        }
-        _ => return Ok(None),
-    };
-    let (start, end) = binding.range.unwrap_or((0, allocation.size));
-    if end > allocation.size {
-        return Err(Error::RangePastEnd {
-            memory: allocation.memory,
+}
+
+/// The memory id an error names.
+#[cold]
+fn named(binding: &Binding, allocs: &Allocations, found: Option<(AllocKey, Footprint)>) -> u64 {
+    match (binding.memory, found) {
+        (_, Some((key, _))) => allocs.get(key).map_or(0, |a| a.memory),
+        (MemoryRef::Id(memory), None) => memory,
+        (MemoryRef::Key(_), None) => 0,
+    }
+}
+
+/// The error of a range that is reversed, or runs past a resolved
+/// allocation's end.
+#[cold]
+fn bad_range(
+    binding: &Binding,
+    allocs: &Allocations,
+    found: Option<(AllocKey, Footprint)>,
+) -> Error {
+    let (start, end) = binding.range.unwrap_or((0, 0));
+    let memory = named(binding, allocs, found);
+    match found {
+        Some((_, footprint)) if start <= end => Error::RangePastEnd {
+            memory,
             start,
             end,
-            size: allocation.size,
-        });
+            size: footprint.size,
+        },
+        _ => Error::RangeReversed { memory, start, end },
     }
-    Ok(Some(Resolved {
-        alloc: key,
-        start,
-        end,
-        access: binding.access,
-    }))
 }

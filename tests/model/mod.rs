@@ -121,6 +121,9 @@ struct MWindow {
     doom: Option<(u64, Option<usize>)>,
 }
 
+/// `(kind, kernel, message)`.
+pub type ErrorTriple = (String, String, String);
+
 /// Bad input, as the model sees it: the world must reject the same calls.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bad;
@@ -139,7 +142,7 @@ pub struct Model {
     pub unresolved: u64,
     windows: HashMap<u64, MWindow>,
     graphs: HashMap<u64, Vec<(u64, u64, u64, u64)>>,
-    profiles: BTreeMap<u64, Option<(u64, (String, String, String))>>,
+    profiles: BTreeMap<u64, Option<(u64, ErrorTriple)>>,
     pub fault: Option<(String, String)>,
 }
 
@@ -172,10 +175,10 @@ impl Model {
         let mut rows = Vec::new();
         let mut unresolved = 0;
         for b in bindings {
-            if let Some((s, e)) = b.range {
-                if e < s {
-                    return Err(Bad);
-                }
+            if let Some((s, e)) = b.range
+                && e < s
+            {
+                return Err(Bad);
             }
             let slot = self.slot(b.stream);
             match self.allocs.get(&b.memory) {
@@ -606,10 +609,10 @@ impl Model {
         );
         let mut seen = BTreeSet::new();
         while let Some(i) = stack.pop() {
-            if seen.insert(i) {
-                if let Some(c) = self.records[i].cause {
-                    stack.push(c);
-                }
+            if seen.insert(i)
+                && let Some(c) = self.records[i].cause
+            {
+                stack.push(c);
             }
         }
         seen.into_iter().map(|i| self.records[i].launch).collect()

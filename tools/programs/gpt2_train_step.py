@@ -50,9 +50,12 @@ class GPT(nn.Module):
         self.ln_f = nn.LayerNorm(D_MODEL)
         self.head = nn.Linear(D_MODEL, VOCAB, bias=False)
         self.head.weight = self.wte.weight  # tied, as in GPT-2
+        # GPT-2's initialisation: N(0, 0.02), residual projections scaled down.
         for name, p in self.named_parameters():
             if name.endswith("proj.weight") or name.endswith("fc_out.weight"):
                 nn.init.normal_(p, std=0.02 / math.sqrt(2 * N_LAYER))
+            elif name.endswith("weight") and p.dim() == 2:
+                nn.init.normal_(p, std=0.02)
 
     def forward(self, idx, targets):
         pos = torch.arange(idx.shape[1], device=idx.device)

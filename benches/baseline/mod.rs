@@ -1,0 +1,412 @@
+//! The seed runtime's object design, written plainly and without handicaps,
+//! so that every benchmark can report the crate's time as a ratio against it
+//! from one run.
+//!
+//! Shape, as the runtime this crate grows out of has it:
+//!
+//! * a stream pool of per-stream memory managers; each allocation is reached
+//!   by its cached location (slot, index) — no hashing per binding;
+//! * each allocation carries its claims inline, as a small vector of
+//!   `(failure, small vector of ranges)`;
+//! * failure nodes live in a `HashMap` with a fast hasher (foldhash), found
+//!   by identity through a second map keyed by the identity's hash;
+//! * a skip appends a record holding a `Vec` of the ids it produced to its
+//!   failure's capped list of recent records;
+//! * the free functions `taint` / `written` resolve each binding through the
+//!   pool, one at a time.
+//!
+//! It keeps SPEC.md's verdicts, failure ids and claimed bytes (per failure;
+//! it has no per-claim provenance), so `tests/baseline_agrees.rs` can check
+//! that the two implementations compared are both correct.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::hash::BuildHasher;
+use std::rc::Rc;
+
+use hashbrown::{DefaultHashBuilder, HashMap};
+use smallvec::SmallVec;
+
+/// Where an allocation lives: its stream's slot and its index in that
+/// stream's memory manager. The runtime caches this in the buffer handle.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub slot: usize,
+    pub index: usize,
+}
+
+/// A binding by cached location.
+#[derive(Copy, Clone, Debug)]
+pub struct BaseBinding {
+    pub at: Location,
+    pub start: u64,
+    pub end: u64,
+    pub read: bool,
+    pub write: bool,
+}
+
+type Ranges = SmallVec<[(u64, u64); 2]>;
+
+#[derive(Clone, Debug, Default)]
+pub struct BaseAlloc {
+    pub memory: u64,
+    pub size: u64,
+    /// `(failure id, sorted disjoint ranges)`.
+    pub claims: SmallVec<[(u64, Ranges); 1]>,
+}
+
+impl BaseAlloc {
+    /// The failure of the claimed range with the lowest start overlapping
+    /// `[start, end)`.
+    fn failure(&self, start: u64, end: u64) -> Option<u64> {
+        if start >= end {
+            return None;
+        }
+        let mut best: Option<(u64, u64)> = None;
+        for (f, ranges) in &self.claims {
+            for &(s, e) in ranges {
+                if s < end && start < e && best.is_none_or(|(bs, _)| s < bs) {
+                    best = Some((s, *f));
+                }
+            }
+        }
+        best.map(|(_, f)| f)
+    }
+
+    fn carve(ranges: &mut Ranges, start: u64, end: u64) {
+        let mut out = Ranges::new();
+        for &(s, e) in ranges.iter() {
+            if e <= start || s >= end {
+                out.push((s, e));
+                continue;
+            }
+            if s < start {
+                out.push((s, start));
+            }
+            if e > end {
+                out.push((end, e));
+            }
+        }
+        *ranges = out;
+    }
+
+    /// Removes `[start, end)` from every failure's ranges; returns the
+    /// failures that lost their last range here.
+    fn written(&mut self, start: u64, end: u64, lost: &mut Vec<u64>) {
+        if start >= end {
+            return;
+        }
+        for (f, ranges) in self.claims.iter_mut() {
+            Self::carve(ranges, start, end);
+            if ranges.is_empty() {
+                lost.push(*f);
+            }
+        }
+        self.claims.retain(|(_, r)| !r.is_empty());
+    }
+
+    /// Points `[start, end)` at `failure`; returns whether the allocation
+    /// newly carries it, and the failures it stopped carrying.
+    fn taint(&mut self, start: u64, end: u64, failure: u64, lost: &mut Vec<u64>) -> bool {
+        if start >= end {
+            return false;
+        }
+        for (f, ranges) in self.claims.iter_mut() {
+            if *f != failure {
+                Self::carve(ranges, start, end);
+                if ranges.is_empty() {
+                    lost.push(*f);
+                }
+            }
+        }
+        self.claims.retain(|(_, r)| !r.is_empty());
+        if let Some((_, ranges)) = self.claims.iter_mut().find(|(f, _)| *f == failure) {
+            ranges.push((start, end));
+            ranges.sort_unstable();
+            let mut merged = Ranges::new();
+            for &(s, e) in ranges.iter() {
+                match merged.last_mut() {
+                    Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                    _ => merged.push((s, e)),
+                }
+            }
+            *ranges = merged;
+            false
+        } else {
+            let mut ranges = Ranges::new();
+            ranges.push((start, end));
+            self.claims.push((failure, ranges));
+            true
+        }
+    }
+}
+
+/// One stream's memory manager.
+#[derive(Clone, Debug, Default)]
+pub struct BaseStream {
+    pub allocs: Vec<Option<BaseAlloc>>,
+}
+
+/// A skipped launch, as the runtime records it.
+#[derive(Clone, Debug)]
+pub struct BaseRecord {
+    pub launch: u64,
+    pub kernel: Rc<str>,
+    pub needed: u64,
+    pub produced: Vec<u64>,
+}
+
+/// How many recent skip records a failure keeps.
+pub const RECORDS_KEPT: usize = 64;
+
+#[derive(Clone, Debug)]
+pub struct FailureNode {
+    pub kind: String,
+    pub kernel: String,
+    pub message: String,
+    pub occurrences: u64,
+    pub skipped: u64,
+    pub carriers: u64,
+    pub records: VecDeque<BaseRecord>,
+    identity: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ErrorGraph {
+    pub nodes: HashMap<u64, FailureNode>,
+    by_identity: HashMap<u64, u64>,
+    hasher: DefaultHashBuilder,
+    pub minted: u64,
+}
+
+impl ErrorGraph {
+    fn find_or_insert(&mut self, kind: &str, kernel: &str, message: &str) -> u64 {
+        let identity = self.hasher.hash_one((kind, kernel, message));
+        if let Some(&id) = self.by_identity.get(&identity)
+            && let Some(n) = self.nodes.get_mut(&id)
+            && n.kind == kind
+            && n.kernel == kernel
+            && n.message == message
+        {
+            n.occurrences += 1;
+            return id;
+        }
+        self.minted += 1;
+        let id = self.minted;
+        self.nodes.insert(
+            id,
+            FailureNode {
+                kind: kind.into(),
+                kernel: kernel.into(),
+                message: message.into(),
+                occurrences: 1,
+                skipped: 0,
+                carriers: 0,
+                records: VecDeque::new(),
+                identity,
+            },
+        );
+        self.by_identity.insert(identity, id);
+        id
+    }
+
+    fn lose(&mut self, ids: &mut Vec<u64>) {
+        for id in ids.drain(..) {
+            if let Some(n) = self.nodes.get_mut(&id) {
+                n.carriers -= 1;
+            }
+        }
+    }
+
+    fn prune(&mut self, id: u64) {
+        if self.nodes.get(&id).is_some_and(|n| n.carriers == 0)
+            && let Some(n) = self.nodes.remove(&id)
+        {
+            self.by_identity.remove(&n.identity);
+        }
+    }
+
+    fn prune_all_unclaimed(&mut self, touched: &[u64]) {
+        for &id in touched {
+            self.prune(id);
+        }
+    }
+}
+
+/// What the baseline made of a launch.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BaseVerdict {
+    Ran,
+    Failed(u64),
+    Skipped(u64, u64),
+}
+
+/// The pool and its error graph, held apart as the seed's callers hold
+/// them.
+#[derive(Clone, Debug)]
+pub struct Baseline {
+    pub pool: Vec<Option<BaseStream>>,
+    pub graph: ErrorGraph,
+    pub launches: u64,
+    lost: Vec<u64>,
+}
+
+impl Baseline {
+    pub fn new(max_streams: usize) -> Self {
+        Baseline {
+            pool: vec![None; max_streams],
+            graph: ErrorGraph::default(),
+            launches: 0,
+            lost: Vec::new(),
+        }
+    }
+
+    pub fn alloc(&mut self, slot: usize, memory: u64, size: u64) -> Location {
+        let stream = self.pool[slot].get_or_insert_with(BaseStream::default);
+        stream.allocs.push(Some(BaseAlloc {
+            memory,
+            size,
+            claims: SmallVec::new(),
+        }));
+        Location {
+            slot,
+            index: stream.allocs.len() - 1,
+        }
+    }
+
+    #[inline]
+    fn get(&self, at: Location) -> Option<&BaseAlloc> {
+        self.pool
+            .get(at.slot)?
+            .as_ref()?
+            .allocs
+            .get(at.index)?
+            .as_ref()
+    }
+
+    #[inline]
+    fn get_mut(&mut self, at: Location) -> Option<&mut BaseAlloc> {
+        self.pool
+            .get_mut(at.slot)?
+            .as_mut()?
+            .allocs
+            .get_mut(at.index)?
+            .as_mut()
+    }
+
+    /// The failure a read of `[start, end)` at `at` sees.
+    pub fn failure(&self, at: Location, start: u64, end: u64) -> Option<u64> {
+        self.get(at)?.failure(start, end)
+    }
+
+    /// The seed's free function `taint_with`: each binding resolved through
+    /// the pool, one at a time.
+    pub fn taint_with(&mut self, failure: u64, written: &[BaseBinding]) {
+        let mut lost = std::mem::take(&mut self.lost);
+        for b in written.iter().filter(|b| b.write) {
+            let Some(alloc) = self.get_mut(b.at) else {
+                continue;
+            };
+            if alloc.taint(b.start, b.end, failure, &mut lost)
+                && let Some(n) = self.graph.nodes.get_mut(&failure)
+            {
+                n.carriers += 1;
+            }
+        }
+        let touched: SmallVec<[u64; 4]> = lost.iter().copied().collect();
+        self.graph.lose(&mut lost);
+        self.graph.prune_all_unclaimed(&touched);
+        self.lost = lost;
+    }
+
+    /// The seed's free function `written`.
+    pub fn written(&mut self, written: &[BaseBinding]) {
+        let mut lost = std::mem::take(&mut self.lost);
+        for b in written.iter().filter(|b| b.write) {
+            let Some(alloc) = self.get_mut(b.at) else {
+                continue;
+            };
+            if alloc.claims.is_empty() {
+                continue;
+            }
+            alloc.written(b.start, b.end, &mut lost);
+        }
+        if !lost.is_empty() {
+            let touched: SmallVec<[u64; 4]> = lost.iter().copied().collect();
+            self.graph.lose(&mut lost);
+            self.graph.prune_all_unclaimed(&touched);
+        }
+        self.lost = lost;
+    }
+
+    /// One launch, SPEC §3 in the seed's shape.
+    pub fn launch(
+        &mut self,
+        kernel: &Rc<str>,
+        bindings: &[BaseBinding],
+        failed: Option<(&str, &str)>,
+    ) -> BaseVerdict {
+        let launch = self.launches;
+        self.launches += 1;
+        let mut hit = None;
+        for b in bindings.iter().filter(|b| b.read) {
+            if let Some(alloc) = self.get(b.at)
+                && let Some(f) = alloc.failure(b.start, b.end)
+            {
+                hit = Some((f, alloc.memory));
+                break;
+            }
+        }
+        if let Some((failure, needed)) = hit {
+            let produced = bindings
+                .iter()
+                .filter(|b| b.write)
+                .filter_map(|b| self.get(b.at).map(|a| a.memory))
+                .collect();
+            if let Some(n) = self.graph.nodes.get_mut(&failure) {
+                n.skipped += 1;
+                if n.records.len() == RECORDS_KEPT {
+                    n.records.pop_front();
+                }
+                n.records.push_back(BaseRecord {
+                    launch,
+                    kernel: kernel.clone(),
+                    needed,
+                    produced,
+                });
+            }
+            self.taint_with(failure, bindings);
+            return BaseVerdict::Skipped(failure, needed);
+        }
+        match failed {
+            Some((kind, message)) => {
+                let failure = self.graph.find_or_insert(kind, kernel, message);
+                self.taint_with(failure, bindings);
+                self.graph.prune(failure);
+                BaseVerdict::Failed(failure)
+            }
+            None => {
+                self.written(bindings);
+                BaseVerdict::Ran
+            }
+        }
+    }
+
+    /// Claimed bytes per allocation, as `(memory, start, end, failure)`
+    /// sorted, for comparison with the crate (which splits by origin too).
+    pub fn claimed(&self) -> Vec<(u64, u64, u64, u64)> {
+        let mut out = Vec::new();
+        for stream in self.pool.iter().flatten() {
+            for alloc in stream.allocs.iter().flatten() {
+                for (f, ranges) in &alloc.claims {
+                    for &(s, e) in ranges {
+                        out.push((alloc.memory, s, e, *f));
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+}

@@ -1,0 +1,192 @@
+//! The systems under the workloads of issue 5, each run on the crate and on
+//! the seed-shaped baseline in the same process, so every median has a
+//! ratio from one run. `scripts/bench-summary` prints the table.
+//!
+//! Every group's throughput is its unit of work (a binding, a skipped
+//! launch, a check, a launch), so criterion's per-element time is the figure
+//! the targets are stated in.
+
+mod baseline;
+mod workloads;
+
+use std::hint::black_box;
+use std::rc::Rc;
+use std::time::Duration;
+
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use taintworld::systems::check_reads;
+use taintworld::{Access, Outcome, Resolved};
+
+use workloads::{w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint};
+
+const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
+
+/// W1: clean launches of 3 reads + 1 write through the batch call; per binding.
+fn w1(c: &mut Criterion) {
+    let mut group = c.benchmark_group("w1_clean_per_binding");
+    for n in SIZES {
+        let (mut pair, prepared) = w1_clean(n);
+        let launches = prepared.launches();
+        let mut results = Vec::with_capacity(launches.len());
+        group.throughput(Throughput::Elements((launches.len() * 4) as u64));
+        group.bench_function(BenchmarkId::new("crate", n), |b| {
+            b.iter(|| {
+                results.clear();
+                pair.world
+                    .launch_batch(black_box(&launches), &mut results)
+                    .unwrap();
+            })
+        });
+        let kernel: Rc<str> = Rc::from("clean");
+        group.bench_function(BenchmarkId::new("baseline", n), |b| {
+            b.iter(|| prepared.run_base_quiet(black_box(&mut pair.base), &kernel))
+        });
+    }
+    group.finish();
+}
+
+/// W2: a poisoned chain; per skipped launch (skip record + taint).
+fn w2(c: &mut Criterion) {
+    let mut group = c.benchmark_group("w2_chain_per_skip");
+    for n in SIZES {
+        let (mut pair, prepared) = w2_chain(n);
+        let launches = prepared.launches();
+        let mut results = Vec::with_capacity(n);
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(BenchmarkId::new("crate", n), |b| {
+            b.iter(|| {
+                results.clear();
+                pair.world
+                    .launch_batch(black_box(&launches), &mut results)
+                    .unwrap();
+            })
+        });
+        let kernel: Rc<str> = Rc::from("gelu");
+        group.bench_function(BenchmarkId::new("baseline", n), |b| {
+            b.iter(|| prepared.run_base_quiet(black_box(&mut pair.base), &kernel))
+        });
+    }
+    group.finish();
+}
+
+/// W3: reads of random 256-byte ranges of an allocation holding 1,000
+/// claims; per check. And one write carving through 100 claims.
+fn w3(c: &mut Criterion) {
+    let pair = w3_fragmented();
+    let mut group = c.benchmark_group("w3_fragmented_per_check");
+    for n in SIZES {
+        let reads = w3_reads(&pair, n);
+        let rows: Vec<Resolved> = reads
+            .iter()
+            .map(|b| Resolved {
+                alloc: b.key,
+                start: b.start,
+                end: b.end,
+                access: Access::Read,
+            })
+            .collect();
+        group.throughput(Throughput::Elements(n as u64));
+        let allocs = pair.world.allocations();
+        group.bench_function(BenchmarkId::new("crate", n), |b| {
+            b.iter(|| {
+                let mut hits = 0usize;
+                for row in &rows {
+                    hits += check_reads(std::slice::from_ref(row), allocs).is_some() as usize;
+                }
+                hits
+            })
+        });
+        group.bench_function(BenchmarkId::new("baseline", n), |b| {
+            b.iter(|| {
+                let mut hits = 0usize;
+                for r in &reads {
+                    hits += pair.base.failure(r.at, r.start, r.end).is_some() as usize;
+                }
+                hits
+            })
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("w3_write_carving_100_claims");
+    let carve = w3_carve(&pair);
+    let binding = taintworld::Binding {
+        stream: 0.into(),
+        memory: carve.key.into(),
+        range: Some((carve.start, carve.end)),
+        access: Access::Write,
+    };
+    group.bench_function("crate", |b| {
+        b.iter_batched(
+            || pair.world.clone(),
+            |mut world| {
+                world.host_write(&binding, Outcome::Ok).unwrap();
+                world
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    let base_binding = baseline::BaseBinding {
+        at: carve.at,
+        start: carve.start,
+        end: carve.end,
+        read: false,
+        write: true,
+    };
+    group.bench_function("baseline", |b| {
+        b.iter_batched(
+            || pair.base.clone(),
+            |mut base| {
+                base.written(std::slice::from_ref(&base_binding));
+                base
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
+/// W4: the same kernel failing on the same buffer again and again; per
+/// launch. Memory stays flat: one failure, one claim (asserted).
+fn w4(c: &mut Criterion) {
+    let mut group = c.benchmark_group("w4_retaint_per_launch");
+    for n in SIZES {
+        let (mut pair, prepared) = w4_retaint(n);
+        let launches = prepared.launches();
+        let mut results = Vec::with_capacity(n);
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(BenchmarkId::new("crate", n), |b| {
+            b.iter(|| {
+                results.clear();
+                pair.world
+                    .launch_batch(black_box(&launches), &mut results)
+                    .unwrap();
+            })
+        });
+        let stats = pair.world.stats();
+        assert_eq!(
+            (stats.live_failures, stats.claims),
+            (1, 1),
+            "memory must stay flat"
+        );
+        let kernel: Rc<str> = Rc::from("fill");
+        group.bench_function(BenchmarkId::new("baseline", n), |b| {
+            b.iter(|| prepared.run_base_quiet(black_box(&mut pair.base), &kernel))
+        });
+    }
+    group.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(20)
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = w1, w2, w3, w4
+}
+criterion_main!(benches);

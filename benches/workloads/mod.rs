@@ -1,0 +1,320 @@
+//! The benchmark workloads, built identically for the crate's `World` and
+//! the seed-shaped baseline, so the same launches run on both.
+
+#![allow(dead_code)]
+
+use std::rc::Rc;
+
+use taintworld::{Access, AllocKey, Binding, Launch, Outcome, StreamRef, World};
+
+use crate::baseline::{BaseBinding, BaseVerdict, Baseline, Location};
+
+/// One binding, named both ways.
+#[derive(Copy, Clone, Debug)]
+pub struct Both {
+    pub key: AllocKey,
+    pub at: Location,
+    pub start: u64,
+    pub end: u64,
+    pub access: Access,
+}
+
+/// One launch, described once.
+#[derive(Clone, Debug)]
+pub struct Work {
+    pub kernel: &'static str,
+    pub bindings: Vec<Both>,
+    pub failed: Option<(&'static str, &'static str)>,
+}
+
+impl Work {
+    pub fn world_bindings(&self) -> Vec<Binding> {
+        self.bindings
+            .iter()
+            .map(|b| Binding {
+                stream: StreamRef::Id(b.at.slot as u64),
+                memory: b.key.into(),
+                range: Some((b.start, b.end)),
+                access: b.access,
+            })
+            .collect()
+    }
+
+    pub fn base_bindings(&self) -> Vec<BaseBinding> {
+        self.bindings
+            .iter()
+            .map(|b| BaseBinding {
+                at: b.at,
+                start: b.start,
+                end: b.end,
+                read: b.access.reads(),
+                write: b.access.writes(),
+            })
+            .collect()
+    }
+
+    pub fn outcome(&self) -> Outcome<'static> {
+        match self.failed {
+            Some((kind, message)) => Outcome::Failed { kind, message },
+            None => Outcome::Ok,
+        }
+    }
+}
+
+/// Both implementations, set up identically.
+#[derive(Clone)]
+pub struct Pair {
+    pub world: World,
+    pub base: Baseline,
+    pub allocs: Vec<(AllocKey, Location, u64)>,
+}
+
+impl Pair {
+    pub fn new(count: usize, size: u64, streams: usize) -> Self {
+        let mut world = World::default();
+        let mut base = Baseline::new(8);
+        let mut allocs = Vec::with_capacity(count);
+        for i in 0..count {
+            let slot = i % streams;
+            let memory = i as u64;
+            let key = world
+                .alloc(slot as u64, memory, size)
+                .expect("fresh memory id");
+            let at = base.alloc(slot, memory, size);
+            allocs.push((key, at, size));
+        }
+        Pair {
+            world,
+            base,
+            allocs,
+        }
+    }
+
+    pub fn bind(&self, i: usize, start: u64, end: u64, access: Access) -> Both {
+        let (key, at, _) = self.allocs[i];
+        Both {
+            key,
+            at,
+            start,
+            end,
+            access,
+        }
+    }
+
+    pub fn whole(&self, i: usize, access: Access) -> Both {
+        let size = self.allocs[i].2;
+        self.bind(i, 0, size, access)
+    }
+}
+
+/// Launches prepared for the world's batch call: owns the bindings the
+/// `Launch`es borrow.
+pub struct Prepared {
+    pub bindings: Vec<Vec<Binding>>,
+    pub base: Vec<Vec<BaseBinding>>,
+    pub work: Vec<Work>,
+}
+
+impl Prepared {
+    pub fn new(work: Vec<Work>) -> Self {
+        Prepared {
+            bindings: work.iter().map(Work::world_bindings).collect(),
+            base: work.iter().map(Work::base_bindings).collect(),
+            work,
+        }
+    }
+
+    pub fn launches(&self) -> Vec<Launch<'_>> {
+        self.work
+            .iter()
+            .zip(&self.bindings)
+            .map(|(w, b)| Launch {
+                kernel: w.kernel,
+                stream: StreamRef::Id(0),
+                bindings: b,
+                outcome: w.outcome(),
+            })
+            .collect()
+    }
+
+    /// Runs every launch on the baseline.
+    pub fn run_base(&self, base: &mut Baseline, kernels: &[Rc<str>]) -> Vec<BaseVerdict> {
+        self.work
+            .iter()
+            .zip(&self.base)
+            .enumerate()
+            .map(|(i, (w, b))| base.launch(&kernels[i % kernels.len()], b, w.failed))
+            .collect()
+    }
+
+    /// Runs every launch on the baseline, keeping nothing (for timing).
+    #[inline]
+    pub fn run_base_quiet(&self, base: &mut Baseline, kernel: &Rc<str>) {
+        for (w, b) in self.work.iter().zip(&self.base) {
+            std::hint::black_box(base.launch(kernel, b, w.failed));
+        }
+    }
+}
+
+/// W1: launches of 3 reads + 1 write over 1,000 clean allocations.
+pub fn w1_clean(bindings: usize) -> (Pair, Prepared) {
+    let pair = Pair::new(1000, 4096, 4);
+    let launches = bindings / 4;
+    let work = (0..launches)
+        .map(|i| Work {
+            kernel: "clean",
+            bindings: vec![
+                pair.whole((i * 7) % 1000, Access::Read),
+                pair.whole((i * 7 + 1) % 1000, Access::Read),
+                pair.whole((i * 7 + 2) % 1000, Access::Read),
+                pair.whole((i * 7 + 3) % 1000, Access::Write),
+            ],
+            failed: None,
+        })
+        .collect();
+    (pair, Prepared::new(work))
+}
+
+/// Allocations in the W2 ring.
+pub const W2_RING: usize = 1000;
+
+/// W2: one failed launch, then a chain of `skips` launches each reading the
+/// previous output, round a ring of 1,000 allocations — so a long chain
+/// runs in steady state (each write replaces a claim, and the records its
+/// old claim kept alive go) instead of growing the world without bound.
+/// The failed launch is applied in setup; the chain is what is timed.
+pub fn w2_chain(skips: usize) -> (Pair, Prepared) {
+    let mut pair = Pair::new(W2_RING, 256, 1);
+    let fail = Prepared::new(vec![Work {
+        kernel: "fill",
+        bindings: vec![pair.whole(0, Access::Write)],
+        failed: Some(("compile", "bad PTX")),
+    }]);
+    pair.world
+        .launch_batch(&fail.launches(), &mut Vec::new())
+        .expect("valid launch");
+    fail.run_base(&mut pair.base, &[Rc::from("fill")]);
+    let work = (0..skips)
+        .map(|i| Work {
+            kernel: "gelu",
+            bindings: vec![
+                pair.whole(i % W2_RING, Access::Read),
+                pair.whole((i + 1) % W2_RING, Access::Write),
+            ],
+            failed: None,
+        })
+        .collect();
+    (pair, Prepared::new(work))
+}
+
+/// The fragmented allocation of W3: 1,000 tainted 1 KiB claims alternating
+/// with 1,000 written 1 KiB gaps (a 2,000 KiB allocation).
+pub const W3_CLAIMS: u64 = 1000;
+pub const W3_KIB: u64 = 1024;
+
+pub fn w3_fragmented() -> Pair {
+    let size = 2 * W3_CLAIMS * W3_KIB;
+    let mut pair = Pair::new(1, size, 1);
+    let mut work = vec![Work {
+        kernel: "fill",
+        bindings: vec![pair.whole(0, Access::Write)],
+        failed: Some(("compile", "bad PTX")),
+    }];
+    for i in 0..W3_CLAIMS {
+        let start = (2 * i + 1) * W3_KIB;
+        work.push(Work {
+            kernel: "patch",
+            bindings: vec![pair.bind(0, start, start + W3_KIB, Access::Write)],
+            failed: None,
+        });
+    }
+    let prepared = Prepared::new(work);
+    pair.world
+        .launch_batch(&prepared.launches(), &mut Vec::new())
+        .expect("valid launches");
+    prepared.run_base(&mut pair.base, &[Rc::from("fill")]);
+    pair
+}
+
+/// Deterministic pseudo-random read ranges of 256 bytes over the W3
+/// allocation (splitmix64, so runs compare).
+pub fn w3_reads(pair: &Pair, count: usize) -> Vec<Both> {
+    let size = pair.allocs[0].2;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    (0..count)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            let start = z % (size - 256);
+            pair.bind(0, start, start + 256, Access::Read)
+        })
+        .collect()
+}
+
+/// The W3 write that carves through 100 claims (and the 100 gaps between).
+pub fn w3_carve(pair: &Pair) -> Both {
+    let start = 200 * W3_KIB;
+    pair.bind(0, start, start + 200 * W3_KIB, Access::Write)
+}
+
+/// W4: the same kernel failing on the same buffer `launches` times.
+pub fn w4_retaint(launches: usize) -> (Pair, Prepared) {
+    let pair = Pair::new(1, 4096, 1);
+    let work = (0..launches)
+        .map(|_| Work {
+            kernel: "fill",
+            bindings: vec![pair.whole(0, Access::Write)],
+            failed: Some(("compile", "bad PTX")),
+        })
+        .collect();
+    (pair, Prepared::new(work))
+}
+
+/// The world's verdicts, in the baseline's terms.
+pub fn world_verdicts(world: &mut World, prepared: &Prepared) -> Vec<BaseVerdict> {
+    let mut results = Vec::new();
+    world
+        .launch_batch(&prepared.launches(), &mut results)
+        .expect("valid launches");
+    results
+        .iter()
+        .map(|r| match r.verdict {
+            taintworld::Verdict::Ran | taintworld::Verdict::DryRun => BaseVerdict::Ran,
+            taintworld::Verdict::Failed(f) => BaseVerdict::Failed(f.get()),
+            taintworld::Verdict::Skipped { failure, needed } => {
+                BaseVerdict::Skipped(failure.get(), needed)
+            }
+        })
+        .collect()
+}
+
+/// The world's claimed bytes per failure, as `(memory, start, end, failure)`
+/// sorted, with claims of one failure that touch (they differ only in
+/// origin) fused — the baseline's view.
+pub fn world_claimed(world: &World) -> Vec<(u64, u64, u64, u64)> {
+    let mut out: Vec<(u64, u64, u64, u64)> = Vec::new();
+    let mut memories: Vec<u64> = world.allocations().iter().map(|(_, a)| a.memory).collect();
+    memories.sort_unstable();
+    for memory in memories {
+        let mut per: Vec<(u64, u64, u64)> = world
+            .claims(memory)
+            .into_iter()
+            .flatten()
+            .map(|c| (c.failure.get(), c.start, c.end))
+            .collect();
+        per.sort_unstable();
+        let mut fused: Vec<(u64, u64, u64, u64)> = Vec::new();
+        for (f, s, e) in per {
+            match fused.last_mut() {
+                Some(last) if last.3 == f && last.2 == s => last.2 = e,
+                _ => fused.push((memory, s, e, f)),
+            }
+        }
+        out.extend(fused);
+    }
+    out.sort_unstable();
+    out
+}

@@ -1,0 +1,314 @@
+//! Synthetic launch logs (`taintworld gen`): valid logs of a chosen shape,
+//! deterministic for a seed, for benchmarks, demos and tests.
+
+use std::io;
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::Access;
+use crate::log::{ErrorObject, Event, Header, LogBinding, Outcome};
+
+/// The shape of a generated workload.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Each launch reads the previous launch's output, round a ring of
+    /// buffers: one failure poisons everything after it.
+    Chain,
+    /// One input read by every launch, each writing its own output: one
+    /// failure poisons every output at once.
+    Fanout,
+    /// Random bindings, accesses and ranges over a churning pool of
+    /// allocations.
+    Random,
+    /// Training steps of a small layered model: forward, loss, backward and
+    /// optimizer launches, the loss read back at the end of each step.
+    TrainingStep,
+}
+
+/// What to generate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenOptions {
+    /// The seed: the same options give the same log, byte for byte.
+    pub seed: u64,
+    /// How many launches.
+    pub launches: u64,
+    /// How many streams the allocations and launches spread over (≥ 1).
+    pub streams: u64,
+    /// The probability that a launch fails (`kind` `launch`).
+    pub fail_rate: f64,
+    /// The shape.
+    pub shape: Shape,
+}
+
+/// Allocation size of the generated buffers.
+const BUFFER: u64 = 4096;
+
+struct Gen<'a, E> {
+    rng: ChaCha8Rng,
+    options: &'a GenOptions,
+    emit: E,
+    launched: u64,
+}
+
+impl<E: FnMut(Event) -> io::Result<()>> Gen<'_, E> {
+    fn outcome(&mut self) -> Outcome {
+        if self.options.fail_rate > 0.0 && self.rng.random_bool(self.options.fail_rate.min(1.0)) {
+            Outcome::Failed(ErrorObject {
+                kind: "launch".into(),
+                message: "generated failure".into(),
+            })
+        } else {
+            Outcome::Ok
+        }
+    }
+
+    fn stream_of(&self, memory: u64) -> u64 {
+        memory % self.options.streams
+    }
+
+    fn bind(&self, memory: u64, access: Access) -> LogBinding {
+        LogBinding {
+            stream: self.stream_of(memory),
+            memory,
+            range: None,
+            access,
+        }
+    }
+
+    fn alloc(&mut self, memory: u64, size: u64) -> io::Result<()> {
+        let stream = self.stream_of(memory);
+        (self.emit)(Event::Alloc {
+            stream,
+            memory,
+            size,
+            outcome: None,
+        })
+    }
+
+    fn launch(&mut self, kernel: &str, stream: u64, bindings: Vec<LogBinding>) -> io::Result<bool> {
+        if self.launched >= self.options.launches {
+            return Ok(false);
+        }
+        self.launched += 1;
+        let outcome = self.outcome();
+        (self.emit)(Event::Launch {
+            kernel: kernel.into(),
+            stream,
+            bindings,
+            outcome,
+        })?;
+        Ok(true)
+    }
+
+    fn read(&mut self, memory: u64) -> io::Result<()> {
+        let binding = self.bind(memory, Access::Read);
+        (self.emit)(Event::Read { binding })
+    }
+
+    fn done(&self) -> bool {
+        self.launched >= self.options.launches
+    }
+
+    fn chain(&mut self) -> io::Result<()> {
+        const RING: u64 = 64;
+        let weights = [RING, RING + 1];
+        for m in 0..RING + 2 {
+            self.alloc(m, BUFFER)?;
+        }
+        let mut i = 0u64;
+        while !self.done() {
+            let (input, output) = (i % RING, (i + 1) % RING);
+            let bindings = vec![
+                self.bind(input, Access::Read),
+                self.bind(weights[(i % 2) as usize], Access::Read),
+                self.bind(weights[((i + 1) % 2) as usize], Access::Dead),
+                self.bind(output, Access::Write),
+            ];
+            let kernel = ["gemm", "gelu", "layernorm", "softmax"][(i % 4) as usize];
+            self.launch(kernel, self.stream_of(output), bindings)?;
+            i += 1;
+            if i.is_multiple_of(100) {
+                self.read(output)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn fanout(&mut self) -> io::Result<()> {
+        const OUTPUTS: u64 = 256;
+        let (input, params) = (OUTPUTS, OUTPUTS + 1);
+        for m in 0..OUTPUTS + 2 {
+            self.alloc(m, BUFFER)?;
+        }
+        let fill = vec![self.bind(input, Access::Write)];
+        self.launch("fill", self.stream_of(input), fill)?;
+        let mut i = 0u64;
+        while !self.done() {
+            let output = i % OUTPUTS;
+            let bindings = vec![
+                self.bind(input, Access::Read),
+                self.bind(params, Access::Read),
+                self.bind(output, Access::ReadWrite),
+                self.bind(output, Access::Write),
+            ];
+            self.launch("expert", self.stream_of(output), bindings)?;
+            i += 1;
+            if i.is_multiple_of(128) {
+                self.read(output)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn random(&mut self) -> io::Result<()> {
+        const POOL: u64 = 256;
+        let mut sizes = [0u64; POOL as usize];
+        for (m, size) in sizes.iter_mut().enumerate() {
+            *size = self.rng.random_range(1..=BUFFER);
+            self.alloc(m as u64, *size)?;
+        }
+        let mut next_id = POOL;
+        let mut ids: Vec<u64> = (0..POOL).collect();
+        while !self.done() {
+            if self.rng.random_bool(0.01) {
+                // Churn: free one buffer and make another in its place.
+                let slot = self.rng.random_range(0..POOL as usize);
+                (self.emit)(Event::Free { memory: ids[slot] })?;
+                ids[slot] = next_id;
+                next_id += 1;
+                sizes[slot] = self.rng.random_range(0..=BUFFER);
+                self.alloc(ids[slot], sizes[slot])?;
+            }
+            let mut bindings = Vec::with_capacity(4);
+            for _ in 0..4 {
+                let slot = self.rng.random_range(0..POOL as usize);
+                let size = sizes[slot];
+                let start = self.rng.random_range(0..=size);
+                let end = self.rng.random_range(start..=size);
+                let access = match self.rng.random_range(0..20u32) {
+                    0..=9 => Access::Read,
+                    10..=15 => Access::Write,
+                    16..=18 => Access::ReadWrite,
+                    _ => Access::Dead,
+                };
+                bindings.push(LogBinding {
+                    stream: self.stream_of(ids[slot]),
+                    memory: ids[slot],
+                    range: Some((start, end)),
+                    access,
+                });
+            }
+            let stream = self.rng.random_range(0..self.options.streams);
+            let kernel = ["k_a", "k_b", "k_c", "k_d", "k_e"][self.rng.random_range(0..5usize)];
+            self.launch(kernel, stream, bindings)?;
+            if self.rng.random_bool(0.02) {
+                let slot = self.rng.random_range(0..POOL as usize);
+                let binding = self.bind(ids[slot], Access::Write);
+                (self.emit)(Event::HostWrite {
+                    binding,
+                    outcome: Outcome::Ok,
+                })?;
+            }
+            if self.rng.random_bool(0.02) {
+                let slot = self.rng.random_range(0..POOL as usize);
+                self.read(ids[slot])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn training_step(&mut self) -> io::Result<()> {
+        const LAYERS: u64 = 8;
+        // Memory ids: activations a_0..=a_L, then per layer a weight, its
+        // gradient, two optimizer moments, and an activation gradient;
+        // then the target and the loss.
+        let act = |i: u64| i;
+        let weight = |i: u64| LAYERS + 1 + 5 * i;
+        let grad = |i: u64| weight(i) + 1;
+        let moment = |i: u64, k: u64| weight(i) + 2 + k;
+        let act_grad = |i: u64| weight(i) + 4;
+        let out_grad = LAYERS + 1 + 5 * LAYERS;
+        let target = out_grad + 1;
+        let loss = target + 1;
+        for m in 0..=loss {
+            self.alloc(m, if m == loss { 4 } else { BUFFER })?;
+        }
+        let compute = 0;
+        let optimizer = 1 % self.options.streams;
+        while !self.done() {
+            let input = self.bind(act(0), Access::Write);
+            (self.emit)(Event::HostWrite {
+                binding: input,
+                outcome: Outcome::Ok,
+            })?;
+            for i in 0..LAYERS {
+                let b = vec![
+                    self.bind(act(i), Access::Read),
+                    self.bind(weight(i), Access::Read),
+                    self.bind(moment(i, 0), Access::Dead),
+                    self.bind(act(i + 1), Access::Write),
+                ];
+                self.launch(&format!("linear_fwd_{i}"), compute, b)?;
+            }
+            let b = vec![
+                self.bind(act(LAYERS), Access::Read),
+                self.bind(target, Access::Read),
+                self.bind(loss, Access::Write),
+                self.bind(out_grad, Access::Write),
+            ];
+            self.launch("cross_entropy", compute, b)?;
+            let mut upstream = out_grad;
+            for i in (0..LAYERS).rev() {
+                let b = vec![
+                    self.bind(upstream, Access::Read),
+                    self.bind(act(i), Access::Read),
+                    self.bind(grad(i), Access::Write),
+                    self.bind(act_grad(i), Access::Write),
+                ];
+                self.launch(&format!("linear_bwd_{i}"), compute, b)?;
+                upstream = act_grad(i);
+            }
+            for i in 0..LAYERS {
+                let b = vec![
+                    self.bind(grad(i), Access::Read),
+                    self.bind(weight(i), Access::ReadWrite),
+                    self.bind(moment(i, 0), Access::ReadWrite),
+                    self.bind(moment(i, 1), Access::ReadWrite),
+                ];
+                self.launch("adamw", optimizer, b)?;
+            }
+            self.read(loss)?;
+        }
+        Ok(())
+    }
+}
+
+/// Generates the log `options` describe, handing each event to `emit` in
+/// order (a header first). Deterministic for a seed.
+pub fn generate(
+    options: &GenOptions,
+    mut emit: impl FnMut(Event) -> io::Result<()>,
+) -> io::Result<()> {
+    let streams = options.streams.max(1);
+    emit(Event::Header(Header {
+        max_streams: Some(streams.max(8)),
+        chain_limit: None,
+    }))?;
+    let options = GenOptions {
+        streams,
+        ..options.clone()
+    };
+    let mut g = Gen {
+        rng: ChaCha8Rng::seed_from_u64(options.seed),
+        options: &options,
+        emit,
+        launched: 0,
+    };
+    match options.shape {
+        Shape::Chain => g.chain(),
+        Shape::Fanout => g.fanout(),
+        Shape::Random => g.random(),
+        Shape::TrainingStep => g.training_step(),
+    }
+}

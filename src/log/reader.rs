@@ -1,0 +1,304 @@
+//! Streaming a launch log line by line (SPEC §7, Appendix A "Reading a log").
+//!
+//! The reader holds one line buffer, at most [`MAX_LINE_BYTES`] and a byte,
+//! reused for every line: a log of any length replays in constant memory,
+//! and a line too long to be an event is counted and skipped without ever
+//! being held. Lines are split on `\n` by hand (not `read_line`) so that an
+//! over-long line, bytes that are not UTF-8 and a broken stream are three
+//! different answers instead of one I/O error.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use super::event::Event;
+use super::parse::parse_event;
+
+/// The longest line, in bytes without its newline, a log may hold (SPEC §9).
+/// Longer lines are bad input, whatever they hold.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// One line of a log that is neither blank nor a comment: every such line is
+/// an event or bad input, and either way it is reported by its number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// The 1-based physical line number, counting blank lines and comments,
+    /// so that an error points where an editor shows it.
+    pub number: u64,
+    /// The event, or what was wrong with the line.
+    pub event: Result<Event, LineError>,
+}
+
+/// What was wrong with one line: bad input, which `replay` reports as
+/// `error: line N: <this>` or lists under `rejected`.
+///
+/// Distinct from an [`io::Error`], which means the log itself could not be
+/// read and no later line can be trusted either.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineError {
+    message: String,
+}
+
+impl LineError {
+    fn new(message: String) -> Self {
+        LineError { message }
+    }
+
+    /// The "what was wrong" text, the same as this error's `Display`.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LineError {}
+
+/// Reads a launch log: an iterator of `io::Result<Line>`, one per line that
+/// is neither blank nor a comment.
+///
+/// An `Err` item means the log could not be read (a failing device, a broken
+/// `.gz`); the iterator ends after it. A bad line is not an `Err` item but a
+/// [`Line`] whose `event` is a [`LineError`], and reading goes on after it,
+/// so the caller decides between stopping and `--keep-going`.
+///
+/// Every line this iterator yields counts in the report's `events`, except
+/// an accepted header; the first one it yields is the only place a header is
+/// accepted.
+pub struct LogReader<R> {
+    inner: R,
+    /// The current line, reused; never longer than `MAX_LINE_BYTES + 1`.
+    buf: Vec<u8>,
+    /// The number of the last physical line read.
+    number: u64,
+    /// Whether a line has been yielded yet: a header is accepted only before.
+    yielded: bool,
+    /// Set after an I/O error or the end of the input.
+    done: bool,
+    /// The file read, named in I/O errors.
+    path: Option<PathBuf>,
+}
+
+/// Shows where the reader is, not what it reads from (a boxed reader has no
+/// `Debug`).
+impl<R> fmt::Debug for LogReader<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LogReader")
+            .field("line", &self.number)
+            .field("path", &self.path)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One physical line as read: its length without the newline and any
+/// dropped `\r` (counted even past what the buffer kept).
+enum Physical {
+    End,
+    Line { len: u64 },
+}
+
+impl<R: BufRead> LogReader<R> {
+    /// Reads a log from any buffered reader, e.g. a `&[u8]` or a
+    /// `BufReader<File>`. The reader's own buffer is the only read-ahead.
+    pub fn new(inner: R) -> Self {
+        LogReader {
+            inner,
+            buf: Vec::new(),
+            number: 0,
+            yielded: false,
+            done: false,
+            path: None,
+        }
+    }
+
+    /// Reads the next physical line into `buf`, keeping at most
+    /// `MAX_LINE_BYTES + 1` bytes of it (one more than the limit, so that a
+    /// line exactly at the limit followed by `\r\n` is still whole).
+    fn read_physical(&mut self) -> io::Result<Physical> {
+        const KEEP: usize = MAX_LINE_BYTES + 1;
+        self.buf.clear();
+        let mut len: u64 = 0;
+        let mut last = None;
+        let mut any = false;
+        loop {
+            let available = match self.inner.fill_buf() {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if available.is_empty() {
+                if !any {
+                    return Ok(Physical::End);
+                }
+                break;
+            }
+            any = true;
+            let (chunk, newline) = match find_newline(available) {
+                Some(at) => (available.get(..at).unwrap_or(available), true),
+                None => (available, false),
+            };
+            let room = KEEP.saturating_sub(self.buf.len());
+            self.buf
+                .extend_from_slice(chunk.get(..room).unwrap_or(chunk));
+            len = len.saturating_add(u64::try_from(chunk.len()).unwrap_or(u64::MAX));
+            if let Some(&byte) = chunk.last() {
+                last = Some(byte);
+            }
+            let used = chunk.len().saturating_add(usize::from(newline));
+            self.inner.consume(used);
+            if newline {
+                break;
+            }
+        }
+        if last == Some(b'\r') {
+            len = len.saturating_sub(1);
+            if u64::try_from(self.buf.len()).is_ok_and(|kept| kept > len) {
+                self.buf.pop();
+            }
+        }
+        Ok(Physical::Line { len })
+    }
+
+    /// The next line that is not blank or a comment, or the end.
+    fn next_line(&mut self) -> io::Result<Option<Line>> {
+        loop {
+            let len = match self.read_physical()? {
+                Physical::End => return Ok(None),
+                Physical::Line { len } => len,
+            };
+            self.number = self.number.saturating_add(1);
+            let number = self.number;
+            let first = !self.yielded;
+            if len > MAX_LINE_BYTES as u64 {
+                self.yielded = true;
+                let message = format!("line is {len} bytes, over the {MAX_LINE_BYTES}-byte limit");
+                return Ok(Some(bad(number, message)));
+            }
+            let text = match std::str::from_utf8(&self.buf) {
+                Ok(text) => text,
+                Err(e) => {
+                    self.yielded = true;
+                    let message = format!("not valid UTF-8 (at byte {})", e.valid_up_to());
+                    return Ok(Some(bad(number, message)));
+                }
+            };
+            if text.starts_with('#') || text.bytes().all(|b| b == b' ' || b == b'\t') {
+                continue;
+            }
+            self.yielded = true;
+            let event = parse_event(text, first).map_err(LineError::new);
+            return Ok(Some(Line { number, event }));
+        }
+    }
+}
+
+fn bad(number: u64, message: String) -> Line {
+    Line {
+        number,
+        event: Err(LineError::new(message)),
+    }
+}
+
+impl LogReader<Box<dyn BufRead + Send>> {
+    /// Opens a log file, decompressing it when its name ends in `.gz`
+    /// (several gzip members in a row read as one log, as `zcat` does).
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be opened; the error names the path, as do the
+    /// I/O errors the reader yields later.
+    pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
+        })?;
+        let gz = path
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy().ends_with(".gz"));
+        let inner: Box<dyn BufRead + Send> = if gz {
+            let decoder = flate2::read::MultiGzDecoder::new(BufReader::new(file));
+            Box::new(BufReader::with_capacity(1 << 16, decoder))
+        } else {
+            Box::new(BufReader::with_capacity(1 << 16, file))
+        };
+        let mut reader = LogReader::new(inner);
+        reader.path = Some(path.to_owned());
+        Ok(reader)
+    }
+}
+
+impl<R: BufRead> Iterator for LogReader<R> {
+    type Item = io::Result<Line>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.next_line() {
+            Ok(Some(line)) => Some(Ok(line)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(match &self.path {
+                    Some(path) => {
+                        io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display()))
+                    }
+                    None => e,
+                }))
+            }
+        }
+    }
+}
+
+impl<R: BufRead> std::iter::FusedIterator for LogReader<R> {}
+
+/// The index of the first `\n` in `bytes`, eight bytes at a time: finding
+/// line ends is the reader's only per-byte work besides UTF-8 validation.
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const NEWLINES: u64 = ONES * b'\n' as u64;
+    let (words, rest) = bytes.as_chunks::<8>();
+    for (index, word) in words.iter().enumerate() {
+        let x = u64::from_le_bytes(*word) ^ NEWLINES;
+        // The lowest high bit set marks the first zero byte of `x` exactly;
+        // borrows only ever mark bytes above it.
+        let zero = x.wrapping_sub(ONES) & !x & HIGHS;
+        if zero != 0 {
+            let byte = usize::try_from(zero.trailing_zeros() / 8).unwrap_or(0);
+            return Some(index.saturating_mul(8).saturating_add(byte));
+        }
+    }
+    let tail = rest.iter().position(|&b| b == b'\n')?;
+    Some(words.len().saturating_mul(8).saturating_add(tail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_newline;
+
+    #[test]
+    fn find_newline_finds_the_first_newline_at_every_offset() {
+        for len in 0..40 {
+            for at in 0..len {
+                let mut bytes = vec![b'a'; len];
+                bytes[at] = b'\n';
+                if at + 1 < len {
+                    bytes[len - 1] = b'\n';
+                }
+                assert_eq!(find_newline(&bytes), Some(at), "len {len} at {at}");
+            }
+            assert_eq!(find_newline(&vec![0x8a; len]), None);
+            assert_eq!(find_newline(&vec![0x0b; len]), None);
+        }
+    }
+}

@@ -1,0 +1,482 @@
+//! Replaying a launch log through a [`World`]: the main job of the
+//! `taintworld` command, as a library call so that tests, benches and an
+//! embedding program get exactly what the command prints.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+
+use crate::log::{
+    CaptureEntry, CaptureResult as LogCapture, ChainHop as LogHop, Event, FinalState,
+    LaunchResult as Entry, Line, LogBinding, Outcome as LogOutcome, ProfileEntry,
+    ProfileResult as LogProfile, ReadEntry, ReadResult as LogRead, Rejected, Report, ReportError,
+    SyncEntry, SyncResult as LogSync, TaintReport as LogTaint,
+};
+use crate::{
+    Binding, CaptureResult, Config, Error, ErrorInfo, FailureId, Launch, MemoryRef, Outcome,
+    ProfileResult, ReadResult, StreamRef, SyncResult, TaintReport, Verdict, World,
+};
+
+/// How a replay is run: the command line's options.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReplayOptions {
+    /// Launch numbers processed as if they failed with
+    /// `{"kind":"injected","message":"injected failure"}` (a skip still
+    /// wins).
+    pub fail_launches: BTreeSet<u64>,
+    /// Skip bad lines (listed under `rejected`) instead of stopping.
+    pub keep_going: bool,
+    /// Unresolved bindings are bad input.
+    pub strict: bool,
+    /// Overrides the header's `max_streams`.
+    pub max_streams: Option<u64>,
+    /// Overrides the header's `chain_limit`.
+    pub chain_limit: Option<u64>,
+    /// Keep the report's lists (`launch_results`, `reads`, …). The JSON
+    /// report needs them; the human summary keeps only the first few reads
+    /// and per-failure tallies, so its memory stays bounded by the world's
+    /// live state and not by the log's length.
+    pub keep_lists: bool,
+}
+
+/// Why a replay stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The log could not be read (a missing file, a broken `.gz`).
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// A bad line, without `--keep-going`.
+    #[error("line {line}: {error}")]
+    BadLine {
+        /// The 1-based physical line.
+        line: u64,
+        /// What was wrong.
+        error: String,
+    },
+}
+
+/// What the human summary shows of one failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailureTally {
+    /// The root error.
+    pub error: ReportError,
+    /// Occurrences, as last seen.
+    pub occurrences: u64,
+    /// Launches it skipped.
+    pub skipped: u64,
+}
+
+/// How many tainted reads the summary keeps when the lists are not kept.
+pub const SUMMARY_READS: usize = 5;
+
+/// A replay in progress: feed it lines, then take the report.
+pub struct Replay {
+    options: ReplayOptions,
+    world: Option<World>,
+    report: Report,
+    /// Whether the next event line is the first (the header's place).
+    first: bool,
+    /// Per failure id: its error, occurrences and skips, for the summary.
+    tallies: BTreeMap<u64, FailureTally>,
+    /// Tainted reads for the summary when lists are not kept.
+    first_tainted: Vec<ReadEntry>,
+    bindings: Vec<Binding>,
+}
+
+impl Replay {
+    /// A replay with `options`; the world is made when the first event
+    /// shows whether there is a header.
+    pub fn new(options: ReplayOptions) -> Self {
+        Replay {
+            options,
+            world: None,
+            report: Report::default(),
+            first: true,
+            tallies: BTreeMap::new(),
+            first_tainted: Vec::new(),
+            bindings: Vec::new(),
+        }
+    }
+
+    /// The world as it stands (made at the first event).
+    pub fn world(&self) -> Option<&World> {
+        self.world.as_ref()
+    }
+
+    /// The per-failure tallies seen so far, by failure id.
+    pub fn tallies(&self) -> &BTreeMap<u64, FailureTally> {
+        &self.tallies
+    }
+
+    /// The tainted reads the summary shows: all of them when lists are
+    /// kept, else the first [`SUMMARY_READS`].
+    pub fn tainted_reads(&self) -> impl Iterator<Item = &ReadEntry> {
+        let kept = self
+            .report
+            .reads
+            .iter()
+            .filter(|r| matches!(r.result, LogRead::Tainted(_)));
+        kept.chain(self.first_tainted.iter())
+    }
+
+    /// Applies one line of the log. A bad line is an error unless
+    /// `keep_going`, in which case it is listed under `rejected` and the
+    /// replay goes on; either way a bad line changes nothing.
+    pub fn apply(&mut self, line: Line) -> Result<(), ReplayError> {
+        let number = line.number;
+        let first = std::mem::replace(&mut self.first, false);
+        let result = match line.event {
+            Err(error) => Err(error.message().to_string()),
+            Ok(Event::Header(header)) if first => {
+                // An accepted header is not an event; a rejected one is.
+                match self.make_world(header.max_streams, header.chain_limit) {
+                    Ok(()) => return Ok(()),
+                    Err(error) => Err(error),
+                }
+            }
+            Ok(event) => self.apply_event(number, event),
+        };
+        // A line that is not an accepted header counts as an event.
+        self.report.events += 1;
+        match result {
+            Ok(()) => Ok(()),
+            Err(error) if self.options.keep_going => {
+                self.report.rejected.push(Rejected {
+                    line: number,
+                    error,
+                });
+                Ok(())
+            }
+            Err(error) => Err(ReplayError::BadLine {
+                line: number,
+                error,
+            }),
+        }
+    }
+
+    fn make_world(
+        &mut self,
+        max_streams: Option<u64>,
+        chain_limit: Option<u64>,
+    ) -> Result<(), String> {
+        let defaults = Config::default();
+        let max_streams = self
+            .options
+            .max_streams
+            .or(max_streams)
+            .unwrap_or(defaults.max_streams);
+        let chain_limit = self
+            .options
+            .chain_limit
+            .or(chain_limit)
+            .unwrap_or(u64::from(defaults.chain_limit));
+        let chain_limit = u32::try_from(chain_limit).map_err(|_| {
+            format!(
+                "chain_limit {chain_limit} is over the largest, {}",
+                u32::MAX
+            )
+        })?;
+        let world = World::new(Config {
+            max_streams,
+            num_special: 0,
+            chain_limit,
+            strict: self.options.strict,
+        })
+        .map_err(|e| e.to_string())?;
+        self.world = Some(world);
+        Ok(())
+    }
+
+    fn apply_event(&mut self, line: u64, event: Event) -> Result<(), String> {
+        if self.world.is_none() {
+            // No header: the command line's settings or the defaults. Those
+            // were checked when the command line was read.
+            self.make_world(None, None)?;
+        }
+        let Some(world) = self.world.as_mut() else {
+            return Err("no world".into());
+        };
+        let keep = self.options.keep_lists;
+        match event {
+            Event::Header(_) => return Err("header must be the first event".into()),
+            Event::Alloc {
+                stream,
+                memory,
+                size,
+                outcome,
+            } => {
+                match outcome {
+                    Some(LogOutcome::Failed(e)) => {
+                        world.alloc_failed(stream, memory, size, &e.kind, &e.message)
+                    }
+                    _ => world.alloc(stream, memory, size),
+                }
+                .map_err(text)?;
+            }
+            Event::Free { memory } => world.free(memory).map_err(text)?,
+            Event::Launch {
+                kernel,
+                stream,
+                bindings,
+                outcome,
+            } => {
+                self.bindings.clear();
+                self.bindings.extend(bindings.iter().map(to_binding));
+                let number = world.launches();
+                let injected = self.options.fail_launches.contains(&number);
+                let outcome = match (&outcome, injected) {
+                    (_, true) => Outcome::Failed {
+                        kind: "injected",
+                        message: "injected failure",
+                    },
+                    (LogOutcome::Ok, false) => Outcome::Ok,
+                    (LogOutcome::DryRun, false) => Outcome::DryRun,
+                    (LogOutcome::Failed(e), false) => Outcome::Failed {
+                        kind: &e.kind,
+                        message: &e.message,
+                    },
+                };
+                let result = world
+                    .launch(&Launch {
+                        kernel: &kernel,
+                        stream: StreamRef::Id(stream),
+                        bindings: &self.bindings,
+                        outcome,
+                    })
+                    .map_err(text)?;
+                self.report.launches += 1;
+                let entry = match result.verdict {
+                    Verdict::Ran => {
+                        self.report.verdicts.ran += 1;
+                        None
+                    }
+                    Verdict::DryRun => {
+                        self.report.verdicts.dry_run += 1;
+                        Some(Entry::DryRun {
+                            launch: result.launch,
+                            line,
+                        })
+                    }
+                    Verdict::Failed(f) => {
+                        self.report.verdicts.failed += 1;
+                        tally(&mut self.tallies, world, f, false);
+                        Some(Entry::Failed {
+                            launch: result.launch,
+                            line,
+                            failure: f.get(),
+                        })
+                    }
+                    Verdict::Skipped { failure, needed } => {
+                        self.report.verdicts.skipped += 1;
+                        tally(&mut self.tallies, world, failure, true);
+                        Some(Entry::Skipped {
+                            launch: result.launch,
+                            line,
+                            failure: failure.get(),
+                            needed,
+                        })
+                    }
+                };
+                if let (Some(entry), true) = (entry, keep) {
+                    self.report.launch_results.push(entry);
+                }
+            }
+            Event::HostWrite { binding, outcome } => {
+                let outcome = log_outcome(&outcome);
+                let verdict = world
+                    .host_write(&to_binding(&binding), outcome)
+                    .map_err(text)?;
+                if let Verdict::Failed(f) = verdict {
+                    tally(&mut self.tallies, world, f, false);
+                    if keep {
+                        self.report.launch_results.push(Entry::HostWriteFailed {
+                            line,
+                            failure: f.get(),
+                        });
+                    }
+                }
+            }
+            Event::Read { binding } => {
+                let result = match world.read(&to_binding(&binding)).map_err(text)? {
+                    ReadResult::Clean => LogRead::Clean,
+                    ReadResult::Unresolved => LogRead::Unresolved,
+                    ReadResult::Tainted(report) => LogRead::Tainted(taint(report)),
+                    ReadResult::DeviceFault(e) => LogRead::DeviceFault(error(e)),
+                };
+                let entry = ReadEntry {
+                    line,
+                    memory: binding.memory,
+                    result,
+                };
+                if keep {
+                    self.report.reads.push(entry);
+                } else if matches!(entry.result, LogRead::Tainted(_))
+                    && self.first_tainted.len() < SUMMARY_READS
+                {
+                    self.first_tainted.push(entry);
+                }
+            }
+            Event::CaptureBegin { stream } => world.capture_begin(stream).map_err(text)?,
+            Event::CaptureEnd { stream, graph } => {
+                let result = match world.capture_end(stream, graph).map_err(text)? {
+                    CaptureResult::Ok => LogCapture::Ok,
+                    CaptureResult::Failed(report) => LogCapture::Failed(taint(report)),
+                };
+                if keep {
+                    self.report.captures.push(CaptureEntry {
+                        line,
+                        graph,
+                        result,
+                    });
+                }
+            }
+            Event::Replay { graph, outcome, .. } => {
+                let verdict = world.replay(graph, log_outcome(&outcome)).map_err(text)?;
+                if let Verdict::Failed(f) = verdict {
+                    tally(&mut self.tallies, world, f, false);
+                    if keep {
+                        self.report.launch_results.push(Entry::ReplayFailed {
+                            graph,
+                            line,
+                            failure: f.get(),
+                        });
+                    }
+                }
+            }
+            Event::GraphDestroy { graph } => world.graph_destroy(graph).map_err(text)?,
+            Event::ProfileBegin { profile } => world.profile_begin(profile).map_err(text)?,
+            Event::ProfileEnd { profile } => {
+                let result = match world.profile_end(profile).map_err(text)? {
+                    ProfileResult::Valid => LogProfile::Valid,
+                    ProfileResult::Invalid { failure, error: e } => LogProfile::Invalid {
+                        failure: failure.get(),
+                        error: error(e),
+                    },
+                };
+                if keep {
+                    self.report.profiles.push(ProfileEntry {
+                        line,
+                        profile,
+                        result,
+                    });
+                }
+            }
+            Event::DeviceFault { error: e } => world.device_fault(&e.kind, &e.message),
+            Event::Sync => {
+                let result = match world.sync() {
+                    SyncResult::Ok => LogSync::Ok,
+                    SyncResult::DeviceFault(e) => LogSync::DeviceFault(error(e)),
+                };
+                if keep {
+                    self.report.syncs.push(SyncEntry { line, result });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The report, with the world's final state filled in.
+    pub fn finish(mut self) -> (Report, Option<World>) {
+        if self.world.is_none() {
+            // An empty log still has a (default) world to report on.
+            let _ = self.make_world(None, None);
+        }
+        if let Some(world) = &self.world {
+            let stats = world.stats();
+            self.report.unresolved_bindings = stats.unresolved_bindings;
+            self.report.failures_minted = stats.failures_minted;
+            self.report.final_state = FinalState {
+                live_failures: stats.live_failures,
+                tainted_allocations: stats.tainted_allocations,
+                tainted_bytes: stats.tainted_bytes,
+                claims: stats.claims,
+            };
+        }
+        (self.report, self.world)
+    }
+}
+
+/// Replays every line `lines` yields; `progress` is called after each line
+/// with its number. Stops at the first bad line unless `keep_going`.
+pub fn replay(
+    lines: impl Iterator<Item = io::Result<Line>>,
+    options: ReplayOptions,
+    mut progress: impl FnMut(u64),
+) -> Result<Replay, ReplayError> {
+    let mut replay = Replay::new(options);
+    for line in lines {
+        let line = line?;
+        let number = line.number;
+        replay.apply(line)?;
+        progress(number);
+    }
+    Ok(replay)
+}
+
+fn text(error: Error) -> String {
+    error.to_string()
+}
+
+fn to_binding(b: &LogBinding) -> Binding {
+    Binding {
+        stream: StreamRef::Id(b.stream),
+        memory: MemoryRef::Id(b.memory),
+        range: b.range,
+        access: b.access,
+    }
+}
+
+fn log_outcome(o: &LogOutcome) -> Outcome<'_> {
+    match o {
+        LogOutcome::Ok => Outcome::Ok,
+        LogOutcome::DryRun => Outcome::DryRun,
+        LogOutcome::Failed(e) => Outcome::Failed {
+            kind: &e.kind,
+            message: &e.message,
+        },
+    }
+}
+
+fn error(e: ErrorInfo) -> ReportError {
+    ReportError {
+        kind: e.kind,
+        kernel: e.kernel,
+        message: e.message,
+    }
+}
+
+fn taint(r: TaintReport) -> LogTaint {
+    LogTaint {
+        failure: r.failure.get(),
+        error: error(r.error),
+        occurrences: r.occurrences,
+        chain: r
+            .chain
+            .into_iter()
+            .map(|h| LogHop {
+                launch: h.launch,
+                kernel: h.kernel,
+                needed: h.needed,
+            })
+            .collect(),
+        truncated: r.truncated,
+    }
+}
+
+/// Notes a failed or skipping outcome of failure `id` for the summary.
+fn tally(tallies: &mut BTreeMap<u64, FailureTally>, world: &World, id: FailureId, skip: bool) {
+    let info = world.failure(id);
+    let entry = tallies.entry(id.get()).or_insert_with(|| FailureTally {
+        error: info.map(|f| error(f.error.clone())).unwrap_or_default(),
+        occurrences: 0,
+        skipped: 0,
+    });
+    match info {
+        Some(f) => entry.occurrences = f.occurrences,
+        // Pruned at once (it claimed nothing): one more occurrence.
+        None if !skip => entry.occurrences += 1,
+        None => {}
+    }
+    if skip {
+        entry.skipped += 1;
+    }
+}

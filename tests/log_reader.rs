@@ -1,0 +1,1166 @@
+//! The launch-log reader against SPEC §7, §9 and Appendix A "Reading a log":
+//! one test per reading rule and per kind of bad input the reader can see,
+//! each pinned to the line number it must report.
+
+use std::io::{self, BufRead, Read, Write};
+
+use taintworld::Access;
+use taintworld::log::{ErrorObject, Event, Header, LogBinding, LogReader, Outcome};
+
+/// Every yielded line as (number, event or error text).
+fn read(log: &[u8]) -> Vec<(u64, Result<Event, String>)> {
+    LogReader::new(log)
+        .map(|line| {
+            let line = line.expect("an in-memory log cannot fail to read");
+            (line.number, line.event.map_err(|e| e.to_string()))
+        })
+        .collect()
+}
+
+/// The single line of a one-event log.
+fn one(line: &str) -> Result<Event, String> {
+    let mut lines = read(line.as_bytes());
+    assert_eq!(lines.len(), 1, "{line}");
+    lines.remove(0).1
+}
+
+/// The error text of a one-event log that must be bad input.
+fn bad(line: &str) -> String {
+    match one(line) {
+        Ok(event) => panic!("{line} was accepted as {event:?}"),
+        Err(message) => message,
+    }
+}
+
+fn binding(stream: u64, memory: u64, range: Option<(u64, u64)>, access: Access) -> LogBinding {
+    LogBinding {
+        stream,
+        memory,
+        range,
+        access,
+    }
+}
+
+fn failed(kind: &str, message: &str) -> Outcome {
+    Outcome::Failed(ErrorObject {
+        kind: kind.to_owned(),
+        message: message.to_owned(),
+    })
+}
+
+#[test]
+fn every_op_of_section_seven_reads_as_its_event() {
+    let log = r#"{"op":"header","format":"taintworld-log","version":1,"max_streams":8,"chain_limit":1024}
+{"op":"alloc","stream":0,"memory":7,"size":4096}
+{"op":"alloc","stream":0,"memory":8,"size":16,"outcome":{"failed":{"kind":"oom","message":"out of memory"}}}
+{"op":"free","memory":7}
+{"op":"launch","kernel":"matmul","stream":0,"bindings":[{"stream":0,"memory":7,"range":[0,4096],"access":"read"},{"stream":0,"memory":8,"access":"write"}],"outcome":"ok"}
+{"op":"launch","kernel":"fill","stream":1,"bindings":[],"outcome":{"failed":{"kind":"compile","message":"…"}}}
+{"op":"launch","kernel":"plan","stream":1,"bindings":[{"stream":1,"memory":2,"access":"dead"},{"stream":1,"memory":3,"access":"read_write"}],"outcome":"dry_run"}
+{"op":"host_write","binding":{"stream":0,"memory":7},"outcome":"ok"}
+{"op":"read","binding":{"stream":0,"memory":7,"range":[0,4],"access":"read"}}
+{"op":"capture_begin","stream":0}
+{"op":"capture_end","stream":0,"graph":1}
+{"op":"replay","graph":1,"stream":0,"outcome":"ok"}
+{"op":"replay","graph":1,"outcome":{"failed":{"kind":"launch","message":"bad"}}}
+{"op":"graph_destroy","graph":1}
+{"op":"profile_begin","profile":1}
+{"op":"profile_end","profile":1}
+{"op":"device_fault","error":{"kind":"device","message":"illegal address"}}
+{"op":"sync"}
+"#;
+    let events: Vec<Event> = read(log.as_bytes())
+        .into_iter()
+        .map(|(_, event)| event.expect("every line is good"))
+        .collect();
+    assert_eq!(
+        events,
+        vec![
+            Event::Header(Header {
+                max_streams: Some(8),
+                chain_limit: Some(1024)
+            }),
+            Event::Alloc {
+                stream: 0,
+                memory: 7,
+                size: 4096,
+                outcome: None
+            },
+            Event::Alloc {
+                stream: 0,
+                memory: 8,
+                size: 16,
+                outcome: Some(failed("oom", "out of memory"))
+            },
+            Event::Free { memory: 7 },
+            Event::Launch {
+                kernel: "matmul".to_owned(),
+                stream: 0,
+                bindings: vec![
+                    binding(0, 7, Some((0, 4096)), Access::Read),
+                    binding(0, 8, None, Access::Write)
+                ],
+                outcome: Outcome::Ok
+            },
+            Event::Launch {
+                kernel: "fill".to_owned(),
+                stream: 1,
+                bindings: vec![],
+                outcome: failed("compile", "…")
+            },
+            Event::Launch {
+                kernel: "plan".to_owned(),
+                stream: 1,
+                bindings: vec![
+                    binding(1, 2, None, Access::Dead),
+                    binding(1, 3, None, Access::ReadWrite)
+                ],
+                outcome: Outcome::DryRun
+            },
+            Event::HostWrite {
+                binding: binding(0, 7, None, Access::Read),
+                outcome: Outcome::Ok
+            },
+            Event::Read {
+                binding: binding(0, 7, Some((0, 4)), Access::Read)
+            },
+            Event::CaptureBegin { stream: 0 },
+            Event::CaptureEnd {
+                stream: 0,
+                graph: 1
+            },
+            Event::Replay {
+                graph: 1,
+                stream: Some(0),
+                outcome: Outcome::Ok
+            },
+            Event::Replay {
+                graph: 1,
+                stream: None,
+                outcome: failed("launch", "bad")
+            },
+            Event::GraphDestroy { graph: 1 },
+            Event::ProfileBegin { profile: 1 },
+            Event::ProfileEnd { profile: 1 },
+            Event::DeviceFault {
+                error: ErrorObject {
+                    kind: "device".to_owned(),
+                    message: "illegal address".to_owned()
+                }
+            },
+            Event::Sync,
+        ]
+    );
+}
+
+// ---- Lines: splitting, numbering, blanks and comments ----
+
+#[test]
+fn blank_lines_and_comments_are_skipped_but_still_numbered() {
+    let log = "# a comment\n\n   \n\t \t\n{\"op\":\"sync\"}\n#{\"op\":\"frobnicate\"}\n{\"op\":\"sync\"}\n";
+    let lines = read(log.as_bytes());
+    assert_eq!(lines, vec![(5, Ok(Event::Sync)), (7, Ok(Event::Sync))]);
+}
+
+#[test]
+fn a_hash_after_leading_space_is_not_a_comment() {
+    let lines = read(b"{\"op\":\"sync\"}\n  # not a comment\n");
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1].0, 2);
+    assert!(
+        lines[1]
+            .1
+            .as_ref()
+            .unwrap_err()
+            .starts_with("malformed JSON")
+    );
+}
+
+#[test]
+fn a_line_of_other_whitespace_is_not_blank() {
+    // A form feed is neither a space nor a tab, nor JSON whitespace.
+    let lines = read(b"\n\x0c\n");
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0].0, 2);
+    assert!(lines[0].1.is_err());
+}
+
+#[test]
+fn crlf_line_ends_read_like_lf_line_ends() {
+    let log = "# comment\r\n\r\n{\"op\":\"sync\"}\r\n{\"op\":\"free\",\"memory\":3}\r\n";
+    assert_eq!(
+        read(log.as_bytes()),
+        vec![(3, Ok(Event::Sync)), (4, Ok(Event::Free { memory: 3 }))]
+    );
+}
+
+#[test]
+fn only_one_trailing_carriage_return_is_dropped() {
+    // `\r\r` leaves `\r`: not blank (only spaces and tabs are), so it is read
+    // as JSON and holds no value.
+    let lines = read(b"\r\r\n");
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0].0, 1);
+    assert!(
+        lines[0]
+            .1
+            .as_ref()
+            .unwrap_err()
+            .starts_with("malformed JSON")
+    );
+}
+
+#[test]
+fn the_last_line_needs_no_newline() {
+    assert_eq!(read(b"\n{\"op\":\"sync\"}"), vec![(2, Ok(Event::Sync))]);
+}
+
+#[test]
+fn an_empty_log_has_no_lines() {
+    assert!(read(b"").is_empty());
+    assert!(read(b"\n\n# only comments\n").is_empty());
+}
+
+#[test]
+fn reading_goes_on_after_a_bad_line() {
+    let lines = read(b"{\"op\":\"sync\"}\n{\"op\":\"frobnicate\"}\n{\"op\":\"sync\"}\n");
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[1], (2, Err("unknown op \"frobnicate\"".to_owned())));
+    assert_eq!(lines[2], (3, Ok(Event::Sync)));
+}
+
+// ---- Line length ----
+
+const MIB: usize = 1_048_576;
+
+fn comment_of(len: usize) -> Vec<u8> {
+    let mut line = vec![b'#'];
+    line.resize(len, b'x');
+    line
+}
+
+#[test]
+fn a_comment_of_exactly_one_mebibyte_is_still_a_comment() {
+    let mut log = comment_of(MIB);
+    log.extend_from_slice(b"\n{\"op\":\"sync\"}\n");
+    assert_eq!(read(&log), vec![(2, Ok(Event::Sync))]);
+}
+
+#[test]
+fn a_line_over_one_mebibyte_is_bad_input_even_when_it_is_a_comment() {
+    let mut log = b"{\"op\":\"sync\"}\n".to_vec();
+    log.extend_from_slice(&comment_of(MIB + 1));
+    log.extend_from_slice(b"\n{\"op\":\"sync\"}\n");
+    assert_eq!(
+        read(&log),
+        vec![
+            (1, Ok(Event::Sync)),
+            (
+                2,
+                Err("line is 1048577 bytes, over the 1048576-byte limit".to_owned())
+            ),
+            (3, Ok(Event::Sync)),
+        ]
+    );
+}
+
+#[test]
+fn a_line_over_one_mebibyte_is_bad_input_even_when_it_is_blank() {
+    let mut log = vec![b' '; MIB + 10];
+    log.push(b'\n');
+    assert_eq!(
+        read(&log),
+        vec![(
+            1,
+            Err("line is 1048586 bytes, over the 1048576-byte limit".to_owned())
+        )]
+    );
+}
+
+#[test]
+fn the_carriage_return_of_a_crlf_does_not_count_towards_the_limit() {
+    let mut log = comment_of(MIB);
+    log.extend_from_slice(b"\r\n");
+    log.extend_from_slice(&comment_of(MIB + 1));
+    log.extend_from_slice(b"\r\n");
+    assert_eq!(
+        read(&log),
+        vec![(
+            2,
+            Err("line is 1048577 bytes, over the 1048576-byte limit".to_owned())
+        )]
+    );
+}
+
+#[test]
+fn a_very_long_line_is_measured_whole_and_the_next_line_is_read() {
+    let mut log = comment_of(10 * MIB + 3);
+    log.extend_from_slice(b"\n{\"op\":\"sync\"}");
+    assert_eq!(
+        read(&log),
+        vec![
+            (
+                1,
+                Err("line is 10485763 bytes, over the 1048576-byte limit".to_owned())
+            ),
+            (2, Ok(Event::Sync)),
+        ]
+    );
+}
+
+/// Hands out its bytes a few at a time, as a pipe might.
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    step: usize,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.step.min(buf.len()).min(self.bytes.len());
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn lines_split_across_reads_are_whole() {
+    let mut log = b"# c\r\n{\"op\":\"free\",\"memory\":12345}\r\n\n".to_vec();
+    log.extend_from_slice(&comment_of(MIB + 1));
+    log.extend_from_slice(b"\r\n{\"op\":\"sync\"}");
+    for step in [1, 2, 3, 7, 64] {
+        let reader = io::BufReader::with_capacity(step, Trickle { bytes: &log, step });
+        let lines: Vec<_> = LogReader::new(reader)
+            .map(|l| {
+                let l = l.unwrap();
+                (l.number, l.event.map_err(|e| e.to_string()))
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                (2, Ok(Event::Free { memory: 12345 })),
+                (
+                    4,
+                    Err("line is 1048577 bytes, over the 1048576-byte limit".to_owned())
+                ),
+                (5, Ok(Event::Sync)),
+            ],
+            "step {step}"
+        );
+    }
+}
+
+// ---- UTF-8 ----
+
+#[test]
+fn a_line_that_is_not_utf8_is_bad_input() {
+    let lines = read(b"{\"op\":\"sync\"}\n{\"op\":\"launch\",\"kernel\":\"\xff\"}\n");
+    assert_eq!(lines[1].0, 2);
+    assert!(
+        lines[1]
+            .1
+            .as_ref()
+            .unwrap_err()
+            .starts_with("not valid UTF-8")
+    );
+}
+
+#[test]
+fn a_comment_that_is_not_utf8_is_bad_input() {
+    let lines = read(b"\n# caf\xe9\n");
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0].0, 2);
+    assert!(
+        lines[0]
+            .1
+            .as_ref()
+            .unwrap_err()
+            .starts_with("not valid UTF-8")
+    );
+}
+
+#[test]
+fn non_ascii_text_reads_back_exactly() {
+    let event = one(r#"{"op":"launch","kernel":"核函数 🚀","stream":0,"bindings":[],"outcome":{"failed":{"kind":"k","message":"\u00e9\ud83d\ude80\n\"\\\/"}}}"#)
+        .unwrap();
+    assert_eq!(
+        event,
+        Event::Launch {
+            kernel: "核函数 🚀".to_owned(),
+            stream: 0,
+            bindings: vec![],
+            outcome: failed("k", "é🚀\n\"\\/"),
+        }
+    );
+}
+
+// ---- Malformed JSON ----
+
+#[test]
+fn malformed_json_is_bad_input() {
+    for line in [
+        "{",
+        "{\"op\":\"sync\"",
+        "{\"op\":\"sync\",}",
+        "{\"op\" \"sync\"}",
+        "{'op':'sync'}",
+        "{\"op\":\"sync\"} {}",
+        "{\"op\":\"sync\"}x",
+        "{\"op\":\"sync\",\"x\":01}",
+        "{\"op\":\"sync\",\"x\":1.}",
+        "{\"op\":\"sync\",\"x\":-}",
+        "{\"op\":\"sync\",\"x\":+1}",
+        "{\"op\":\"sync\",\"x\":.5}",
+        "{\"op\":\"sync\",\"x\":tru}",
+        "{\"op\":\"sync\",\"x\":[1,]}",
+        "{\"op\":\"sync\",\"x\":\"\\x\"}",
+        "{\"op\":\"sync\",\"x\":\"\\ud800\"}",
+        "{\"op\":\"sync\",\"x\":\"\\udc00\"}",
+        "{\"op\":\"sync\",\"x\":\"tab\there\"}",
+        "{\"op\":\"sync\",\"x\":NaN}",
+    ] {
+        let message = bad(line);
+        assert!(message.starts_with("malformed JSON"), "{line}: {message}");
+    }
+}
+
+#[test]
+fn a_line_that_is_json_but_not_an_object_is_bad_input() {
+    assert_eq!(
+        bad("[1,2]"),
+        "a log line must be a JSON object, not an array"
+    );
+    assert_eq!(bad("42"), "a log line must be a JSON object, not 42");
+}
+
+#[test]
+fn nesting_too_deep_is_bad_input_not_a_stack_overflow() {
+    let deep = format!(
+        "{{\"op\":\"sync\",\"x\":{}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    assert!(bad(&deep).starts_with("malformed JSON"));
+    let fine = format!(
+        "{{\"op\":\"sync\",\"x\":{}{}}}",
+        "[".repeat(100),
+        "]".repeat(100)
+    );
+    assert_eq!(one(&fine), Ok(Event::Sync));
+}
+
+// ---- Duplicate keys ----
+
+#[test]
+fn a_duplicate_key_at_top_level_is_malformed_json() {
+    assert_eq!(
+        bad(r#"{"op":"free","memory":1,"memory":1}"#),
+        "malformed JSON: duplicate key \"memory\" at column 25"
+    );
+}
+
+#[test]
+fn a_duplicate_unknown_key_is_malformed_json() {
+    assert!(
+        bad(r#"{"op":"sync","note":1,"note":2}"#)
+            .starts_with("malformed JSON: duplicate key \"note\"")
+    );
+}
+
+#[test]
+fn a_duplicate_key_spelled_with_an_escape_is_still_a_duplicate() {
+    assert!(
+        bad(r#"{"op":"sync","\u006fp":"sync"}"#)
+            .starts_with("malformed JSON: duplicate key \"op\"")
+    );
+}
+
+#[test]
+fn a_duplicate_key_in_a_binding_is_malformed_json() {
+    assert!(
+        bad(r#"{"op":"read","binding":{"stream":0,"memory":1,"stream":0}}"#)
+            .starts_with("malformed JSON: duplicate key \"stream\"")
+    );
+    assert!(bad(r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"read","access":"read"}],"outcome":"ok"}"#)
+        .starts_with("malformed JSON: duplicate key \"access\""));
+}
+
+#[test]
+fn a_duplicate_key_in_an_error_object_is_malformed_json() {
+    assert!(
+        bad(r#"{"op":"device_fault","error":{"kind":"a","message":"b","kind":"a"}}"#)
+            .starts_with("malformed JSON: duplicate key \"kind\"")
+    );
+    assert!(bad(r#"{"op":"replay","graph":1,"outcome":{"failed":{"kind":"a","message":"b"},"failed":{"kind":"a","message":"b"}}}"#)
+        .starts_with("malformed JSON: duplicate key \"failed\""));
+}
+
+#[test]
+fn a_duplicate_key_nested_inside_an_ignored_field_is_malformed_json() {
+    assert!(
+        bad(r#"{"op":"sync","meta":{"a":{"b":1,"b":2}}}"#)
+            .starts_with("malformed JSON: duplicate key \"b\"")
+    );
+    assert!(
+        bad(r#"{"op":"sync","meta":[{"a":1},{"c":1,"c":1}]}"#)
+            .starts_with("malformed JSON: duplicate key \"c\"")
+    );
+    // A field another op would read is ignored here, but its JSON still counts.
+    assert!(
+        bad(r#"{"op":"free","memory":1,"binding":{"x":1,"x":1}}"#)
+            .starts_with("malformed JSON: duplicate key \"x\"")
+    );
+}
+
+#[test]
+fn the_same_key_in_different_objects_is_not_a_duplicate() {
+    assert_eq!(
+        one(r#"{"op":"free","memory":1,"a":{"memory":2,"a":3}}"#),
+        Ok(Event::Free { memory: 1 })
+    );
+}
+
+// ---- Ops and fields ----
+
+#[test]
+fn an_unknown_op_is_bad_input() {
+    assert_eq!(bad(r#"{"op":"frobnicate"}"#), "unknown op \"frobnicate\"");
+}
+
+#[test]
+fn a_line_without_an_op_is_bad_input() {
+    assert_eq!(bad(r#"{"memory":1}"#), "missing field \"op\"");
+    assert_eq!(bad(r#"{"op":null}"#), "field \"op\" is null");
+    assert_eq!(bad(r#"{"op":7}"#), "field \"op\" must be a string, not 7");
+}
+
+#[test]
+fn a_missing_required_field_is_bad_input() {
+    assert_eq!(bad(r#"{"op":"free"}"#), "missing field \"memory\"");
+    assert_eq!(
+        bad(r#"{"op":"alloc","stream":0,"memory":1}"#),
+        "missing field \"size\""
+    );
+    assert_eq!(
+        bad(r#"{"op":"capture_end","stream":0}"#),
+        "missing field \"graph\""
+    );
+    assert_eq!(bad(r#"{"op":"device_fault"}"#), "missing field \"error\"");
+    assert_eq!(bad(r#"{"op":"read"}"#), "missing field \"binding\"");
+    assert_eq!(
+        bad(r#"{"op":"launch","kernel":"k","stream":0,"outcome":"ok"}"#),
+        "missing field \"bindings\""
+    );
+    assert_eq!(
+        bad(r#"{"op":"read","binding":{"stream":0}}"#),
+        "missing field \"memory\" in binding"
+    );
+}
+
+#[test]
+fn a_required_field_given_as_null_is_bad_input() {
+    assert_eq!(
+        bad(r#"{"op":"free","memory":null}"#),
+        "field \"memory\" is null"
+    );
+    assert_eq!(
+        bad(r#"{"op":"launch","kernel":null,"stream":0,"bindings":[],"outcome":"ok"}"#),
+        "field \"kernel\" is null"
+    );
+    assert_eq!(
+        bad(r#"{"op":"launch","kernel":"k","stream":0,"bindings":[],"outcome":null}"#),
+        "field \"outcome\" is null"
+    );
+    assert_eq!(
+        bad(r#"{"op":"launch","kernel":"k","stream":0,"bindings":null,"outcome":"ok"}"#),
+        "field \"bindings\" is null"
+    );
+}
+
+#[test]
+fn an_optional_field_given_as_null_is_absent() {
+    assert_eq!(
+        one(r#"{"op":"alloc","stream":0,"memory":1,"size":2,"outcome":null}"#),
+        Ok(Event::Alloc {
+            stream: 0,
+            memory: 1,
+            size: 2,
+            outcome: None
+        })
+    );
+    assert_eq!(
+        one(r#"{"op":"read","binding":{"stream":0,"memory":1,"range":null}}"#),
+        Ok(Event::Read {
+            binding: binding(0, 1, None, Access::Read)
+        })
+    );
+    assert_eq!(
+        one(r#"{"op":"replay","graph":1,"stream":null,"outcome":"ok"}"#),
+        Ok(Event::Replay {
+            graph: 1,
+            stream: None,
+            outcome: Outcome::Ok
+        })
+    );
+    assert_eq!(
+        one(
+            r#"{"op":"header","format":"taintworld-log","version":1,"max_streams":null,"chain_limit":null}"#
+        ),
+        Ok(Event::Header(Header::default()))
+    );
+}
+
+#[test]
+fn unknown_fields_are_ignored_whatever_they_hold() {
+    assert_eq!(
+        one(
+            r#"{"note":[1,{"a":null},"x",-2.5e3,true],"op":"free","memory":9,"stream":"not mine","kernel":5,"bindings":7,"outcome":"nonsense","error":[]}"#
+        ),
+        Ok(Event::Free { memory: 9 })
+    );
+}
+
+// ---- Integers ----
+
+#[test]
+fn an_integer_field_must_be_an_integer_literal_in_u64_range() {
+    let cases = [
+        ("1.0", "1.0"),
+        ("\"1\"", "a string"),
+        ("-1", "-1"),
+        ("true", "true"),
+        ("1e3", "1000.0"),
+        ("18446744073709551616", "1.8446744073709552e19"),
+        ("[1]", "an array"),
+        ("{}", "an object"),
+    ];
+    for (value, shown) in cases {
+        assert_eq!(
+            bad(&format!(r#"{{"op":"free","memory":{value}}}"#)),
+            format!("field \"memory\" must be an integer in 0..=18446744073709551615, not {shown}"),
+            "{value}"
+        );
+    }
+}
+
+#[test]
+fn the_largest_u64_and_zero_are_integers() {
+    assert_eq!(
+        one(r#"{"op":"free","memory":18446744073709551615}"#),
+        Ok(Event::Free { memory: u64::MAX })
+    );
+    assert_eq!(
+        one(r#"{"op":"free","memory":0}"#),
+        Ok(Event::Free { memory: 0 })
+    );
+    assert_eq!(
+        one(r#"{"op":"free","memory":-0}"#),
+        Ok(Event::Free { memory: 0 })
+    );
+}
+
+#[test]
+fn integers_inside_bindings_follow_the_same_rule() {
+    assert_eq!(
+        bad(r#"{"op":"read","binding":{"stream":1.5,"memory":1}}"#),
+        "field \"stream\" in binding must be an integer in 0..=18446744073709551615, not 1.5"
+    );
+    assert_eq!(
+        bad(r#"{"op":"read","binding":{"stream":0,"memory":1,"range":[0,-4]}}"#),
+        "field \"range\" in binding must hold integers in 0..=18446744073709551615, not -4"
+    );
+}
+
+// ---- Ranges ----
+
+#[test]
+fn a_range_must_be_an_array_of_exactly_two_integers() {
+    for (range, message) in [
+        (
+            "[1]",
+            "must be an array of exactly two integers, not 1 elements",
+        ),
+        (
+            "[]",
+            "must be an array of exactly two integers, not 0 elements",
+        ),
+        (
+            "[1,2,3]",
+            "must be an array of exactly two integers, not 3 elements",
+        ),
+        ("\"0..4\"", "must be an array of two integers, not a string"),
+        (
+            "{\"start\":0,\"end\":1}",
+            "must be an array of two integers, not an object",
+        ),
+    ] {
+        assert_eq!(
+            bad(&format!(
+                r#"{{"op":"read","binding":{{"stream":0,"memory":1,"range":{range}}}}}"#
+            )),
+            format!("field \"range\" in binding {message}")
+        );
+    }
+}
+
+#[test]
+fn a_range_ending_before_it_starts_is_bad_input_in_every_binding() {
+    assert_eq!(
+        bad(r#"{"op":"read","binding":{"stream":0,"memory":1,"range":[9,4]}}"#),
+        "range end 4 is before start 9 in binding"
+    );
+    assert_eq!(
+        bad(
+            r#"{"op":"host_write","binding":{"stream":0,"memory":1,"range":[9,4]},"outcome":"ok"}"#
+        ),
+        "range end 4 is before start 9 in binding"
+    );
+    assert_eq!(
+        bad(
+            r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"range":[0,4],"access":"read"},{"stream":0,"memory":1,"range":[9,4],"access":"dead"}],"outcome":"ok"}"#
+        ),
+        "range end 4 is before start 9 in bindings[1]"
+    );
+}
+
+#[test]
+fn an_empty_range_is_a_range() {
+    assert_eq!(
+        one(r#"{"op":"read","binding":{"stream":0,"memory":1,"range":[4,4]}}"#),
+        Ok(Event::Read {
+            binding: binding(0, 1, Some((4, 4)), Access::Read)
+        })
+    );
+}
+
+// ---- Access ----
+
+#[test]
+fn access_is_required_in_launch_bindings() {
+    assert_eq!(
+        bad(
+            r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1}],"outcome":"ok"}"#
+        ),
+        "missing field \"access\" in bindings[0]"
+    );
+    assert_eq!(
+        bad(
+            r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"readwrite"}],"outcome":"ok"}"#
+        ),
+        "field \"access\" in bindings[0] must be \"read\", \"write\", \"read_write\" or \"dead\", not \"readwrite\""
+    );
+    assert_eq!(
+        bad(
+            r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":null}],"outcome":"ok"}"#
+        ),
+        "field \"access\" in bindings[0] is null"
+    );
+}
+
+#[test]
+fn access_is_ignored_in_host_writes_and_reads() {
+    for access in [
+        "",
+        r#","access":"bogus""#,
+        r#","access":3"#,
+        r#","access":null"#,
+    ] {
+        assert_eq!(
+            one(&format!(
+                r#"{{"op":"read","binding":{{"stream":0,"memory":1{access}}}}}"#
+            )),
+            Ok(Event::Read {
+                binding: binding(0, 1, None, Access::Read)
+            })
+        );
+        assert_eq!(
+            one(&format!(
+                r#"{{"op":"host_write","binding":{{"stream":0,"memory":1{access}}},"outcome":"ok"}}"#
+            )),
+            Ok(Event::HostWrite {
+                binding: binding(0, 1, None, Access::Read),
+                outcome: Outcome::Ok
+            })
+        );
+    }
+}
+
+#[test]
+fn a_binding_must_be_an_object() {
+    assert_eq!(
+        bad(r#"{"op":"launch","kernel":"k","stream":0,"bindings":[7],"outcome":"ok"}"#),
+        "bindings[0] must be an object, not 7"
+    );
+    assert_eq!(
+        bad(r#"{"op":"read","binding":[0,1]}"#),
+        "field \"binding\" must be an object, not an array"
+    );
+    assert_eq!(
+        bad(r#"{"op":"launch","kernel":"k","stream":0,"bindings":{},"outcome":"ok"}"#),
+        "field \"bindings\" must be an array of bindings, not an object"
+    );
+}
+
+// ---- Outcomes and errors ----
+
+#[test]
+fn outcome_is_required_on_launch_host_write_and_replay() {
+    assert_eq!(
+        bad(r#"{"op":"launch","kernel":"k","stream":0,"bindings":[]}"#),
+        "missing field \"outcome\""
+    );
+    assert_eq!(
+        bad(r#"{"op":"host_write","binding":{"stream":0,"memory":1}}"#),
+        "missing field \"outcome\""
+    );
+    assert_eq!(
+        bad(r#"{"op":"replay","graph":1}"#),
+        "missing field \"outcome\""
+    );
+}
+
+#[test]
+fn an_alloc_may_say_ok_but_not_dry_run() {
+    assert_eq!(
+        one(r#"{"op":"alloc","stream":0,"memory":1,"size":2,"outcome":"ok"}"#),
+        Ok(Event::Alloc {
+            stream: 0,
+            memory: 1,
+            size: 2,
+            outcome: Some(Outcome::Ok)
+        })
+    );
+    assert_eq!(
+        bad(r#"{"op":"alloc","stream":0,"memory":1,"size":2,"outcome":"dry_run"}"#),
+        "outcome \"dry_run\" is for launches only, not alloc"
+    );
+}
+
+#[test]
+fn dry_run_is_for_launches_only() {
+    assert_eq!(
+        bad(r#"{"op":"host_write","binding":{"stream":0,"memory":1},"outcome":"dry_run"}"#),
+        "outcome \"dry_run\" is for launches only, not host_write"
+    );
+    assert_eq!(
+        bad(r#"{"op":"replay","graph":1,"outcome":"dry_run"}"#),
+        "outcome \"dry_run\" is for launches only, not replay"
+    );
+}
+
+#[test]
+fn an_outcome_must_be_ok_dry_run_or_failed() {
+    assert!(
+        bad(r#"{"op":"replay","graph":1,"outcome":"fine"}"#)
+            .starts_with("field \"outcome\" must be")
+    );
+    assert!(
+        bad(r#"{"op":"replay","graph":1,"outcome":1}"#).starts_with("field \"outcome\" must be")
+    );
+    assert_eq!(
+        bad(r#"{"op":"replay","graph":1,"outcome":{"error":{}}}"#),
+        "field \"outcome\" is an object without the key \"failed\""
+    );
+}
+
+#[test]
+fn an_error_object_needs_string_kind_and_message_and_ignores_other_keys() {
+    assert_eq!(
+        one(
+            r#"{"op":"device_fault","error":{"kernel":"x","kind":"device","message":"m","code":700}}"#
+        ),
+        Ok(Event::DeviceFault {
+            error: ErrorObject {
+                kind: "device".to_owned(),
+                message: "m".to_owned()
+            }
+        })
+    );
+    assert_eq!(
+        bad(r#"{"op":"device_fault","error":{"kind":"device"}}"#),
+        "missing field \"message\" in error"
+    );
+    assert_eq!(
+        bad(r#"{"op":"device_fault","error":{"kind":1,"message":"m"}}"#),
+        "field \"kind\" in error must be a string, not 1"
+    );
+    assert_eq!(
+        bad(
+            r#"{"op":"launch","kernel":"k","stream":0,"bindings":[],"outcome":{"failed":{"kind":"c"}}}"#
+        ),
+        "missing field \"message\" in outcome.failed"
+    );
+    assert_eq!(
+        bad(r#"{"op":"launch","kernel":"k","stream":0,"bindings":[],"outcome":{"failed":"boom"}}"#),
+        "field \"outcome.failed\" must be an object, not a string"
+    );
+    assert_eq!(
+        bad(r#"{"op":"device_fault","error":"boom"}"#),
+        "field \"error\" must be an object, not a string"
+    );
+}
+
+#[test]
+fn kernel_must_be_a_string() {
+    assert_eq!(
+        bad(r#"{"op":"launch","kernel":5,"stream":0,"bindings":[],"outcome":"ok"}"#),
+        "field \"kernel\" must be a string, not 5"
+    );
+    assert_eq!(
+        bad(r#"{"op":"launch","stream":0,"bindings":[],"outcome":"ok"}"#),
+        "missing field \"kernel\""
+    );
+}
+
+// ---- Header ----
+
+const HEADER: &str = r#"{"op":"header","format":"taintworld-log","version":1}"#;
+
+#[test]
+fn a_header_may_follow_blank_lines_and_comments() {
+    let log = format!("# recorded by test\n\n{HEADER}\n{{\"op\":\"sync\"}}\n");
+    assert_eq!(
+        read(log.as_bytes()),
+        vec![
+            (3, Ok(Event::Header(Header::default()))),
+            (4, Ok(Event::Sync))
+        ]
+    );
+}
+
+#[test]
+fn a_header_anywhere_but_first_is_bad_input() {
+    let log = format!("{HEADER}\n{{\"op\":\"sync\"}}\n{HEADER}\n");
+    let lines = read(log.as_bytes());
+    assert_eq!(
+        lines[2],
+        (3, Err("header must be the first event".to_owned()))
+    );
+}
+
+#[test]
+fn a_header_after_a_rejected_line_is_not_first() {
+    let log = format!("{{\"op\":\"nope\"}}\n{HEADER}\n");
+    let lines = read(log.as_bytes());
+    assert_eq!(
+        lines[1],
+        (2, Err("header must be the first event".to_owned()))
+    );
+}
+
+#[test]
+fn a_second_header_after_a_rejected_header_is_not_first() {
+    let log =
+        format!("{{\"op\":\"header\",\"format\":\"taintworld-log\",\"version\":2}}\n{HEADER}\n");
+    let lines = read(log.as_bytes());
+    assert_eq!(lines[0], (1, Err("header version 2 is not 1".to_owned())));
+    assert_eq!(
+        lines[1],
+        (2, Err("header must be the first event".to_owned()))
+    );
+}
+
+#[test]
+fn a_header_needs_format_and_version_one() {
+    assert_eq!(
+        bad(r#"{"op":"header","version":1}"#),
+        "missing field \"format\""
+    );
+    assert_eq!(
+        bad(r#"{"op":"header","format":"taintworld-log"}"#),
+        "missing field \"version\""
+    );
+    assert_eq!(
+        bad(r#"{"op":"header","format":"other-log","version":1}"#),
+        "header format \"other-log\" is not \"taintworld-log\""
+    );
+    assert_eq!(
+        bad(r#"{"op":"header","format":"taintworld-log","version":"1"}"#),
+        "field \"version\" must be an integer in 0..=18446744073709551615, not a string"
+    );
+    assert_eq!(
+        bad(r#"{"op":"header","format":"taintworld-log","version":1.0}"#),
+        "field \"version\" must be an integer in 0..=18446744073709551615, not 1.0"
+    );
+}
+
+#[test]
+fn a_header_setting_of_zero_is_bad_input() {
+    assert_eq!(
+        bad(r#"{"op":"header","format":"taintworld-log","version":1,"max_streams":0}"#),
+        "field \"max_streams\" must be at least 1, not 0"
+    );
+    assert_eq!(
+        bad(r#"{"op":"header","format":"taintworld-log","version":1,"chain_limit":0}"#),
+        "field \"chain_limit\" must be at least 1, not 0"
+    );
+}
+
+// ---- Files, gzip and I/O errors ----
+
+fn temp_path(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("log_reader");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+const SMALL_LOG: &str = "# c\n{\"op\":\"sync\"}\n\n{\"op\":\"free\",\"memory\":1}\n";
+
+fn small_log_lines() -> Vec<(u64, Result<Event, String>)> {
+    vec![(2, Ok(Event::Sync)), (4, Ok(Event::Free { memory: 1 }))]
+}
+
+fn read_file(path: &std::path::Path) -> Vec<(u64, Result<Event, String>)> {
+    LogReader::open(path)
+        .unwrap()
+        .map(|l| {
+            let l = l.unwrap();
+            (l.number, l.event.map_err(|e| e.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn a_plain_file_is_read() {
+    let path = temp_path("plain.jsonl");
+    std::fs::write(&path, SMALL_LOG).unwrap();
+    assert_eq!(read_file(&path), small_log_lines());
+}
+
+#[test]
+fn a_gz_file_is_decompressed() {
+    let path = temp_path("small.jsonl.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(SMALL_LOG.as_bytes()).unwrap();
+    std::fs::write(&path, gz.finish().unwrap()).unwrap();
+    assert_eq!(read_file(&path), small_log_lines());
+}
+
+#[test]
+fn a_gz_file_of_several_members_reads_as_one_log() {
+    let path = temp_path("members.jsonl.gz");
+    let mut bytes = Vec::new();
+    for part in [
+        "# c\n{\"op\":\"sync\"}\n",
+        "\n{\"op\":\"free\",\"memory\":1}\n",
+    ] {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(part.as_bytes()).unwrap();
+        bytes.extend(gz.finish().unwrap());
+    }
+    std::fs::write(&path, bytes).unwrap();
+    assert_eq!(read_file(&path), small_log_lines());
+}
+
+#[test]
+fn a_broken_gz_file_is_an_io_error_not_a_bad_line() {
+    let path = temp_path("broken.jsonl.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for _ in 0..1000 {
+        gz.write_all(b"{\"op\":\"sync\"}\n").unwrap();
+    }
+    let mut bytes = gz.finish().unwrap();
+    bytes.truncate(bytes.len() / 2);
+    std::fs::write(&path, bytes).unwrap();
+    let items: Vec<_> = LogReader::open(&path).unwrap().collect();
+    let last = items.last().unwrap();
+    let error = last.as_ref().unwrap_err();
+    assert!(error.to_string().contains("broken.jsonl.gz"), "{error}");
+    // Every line before the break was whole and good.
+    for item in &items[..items.len() - 1] {
+        assert_eq!(item.as_ref().unwrap().event, Ok(Event::Sync));
+    }
+}
+
+#[test]
+fn a_file_that_is_not_gzip_but_named_gz_is_an_io_error() {
+    let path = temp_path("not-gzip.jsonl.gz");
+    std::fs::write(&path, SMALL_LOG).unwrap();
+    let mut reader = LogReader::open(&path).unwrap();
+    assert!(reader.next().unwrap().is_err());
+    assert!(reader.next().is_none());
+}
+
+#[test]
+fn a_file_that_cannot_be_opened_is_an_error_naming_its_path() {
+    let path = temp_path("does-not-exist.jsonl");
+    let error = LogReader::open(&path).unwrap_err();
+    assert!(
+        error.to_string().contains("does-not-exist.jsonl"),
+        "{error}"
+    );
+}
+
+/// Gives some lines, then fails.
+struct Failing {
+    given: bool,
+}
+
+impl Read for Failing {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.given {
+            return Err(io::Error::other("disk on fire"));
+        }
+        self.given = true;
+        let bytes = b"{\"op\":\"sync\"}\n{\"op\":\"sy";
+        buf[..bytes.len()].copy_from_slice(bytes);
+        Ok(bytes.len())
+    }
+}
+
+#[test]
+fn an_io_error_ends_reading_after_the_whole_lines_before_it() {
+    let reader: Box<dyn BufRead> = Box::new(io::BufReader::new(Failing { given: false }));
+    let items: Vec<_> = LogReader::new(reader).collect();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0].as_ref().unwrap().event, Ok(Event::Sync));
+    assert_eq!(items[1].as_ref().unwrap_err().to_string(), "disk on fire");
+}
+
+// ---- Robustness ----
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn arbitrary_bytes_never_panic_and_every_line_is_numbered_in_order(
+            bytes in proptest::collection::vec(any::<u8>(), 0..400),
+        ) {
+            let mut last = 0;
+            for line in LogReader::new(bytes.as_slice()) {
+                let line = line.unwrap();
+                prop_assert!(line.number > last);
+                last = line.number;
+            }
+        }
+
+        /// Our JSON grammar against serde_json's: whatever serde_json
+        /// rejects we reject as malformed, and whatever we call malformed
+        /// (other than a duplicate key, which serde_json's `Value` lets
+        /// through) serde_json rejects.
+        #[test]
+        fn malformed_json_is_what_serde_json_rejects(
+            value in "[\\[\\]{}\",:0-9.eE+\\- \\\\u/tnrfalsebd]{0,24}",
+        ) {
+            let line = format!("{{\"op\":\"sync\",\"x\":{value}}}");
+            let ours = LogReader::new(line.as_bytes()).next().unwrap().unwrap().event;
+            let theirs = serde_json::from_str::<serde_json::Value>(&line);
+            match (&ours, &theirs) {
+                (Ok(_), Err(e)) => prop_assert!(
+                    e.to_string().contains("number out of range"),
+                    "we accepted {line}, serde_json: {e}"
+                ),
+                (Err(e), Ok(_)) => prop_assert!(
+                    e.message().contains("duplicate key"),
+                    "we rejected {line} ({e}), serde_json accepted it"
+                ),
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! The launch-log writer: it writes SPEC §7's format with its key order, and
+//! the reader reads back exactly the events written.
+
+use proptest::prelude::*;
+use taintworld::Access;
+use taintworld::log::{ErrorObject, Event, Header, LogBinding, LogReader, LogWriter, Outcome};
+
+fn written(events: &[Event]) -> String {
+    let mut writer = LogWriter::new(Vec::new());
+    for event in events {
+        writer.write_event(event).unwrap();
+    }
+    String::from_utf8(writer.into_inner()).unwrap()
+}
+
+fn read_back(log: &str) -> Vec<Event> {
+    LogReader::new(log.as_bytes())
+        .map(|line| line.unwrap().event.unwrap())
+        .collect()
+}
+
+fn error(kind: &str, message: &str) -> ErrorObject {
+    ErrorObject {
+        kind: kind.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+#[test]
+fn events_are_written_compactly_with_the_keys_in_section_seven_order() {
+    let b = LogBinding {
+        stream: 0,
+        memory: 7,
+        range: Some((0, 4096)),
+        access: Access::Read,
+    };
+    let whole = LogBinding {
+        range: None,
+        access: Access::ReadWrite,
+        ..b
+    };
+    let mut writer = LogWriter::new(Vec::new());
+    writer
+        .write_header(&Header {
+            max_streams: Some(8),
+            chain_limit: Some(1024),
+        })
+        .unwrap();
+    for event in [
+        Event::Alloc {
+            stream: 0,
+            memory: 7,
+            size: 4096,
+            outcome: None,
+        },
+        Event::Alloc {
+            stream: 0,
+            memory: 8,
+            size: 1,
+            outcome: Some(Outcome::Failed(error("oom", "no"))),
+        },
+        Event::Free { memory: 7 },
+        Event::Launch {
+            kernel: "matmul".to_owned(),
+            stream: 0,
+            bindings: vec![b, whole],
+            outcome: Outcome::Ok,
+        },
+        Event::Launch {
+            kernel: "plan".to_owned(),
+            stream: 0,
+            bindings: vec![],
+            outcome: Outcome::DryRun,
+        },
+        Event::HostWrite {
+            binding: b,
+            outcome: Outcome::Failed(error("copy", "…")),
+        },
+        Event::Read { binding: whole },
+        Event::CaptureBegin { stream: 0 },
+        Event::CaptureEnd {
+            stream: 0,
+            graph: 1,
+        },
+        Event::Replay {
+            graph: 1,
+            stream: Some(0),
+            outcome: Outcome::Ok,
+        },
+        Event::Replay {
+            graph: 1,
+            stream: None,
+            outcome: Outcome::Ok,
+        },
+        Event::GraphDestroy { graph: 1 },
+        Event::ProfileBegin { profile: 1 },
+        Event::ProfileEnd { profile: 1 },
+        Event::DeviceFault {
+            error: error("device", "illegal address"),
+        },
+        Event::Sync,
+    ] {
+        writer.write_event(&event).unwrap();
+    }
+    let text = String::from_utf8(writer.into_inner()).unwrap();
+    let expected = r#"{"op":"header","format":"taintworld-log","version":1,"max_streams":8,"chain_limit":1024}
+{"op":"alloc","stream":0,"memory":7,"size":4096}
+{"op":"alloc","stream":0,"memory":8,"size":1,"outcome":{"failed":{"kind":"oom","message":"no"}}}
+{"op":"free","memory":7}
+{"op":"launch","kernel":"matmul","stream":0,"bindings":[{"stream":0,"memory":7,"range":[0,4096],"access":"read"},{"stream":0,"memory":7,"access":"read_write"}],"outcome":"ok"}
+{"op":"launch","kernel":"plan","stream":0,"bindings":[],"outcome":"dry_run"}
+{"op":"host_write","binding":{"stream":0,"memory":7,"range":[0,4096],"access":"read"},"outcome":{"failed":{"kind":"copy","message":"…"}}}
+{"op":"read","binding":{"stream":0,"memory":7,"access":"read_write"}}
+{"op":"capture_begin","stream":0}
+{"op":"capture_end","stream":0,"graph":1}
+{"op":"replay","graph":1,"stream":0,"outcome":"ok"}
+{"op":"replay","graph":1,"outcome":"ok"}
+{"op":"graph_destroy","graph":1}
+{"op":"profile_begin","profile":1}
+{"op":"profile_end","profile":1}
+{"op":"device_fault","error":{"kind":"device","message":"illegal address"}}
+{"op":"sync"}
+"#;
+    assert_eq!(text, expected);
+}
+
+#[test]
+fn a_header_is_optional_but_only_ever_first() {
+    let mut writer = LogWriter::new(Vec::new());
+    writer.write_event(&Event::Sync).unwrap();
+    let refused = writer.write_header(&Header::default()).unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+    let refused = writer
+        .write_event(&Event::Header(Header::default()))
+        .unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+    assert_eq!(writer.into_inner(), b"{\"op\":\"sync\"}\n");
+}
+
+#[test]
+fn events_the_reader_would_reject_are_refused_and_nothing_is_written() {
+    let binding = LogBinding {
+        stream: 0,
+        memory: 1,
+        range: Some((9, 4)),
+        access: Access::Read,
+    };
+    for event in [
+        Event::Header(Header {
+            max_streams: Some(0),
+            chain_limit: None,
+        }),
+        Event::Header(Header {
+            max_streams: None,
+            chain_limit: Some(0),
+        }),
+        Event::Alloc {
+            stream: 0,
+            memory: 1,
+            size: 1,
+            outcome: Some(Outcome::DryRun),
+        },
+        Event::HostWrite {
+            binding: LogBinding {
+                range: None,
+                ..binding
+            },
+            outcome: Outcome::DryRun,
+        },
+        Event::Replay {
+            graph: 1,
+            stream: None,
+            outcome: Outcome::DryRun,
+        },
+        Event::Read { binding },
+    ] {
+        let mut writer = LogWriter::new(Vec::new());
+        let refused = writer.write_event(&event).unwrap_err();
+        assert_eq!(
+            refused.kind(),
+            std::io::ErrorKind::InvalidInput,
+            "{event:?}"
+        );
+        assert!(writer.into_inner().is_empty(), "{event:?}");
+    }
+}
+
+#[test]
+fn strings_with_quotes_controls_and_unicode_round_trip() {
+    let nasty = "q\"b\\s/ \n\r\t\u{0}\u{1f}\u{7f} é 核 🚀 \u{2028}\u{feff}";
+    let events = vec![
+        Event::Launch {
+            kernel: nasty.to_owned(),
+            stream: 0,
+            bindings: vec![],
+            outcome: Outcome::Failed(error(nasty, nasty)),
+        },
+        Event::DeviceFault {
+            error: error("", nasty),
+        },
+    ];
+    let log = written(&events);
+    assert_eq!(log.lines().count(), 2, "every event stays on one line");
+    assert_eq!(read_back(&log), events);
+}
+
+fn access() -> impl Strategy<Value = Access> {
+    prop_oneof![
+        Just(Access::Read),
+        Just(Access::Write),
+        Just(Access::ReadWrite),
+        Just(Access::Dead),
+    ]
+}
+
+fn binding() -> impl Strategy<Value = LogBinding> {
+    (
+        any::<u64>(),
+        any::<u64>(),
+        proptest::option::of((any::<u64>(), any::<u64>())),
+        access(),
+    )
+        .prop_map(|(stream, memory, range, access)| LogBinding {
+            stream,
+            memory,
+            range: range.map(|(a, b)| (a.min(b), a.max(b))),
+            access,
+        })
+}
+
+fn error_object() -> impl Strategy<Value = ErrorObject> {
+    (any::<String>(), any::<String>()).prop_map(|(kind, message)| ErrorObject { kind, message })
+}
+
+fn outcome() -> impl Strategy<Value = Outcome> {
+    prop_oneof![
+        Just(Outcome::Ok),
+        Just(Outcome::DryRun),
+        error_object().prop_map(Outcome::Failed),
+    ]
+}
+
+fn settled() -> impl Strategy<Value = Outcome> {
+    prop_oneof![Just(Outcome::Ok), error_object().prop_map(Outcome::Failed)]
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        (
+            any::<u64>(),
+            any::<u64>(),
+            any::<u64>(),
+            proptest::option::of(settled())
+        )
+            .prop_map(|(stream, memory, size, outcome)| Event::Alloc {
+                stream,
+                memory,
+                size,
+                outcome
+            }),
+        any::<u64>().prop_map(|memory| Event::Free { memory }),
+        (
+            any::<String>(),
+            any::<u64>(),
+            proptest::collection::vec(binding(), 0..6),
+            outcome()
+        )
+            .prop_map(|(kernel, stream, bindings, outcome)| Event::Launch {
+                kernel,
+                stream,
+                bindings,
+                outcome
+            }),
+        (binding(), settled()).prop_map(|(binding, outcome)| Event::HostWrite { binding, outcome }),
+        binding().prop_map(|binding| Event::Read { binding }),
+        any::<u64>().prop_map(|stream| Event::CaptureBegin { stream }),
+        (any::<u64>(), any::<u64>())
+            .prop_map(|(stream, graph)| Event::CaptureEnd { stream, graph }),
+        (any::<u64>(), proptest::option::of(any::<u64>()), settled()).prop_map(
+            |(graph, stream, outcome)| Event::Replay {
+                graph,
+                stream,
+                outcome
+            }
+        ),
+        any::<u64>().prop_map(|graph| Event::GraphDestroy { graph }),
+        any::<u64>().prop_map(|profile| Event::ProfileBegin { profile }),
+        any::<u64>().prop_map(|profile| Event::ProfileEnd { profile }),
+        error_object().prop_map(|error| Event::DeviceFault { error }),
+        Just(Event::Sync),
+    ]
+}
+
+fn header() -> impl Strategy<Value = Option<Header>> {
+    proptest::option::of(
+        (
+            proptest::option::of(1..=u64::MAX),
+            proptest::option::of(1..=u64::MAX),
+        )
+            .prop_map(|(max_streams, chain_limit)| Header {
+                max_streams,
+                chain_limit,
+            }),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn whatever_is_written_reads_back_as_the_same_events(
+        header in header(),
+        events in proptest::collection::vec(event(), 0..20),
+    ) {
+        let mut writer = LogWriter::new(Vec::new());
+        let mut expected = Vec::new();
+        if let Some(header) = header {
+            writer.write_header(&header).unwrap();
+            expected.push(Event::Header(header));
+        }
+        for event in &events {
+            writer.write_event(event).unwrap();
+        }
+        expected.extend(events);
+        let log = String::from_utf8(writer.into_inner()).unwrap();
+        prop_assert_eq!(read_back(&log), expected);
+    }
+}

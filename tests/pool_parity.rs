@@ -1,0 +1,435 @@
+//! The seed's stream-pool surface (`src/pool.rs`, from
+//! `seed-stream-base.rs.txt`) and its agreement with the world on claims
+//! (SPEC.md §1–3 through the shared `ClaimSet`).
+
+use taintworld::pool::{
+    self, PoolError, StreamAllocations, StreamFactory, StreamId, StreamMemory, StreamPool,
+};
+use taintworld::{
+    Access, Binding, Error, ErrorInfo, FailureGraph, Launch, Outcome, StreamRef, World,
+};
+
+/// A factory that counts its creations, tags each stream with the creation
+/// number and `tag`, and fails while `fail` is set.
+#[derive(Debug, Default)]
+struct Factory {
+    created: u32,
+    tag: u32,
+    fail: bool,
+}
+
+#[derive(Debug, Default)]
+struct Tagged {
+    serial: u32,
+    tag: u32,
+    memory: StreamAllocations,
+}
+
+impl StreamFactory for Factory {
+    type Stream = Tagged;
+    type Error = ErrorInfo;
+    fn create(&mut self) -> Result<Tagged, ErrorInfo> {
+        if self.fail {
+            return Err(ErrorInfo::new("device", "create", "poisoned"));
+        }
+        self.created += 1;
+        Ok(Tagged {
+            serial: self.created,
+            tag: self.tag,
+            memory: StreamAllocations::default(),
+        })
+    }
+}
+
+impl StreamMemory for Tagged {
+    fn failure(&self, b: &Binding, g: &FailureGraph) -> Option<taintworld::FailureId> {
+        self.memory.failure(b, g)
+    }
+    fn taint(&mut self, b: &Binding, f: taintworld::FailureId, g: &mut FailureGraph) {
+        self.memory.taint(b, f, g)
+    }
+    fn written(&mut self, b: &Binding, g: &mut FailureGraph) {
+        self.memory.written(b, g)
+    }
+}
+
+/// The claims of pool memory `m` on stream `s` as `(start, end, failure)`.
+fn claims(p: &StreamPool<Factory>, g: &FailureGraph, s: u64, m: u64) -> Vec<(u64, u64, u64)> {
+    let a = p
+        .try_get(&StreamId { value: s })
+        .unwrap()
+        .memory
+        .get(m)
+        .unwrap();
+    a.claims
+        .as_slice()
+        .iter()
+        .map(|c| (c.start, c.end, g.failures.get(c.failure).unwrap().id.get()))
+        .collect()
+}
+
+fn id(value: u64) -> StreamId {
+    StreamId { value }
+}
+
+#[test]
+fn streams_are_created_lazily_through_the_factory_once_per_slot() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    assert_eq!(p.streams().count(), 0);
+    assert_eq!(p.get_mut(&id(1)).serial, 1);
+    assert_eq!(p.get_mut(&id(5)).serial, 1); // 5 % 4 == 1: the same stream
+    assert_eq!(p.get_mut(&id(2)).serial, 2);
+    assert_eq!(p.factory_mut().created, 2);
+}
+
+#[test]
+fn a_failing_factorys_error_reaches_get_or_create() {
+    let mut p = StreamPool::new(
+        Factory {
+            fail: true,
+            ..Factory::default()
+        },
+        4,
+        1,
+    )
+    .unwrap();
+    let err = p.get_or_create(&id(0)).unwrap_err();
+    assert_eq!(err, ErrorInfo::new("device", "create", "poisoned"));
+    assert_eq!(p.streams().count(), 0);
+}
+
+#[test]
+fn get_or_create_special_wraps_the_factorys_error_in_create() {
+    let mut p = StreamPool::new(
+        Factory {
+            fail: true,
+            ..Factory::default()
+        },
+        4,
+        1,
+    )
+    .unwrap();
+    let err = p.get_or_create_special(0).unwrap_err();
+    assert_eq!(
+        err,
+        PoolError::Create(ErrorInfo::new("device", "create", "poisoned"))
+    );
+}
+
+#[test]
+fn get_or_create_special_past_num_special_is_out_of_range() {
+    let mut p = StreamPool::new(Factory::default(), 4, 2).unwrap();
+    let err = p.get_or_create_special(2).unwrap_err();
+    assert_eq!(
+        err,
+        PoolError::SpecialOutOfRange {
+            index: 2,
+            num_special: 2
+        }
+    );
+    assert!(err.to_string().contains("special stream 2"));
+    assert_eq!(p.factory_mut().created, 0);
+}
+
+#[test]
+fn special_streams_sit_after_the_regular_slots() {
+    let mut p = StreamPool::new(Factory::default(), 4, 2).unwrap();
+    assert_eq!(p.num_special(), 2);
+    p.get_or_create_special(1).unwrap().tag = 99;
+    assert_eq!(p.get_mut_index(5).tag, 99);
+    assert_eq!(p.get_special(1).tag, 99);
+    // No regular id reaches slot 5, and special streams have no stream id.
+    assert!(p.try_get(&id(5)).is_none());
+    assert_eq!(p.stream_ids().count(), 0);
+    assert_eq!(p.streams().count(), 1);
+}
+
+#[test]
+fn try_get_and_try_get_mut_never_create_a_stream() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    assert!(p.try_get(&id(3)).is_none());
+    assert!(p.try_get_mut(&id(3)).is_none());
+    assert_eq!((p.factory_mut().created, p.streams().count()), (0, 0));
+    p.get_mut(&id(3));
+    assert_eq!(p.try_get(&id(7)).unwrap().serial, 1);
+}
+
+#[test]
+fn stream_ids_round_trip_through_get_mut_to_the_same_slot() {
+    let mut p = StreamPool::new(Factory::default(), 4, 1).unwrap();
+    p.get_mut(&id(6)).tag = 6; // slot 2
+    p.get_mut(&id(9)).tag = 9; // slot 1
+    p.get_special(0);
+    let ids: Vec<StreamId> = p.stream_ids().collect();
+    assert_eq!(ids, [id(1), id(2)]);
+    let tags: Vec<u32> = ids.iter().map(|i| p.get_mut(i).tag).collect();
+    assert_eq!(tags, [9, 6]);
+    assert_eq!(p.factory_mut().created, 3);
+}
+
+#[test]
+fn streams_and_streams_mut_iterate_initialized_streams_only() {
+    let mut p = StreamPool::new(Factory::default(), 8, 2).unwrap();
+    p.get_mut(&id(5));
+    p.get_special(1);
+    p.streams_mut().for_each(|s| s.tag = 7);
+    let seen: Vec<(u32, u32)> = p.streams().map(|s| (s.serial, s.tag)).collect();
+    assert_eq!(seen, [(1, 7), (2, 7)]);
+}
+
+#[test]
+fn factory_mut_changes_only_streams_created_later() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    p.get_mut(&id(0));
+    p.factory_mut().tag = 3;
+    p.get_mut(&id(1));
+    assert_eq!((p.get_mut(&id(0)).tag, p.get_mut(&id(1)).tag), (0, 3));
+}
+
+#[test]
+fn stream_index_is_the_id_modulo_max_streams() {
+    let p = StreamPool::new(Factory::default(), 3, 2).unwrap();
+    let got: Vec<usize> = [0, 2, 3, 7, u64::MAX]
+        .iter()
+        .map(|&v| p.stream_index(&id(v)))
+        .collect();
+    assert_eq!(got, [0, 2, 0, 1, (u64::MAX % 3) as usize]);
+    assert_eq!(pool::stream_index(&id(10), 4), 2);
+}
+
+#[test]
+fn a_pool_of_zero_streams_is_rejected() {
+    let err = StreamPool::new(Factory::default(), 0, 3).unwrap_err();
+    assert_eq!(err, Error::ZeroStreams);
+}
+
+#[test]
+#[should_panic(expected = "out of range")]
+fn get_mut_index_past_the_last_slot_panics() {
+    let mut p = StreamPool::new(Factory::default(), 4, 1).unwrap();
+    p.get_mut_index(5);
+}
+
+#[test]
+fn taint_with_lands_the_claim_on_the_stream_that_allocated_the_binding() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_mut(&id(0)).memory.alloc(9, 64).unwrap(); // the failing stream has a memory 9 too
+    p.get_mut(&id(1)).memory.alloc(9, 64).unwrap();
+    let error = ErrorInfo::new("compile", "fill", "bad PTX");
+    let key = g
+        .failures
+        .find_or_mint(&error.kind, &error.kernel, &error.message);
+    let f = g.failures.get(key).unwrap().id;
+    pool::taint_with(
+        &mut p,
+        f,
+        [&Binding::range(1, 9, 0, 32, Access::Write)].into_iter(),
+        &mut g,
+    );
+    assert_eq!(claims(&p, &g, 1, 9), [(0, 32, 1)]);
+    assert_eq!(claims(&p, &g, 0, 9), []);
+    assert_eq!(g.failures.get(key).unwrap().carriers, 1);
+}
+
+#[test]
+fn taint_with_skips_a_binding_on_a_never_initialized_slot() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_mut(&id(1)).memory.alloc(9, 64).unwrap();
+    let f = pool::taint(
+        &mut p,
+        ErrorInfo::new("compile", "fill", "x"),
+        [&Binding::whole(2, 9, Access::Write)].into_iter(),
+        &mut g,
+    );
+    assert_eq!(f.get(), 1);
+    assert!(p.try_get(&id(2)).is_none());
+    assert_eq!(claims(&p, &g, 1, 9), []);
+}
+
+#[test]
+fn taint_mints_its_failure_and_prunes_it_when_it_claimed_nothing() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    let mut g = FailureGraph::new();
+    let f = pool::taint(
+        &mut p,
+        ErrorInfo::new("compile", "fill", "x"),
+        std::iter::empty(),
+        &mut g,
+    );
+    assert_eq!((f.get(), g.failures.minted()), (1, 1));
+    assert!(g.failures.is_empty());
+    let again = pool::taint(
+        &mut p,
+        ErrorInfo::new("compile", "fill", "x"),
+        std::iter::empty(),
+        &mut g,
+    );
+    assert_eq!(again.get(), 2);
+}
+
+#[test]
+fn taint_reuses_a_live_failure_of_the_same_identity() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_mut(&id(0)).memory.alloc(1, 8).unwrap();
+    p.get_mut(&id(0)).memory.alloc(2, 8).unwrap();
+    let e = ErrorInfo::new("compile", "fill", "x");
+    let a = pool::taint(
+        &mut p,
+        e.clone(),
+        [&Binding::whole(0, 1, Access::Write)].into_iter(),
+        &mut g,
+    );
+    let b = pool::taint(
+        &mut p,
+        e,
+        [&Binding::whole(0, 2, Access::Write)].into_iter(),
+        &mut g,
+    );
+    assert_eq!((a.get(), b.get()), (1, 1));
+    let f = g.failures.get(g.failures.key_of(a).unwrap()).unwrap();
+    assert_eq!((f.occurrences, f.carriers), (2, 2));
+}
+
+#[test]
+fn written_releases_only_the_bytes_it_names() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_mut(&id(0)).memory.alloc(9, 64).unwrap();
+    pool::taint(
+        &mut p,
+        ErrorInfo::new("compile", "fill", "x"),
+        [&Binding::whole(0, 9, Access::Write)].into_iter(),
+        &mut g,
+    );
+    pool::written(
+        &mut p,
+        [&Binding::range(0, 9, 16, 32, Access::Write)].into_iter(),
+        &mut g,
+    );
+    assert_eq!(claims(&p, &g, 0, 9), [(0, 16, 1), (32, 64, 1)]);
+    pool::written(
+        &mut p,
+        [&Binding::range(0, 9, 0, 64, Access::Write)].into_iter(),
+        &mut g,
+    );
+    g.prune();
+    assert!(g.failures.is_empty());
+}
+
+#[test]
+fn read_failure_finds_the_first_read_binding_a_failure_claims() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    let mut g = FailureGraph::new();
+    for m in 1..=3 {
+        p.get_mut(&id(0)).memory.alloc(m, 16).unwrap();
+    }
+    let e1 = ErrorInfo::new("compile", "a", "x");
+    let e2 = ErrorInfo::new("compile", "b", "y");
+    pool::taint(
+        &mut p,
+        e1,
+        [&Binding::whole(0, 1, Access::Write)].into_iter(),
+        &mut g,
+    );
+    pool::taint(
+        &mut p,
+        e2.clone(),
+        [&Binding::range(0, 3, 8, 16, Access::Write)].into_iter(),
+        &mut g,
+    );
+    let bindings = [
+        Binding::whole(0, 1, Access::Write), // tainted, but not a read
+        Binding::whole(0, 2, Access::Read),  // clean
+        Binding::whole(3, 3, Access::Read),  // a never-initialized slot
+        Binding::whole(0, 3, Access::ReadWrite),
+        Binding::whole(0, 1, Access::Read),
+    ];
+    let hit = pool::read_failure(&p, bindings.iter(), &g).unwrap();
+    assert_eq!((hit.failure.get(), hit.needed, hit.error), (2, 3, e2));
+    assert!(pool::read_failure(&p, bindings[..3].iter(), &g).is_none());
+}
+
+#[test]
+fn a_special_streams_memory_is_reached_through_a_special_binding() {
+    let mut p = StreamPool::new(Factory::default(), 4, 1).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_special(0).memory.alloc(9, 8).unwrap();
+    let b = Binding::whole(StreamRef::Special(0), 9, Access::ReadWrite);
+    let f = pool::taint(
+        &mut p,
+        ErrorInfo::new("compile", "fill", "x"),
+        [&b].into_iter(),
+        &mut g,
+    );
+    assert_eq!(
+        pool::read_failure(&p, [&b].into_iter(), &g)
+            .unwrap()
+            .failure,
+        f
+    );
+    assert_eq!(p.get_special(0).memory.get(9).unwrap().claims.len(), 1);
+}
+
+#[test]
+fn the_pool_path_and_the_world_agree_on_claims_for_one_taint_and_release_sequence() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_mut(&id(1)).memory.alloc(9, 64).unwrap();
+    let mut w = World::new(taintworld::Config {
+        max_streams: 4,
+        ..Default::default()
+    })
+    .unwrap();
+    w.alloc(1, 9, 64).unwrap();
+    let steps: [(u64, u64, bool); 5] = [
+        (0, 10, false),
+        (10, 20, false),
+        (40, 64, false),
+        (5, 8, true),
+        (15, 45, true),
+    ];
+    for (start, end, ok) in steps {
+        let b = [Binding::range(1, 9, start, end, Access::Write)];
+        if ok {
+            pool::written(&mut p, b.iter(), &mut g);
+            g.prune();
+        } else {
+            pool::taint(
+                &mut p,
+                ErrorInfo::new("compile", "fill", "bad PTX"),
+                b.iter(),
+                &mut g,
+            );
+        }
+        let outcome = if ok {
+            Outcome::Ok
+        } else {
+            Outcome::Failed {
+                kind: "compile",
+                message: "bad PTX",
+            }
+        };
+        w.launch(&Launch {
+            kernel: "fill",
+            stream: 1.into(),
+            bindings: &b,
+            outcome,
+        })
+        .unwrap();
+        let world: Vec<_> = w
+            .claims(9)
+            .unwrap()
+            .map(|c| (c.start, c.end, c.failure.get()))
+            .collect();
+        assert_eq!(
+            claims(&p, &g, 1, 9),
+            world,
+            "after [{start}, {end}) ok={ok}"
+        );
+    }
+    assert_eq!(claims(&p, &g, 1, 9), [(0, 5, 1), (8, 15, 1), (45, 64, 1)]);
+    assert_eq!(g.failures.minted(), w.stats().failures_minted);
+}

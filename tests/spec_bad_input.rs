@@ -1,0 +1,493 @@
+//! SPEC.md §9 (and Appendix A, "Bindings"): every bad input is a typed
+//! error naming the offending id or range, and leaves the world exactly as
+//! it was.
+
+use taintworld::{
+    Access, Binding, Config, Error, Launch, Outcome, ReadResult, Stats, StreamRef, World,
+};
+
+const FAIL: Outcome<'static> = Outcome::Failed {
+    kind: "compile",
+    message: "bad PTX",
+};
+
+/// A world with some of everything: memory 1 tainted at the root, memory 2
+/// tainted through a skip, memory 3 clean (16 bytes each, stream 0), a graph
+/// 7 writing memory 3, and an open profile 1. `strict` as given.
+fn world(strict: bool) -> World {
+    let config = Config {
+        num_special: 1,
+        strict,
+        ..Config::default()
+    };
+    let mut w = World::new(config).unwrap();
+    for m in 1..=3 {
+        w.alloc(0, m, 16).unwrap();
+    }
+    let run = |w: &mut World, kernel, bindings: &[Binding], outcome| {
+        w.launch(&Launch {
+            kernel,
+            stream: 0.into(),
+            bindings,
+            outcome,
+        })
+        .unwrap();
+    };
+    run(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
+    w.capture_begin(0).unwrap();
+    run(
+        &mut w,
+        "init",
+        &[Binding::whole(0, 3, Access::Write)],
+        Outcome::Ok,
+    );
+    w.capture_end(0, 7).unwrap();
+    run(
+        &mut w,
+        "gelu",
+        &[
+            Binding::whole(0, 1, Access::Read),
+            Binding::range(0, 2, 0, 8, Access::Write),
+        ],
+        Outcome::Ok,
+    );
+    w.profile_begin(1).unwrap();
+    w
+}
+
+/// An allocation's claims as `(start, end, failure, origin launch)`.
+type Claims = Vec<(u64, u64, u64, Option<u64>)>;
+
+/// Everything observable: the counters and every allocation's claims.
+fn snapshot(w: &World) -> (Stats, Vec<(u64, Claims)>) {
+    let mut claims: Vec<_> = w
+        .allocations()
+        .iter()
+        .map(|(_, a)| {
+            (
+                a.memory,
+                w.claims(a.memory)
+                    .unwrap()
+                    .map(|c| (c.start, c.end, c.failure.get(), c.origin))
+                    .collect(),
+            )
+        })
+        .collect();
+    claims.sort();
+    (w.stats(), claims)
+}
+
+#[test]
+fn zero_max_streams_is_rejected() {
+    let err = World::new(Config {
+        max_streams: 0,
+        ..Config::default()
+    })
+    .unwrap_err();
+    assert_eq!(err, Error::ZeroStreams);
+    assert!(err.to_string().contains("max_streams"));
+}
+
+#[test]
+fn a_zero_chain_limit_is_rejected() {
+    let err = World::new(Config {
+        chain_limit: 0,
+        ..Config::default()
+    })
+    .unwrap_err();
+    assert_eq!(err, Error::ZeroChainLimit);
+    assert!(err.to_string().contains("chain_limit"));
+}
+
+#[test]
+fn slot_numbers_that_overflow_are_rejected() {
+    let err = World::new(Config {
+        max_streams: u64::MAX,
+        num_special: 1,
+        ..Config::default()
+    })
+    .unwrap_err();
+    assert_eq!(
+        err,
+        Error::SlotOverflow {
+            max_streams: u64::MAX,
+            num_special: 1
+        }
+    );
+    assert!(err.to_string().contains(&u64::MAX.to_string()));
+}
+
+#[test]
+fn a_world_of_u64_max_regular_slots_is_valid_and_folds_each_id_onto_itself() {
+    let config = Config {
+        max_streams: u64::MAX,
+        ..Config::default()
+    };
+    let mut w = World::new(config).expect("SPEC §1: max_streams >= 1");
+    let key = w.alloc(u64::MAX - 1, 7, 16).unwrap();
+    assert_eq!(w.allocations().get(key).unwrap().slot, u64::MAX - 1);
+    assert_eq!(
+        w.read(&Binding::whole(u64::MAX - 1, 7, Access::Read))
+            .unwrap(),
+        ReadResult::Clean
+    );
+}
+
+#[test]
+fn a_launch_with_one_range_past_the_end_is_rejected_whole_and_takes_no_number() {
+    let mut w = world(false);
+    let before = snapshot(&w);
+    let b = [
+        Binding::whole(4, 99, Access::Read), // unresolved: not counted either
+        Binding::whole(0, 3, Access::Write),
+        Binding::range(0, 3, 8, 17, Access::Read),
+    ];
+    let err = w
+        .launch(&Launch {
+            kernel: "k",
+            stream: 0.into(),
+            bindings: &b,
+            outcome: FAIL,
+        })
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::RangePastEnd {
+            memory: 3,
+            start: 8,
+            end: 17,
+            size: 16
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "range [8, 17) runs past the end of memory 3 (16 bytes)"
+    );
+    assert_eq!(snapshot(&w), before);
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn a_reversed_range_is_rejected_even_on_an_unresolved_binding() {
+    let mut w = world(false);
+    let before = snapshot(&w);
+    let b = [Binding::range(5, 99, 8, 4, Access::Read)];
+    let err = w
+        .launch(&Launch {
+            kernel: "k",
+            stream: 0.into(),
+            bindings: &b,
+            outcome: Outcome::Ok,
+        })
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::RangeReversed {
+            memory: 99,
+            start: 8,
+            end: 4
+        }
+    );
+    assert!(err.to_string().contains("memory 99"));
+    assert_eq!(snapshot(&w), before);
+}
+
+#[test]
+fn a_range_past_the_end_of_an_unresolved_binding_is_not_compared_with_a_size() {
+    let mut w = world(false);
+    let b = [Binding::range(1, 3, 0, 1000, Access::Write)];
+    let r = w
+        .launch(&Launch {
+            kernel: "k",
+            stream: 0.into(),
+            bindings: &b,
+            outcome: FAIL,
+        })
+        .unwrap();
+    assert_eq!(r.launch, 3);
+    assert_eq!(w.stats().unresolved_bindings, 1);
+}
+
+#[test]
+fn a_range_ending_at_u64_max_is_past_the_end_of_a_small_allocation() {
+    let mut w = world(false);
+    let before = snapshot(&w);
+    let err = w
+        .host_write(
+            &Binding::range(0, 2, u64::MAX - 1, u64::MAX, Access::Write),
+            FAIL,
+        )
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::RangePastEnd {
+            memory: 2,
+            start: u64::MAX - 1,
+            end: u64::MAX,
+            size: 16
+        }
+    );
+    assert!(err.to_string().contains(&u64::MAX.to_string()));
+    assert_eq!(snapshot(&w), before);
+}
+
+#[test]
+fn an_allocation_of_u64_max_bytes_is_tainted_and_released_to_its_last_byte() {
+    let mut w = world(false);
+    w.alloc(0, 9, u64::MAX).unwrap();
+    w.host_write(
+        &Binding::range(0, 9, u64::MAX - 1, u64::MAX, Access::Write),
+        FAIL,
+    )
+    .unwrap();
+    let got: Vec<_> = w.claims(9).unwrap().map(|c| (c.start, c.end)).collect();
+    assert_eq!(got, [(u64::MAX - 1, u64::MAX)]);
+    w.host_write(&Binding::whole(0, 9, Access::Write), FAIL)
+        .unwrap();
+    assert_eq!(w.stats().tainted_bytes, u64::MAX); // saturates; 16 + 8 more are tainted
+    w.host_write(
+        &Binding::range(0, 9, 0, u64::MAX - 1, Access::Write),
+        Outcome::Ok,
+    )
+    .unwrap();
+    let got: Vec<_> = w.claims(9).unwrap().map(|c| (c.start, c.end)).collect();
+    assert_eq!(got, [(u64::MAX - 1, u64::MAX)]);
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn a_resolved_dead_binding_past_the_end_is_bad_input() {
+    let mut w = world(false);
+    let before = snapshot(&w);
+    let b = [Binding::range(0, 3, 0, 32, Access::Dead)];
+    let err = w
+        .launch(&Launch {
+            kernel: "k",
+            stream: 0.into(),
+            bindings: &b,
+            outcome: Outcome::Ok,
+        })
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::RangePastEnd {
+            memory: 3,
+            start: 0,
+            end: 32,
+            size: 16
+        }
+    );
+    assert_eq!(snapshot(&w), before);
+}
+
+#[test]
+fn a_read_past_the_end_is_bad_input() {
+    let mut w = world(false);
+    let before = snapshot(&w);
+    let err = w
+        .read(&Binding::range(0, 1, 16, 17, Access::Read))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::RangePastEnd {
+            memory: 1,
+            start: 16,
+            end: 17,
+            size: 16
+        }
+    );
+    assert_eq!(snapshot(&w), before);
+}
+
+#[test]
+fn a_special_stream_index_out_of_range_is_bad_input_everywhere() {
+    let mut w = world(false);
+    let before = snapshot(&w);
+    let bad = StreamRef::Special(1);
+    let expected = Error::SpecialOutOfRange {
+        index: 1,
+        num_special: 1,
+    };
+    assert_eq!(w.alloc(bad, 9, 16).unwrap_err(), expected);
+    let b = [Binding::whole(0, 3, Access::Write)];
+    assert_eq!(
+        w.launch(&Launch {
+            kernel: "k",
+            stream: bad,
+            bindings: &b,
+            outcome: FAIL
+        })
+        .unwrap_err(),
+        expected
+    );
+    let b = [
+        Binding::whole(0, 3, Access::Write),
+        Binding::whole(bad, 3, Access::Read),
+    ];
+    assert_eq!(
+        w.launch(&Launch {
+            kernel: "k",
+            stream: 0.into(),
+            bindings: &b,
+            outcome: FAIL
+        })
+        .unwrap_err(),
+        expected
+    );
+    assert_eq!(w.capture_begin(bad).unwrap_err(), expected);
+    assert_eq!(w.initialize_stream(bad).unwrap_err(), expected);
+    assert_eq!(
+        w.read(&Binding::whole(bad, 3, Access::Read)).unwrap_err(),
+        expected
+    );
+    assert!(expected.to_string().contains("special stream 1"));
+    assert_eq!(snapshot(&w), before);
+    assert!(w.streams().get(9).is_none());
+}
+
+#[test]
+fn strict_mode_rejects_an_unresolved_launch_binding() {
+    let mut w = world(true);
+    let before = snapshot(&w);
+    let b = [
+        Binding::whole(0, 3, Access::Write),
+        Binding::whole(2, 1, Access::Read),
+    ];
+    let err = w
+        .launch(&Launch {
+            kernel: "k",
+            stream: 0.into(),
+            bindings: &b,
+            outcome: FAIL,
+        })
+        .unwrap_err();
+    assert_eq!(err, Error::Unresolved { memory: 1, slot: 2 });
+    assert_eq!(
+        err.to_string(),
+        "binding of memory 1 on stream slot 2 does not resolve (strict mode)"
+    );
+    assert_eq!(snapshot(&w), before);
+}
+
+#[test]
+fn strict_mode_rejects_an_unresolved_read_and_host_write() {
+    let mut w = world(true);
+    let before = snapshot(&w);
+    assert_eq!(
+        w.read(&Binding::whole(0, 42, Access::Read)).unwrap_err(),
+        Error::Unresolved {
+            memory: 42,
+            slot: 0
+        }
+    );
+    assert_eq!(
+        w.host_write(&Binding::whole(0, 42, Access::Write), FAIL)
+            .unwrap_err(),
+        Error::Unresolved {
+            memory: 42,
+            slot: 0
+        }
+    );
+    assert_eq!(snapshot(&w), before);
+}
+
+#[test]
+fn strict_mode_rejects_a_replay_of_memory_freed_since_capture() {
+    let mut w = world(true);
+    w.free(3).unwrap();
+    let before = snapshot(&w);
+    assert_eq!(
+        w.replay(7, FAIL).unwrap_err(),
+        Error::Unresolved { memory: 3, slot: 0 }
+    );
+    assert_eq!(snapshot(&w), before);
+}
+
+#[test]
+fn a_replay_whose_recorded_range_is_past_a_reused_ids_end_is_bad_input() {
+    let mut w = world(false);
+    w.free(3).unwrap();
+    w.alloc(0, 3, 8).unwrap();
+    let before = snapshot(&w);
+    let err = w.replay(7, FAIL).unwrap_err();
+    assert_eq!(
+        err,
+        Error::RangePastEnd {
+            memory: 3,
+            start: 0,
+            end: 16,
+            size: 8
+        }
+    );
+    assert_eq!(snapshot(&w), before);
+}
+
+#[test]
+fn freeing_a_stale_key_is_bad_input() {
+    let mut w = world(false);
+    let key = w.alloc(0, 9, 16).unwrap();
+    w.free(key).unwrap();
+    let before = snapshot(&w);
+    let err = w.free(key).unwrap_err();
+    assert_eq!(err, Error::UnknownKey { key });
+    assert!(err.to_string().contains(&format!("{key:?}")));
+    assert_eq!(snapshot(&w), before);
+}
+
+#[test]
+fn a_dry_run_host_write_or_replay_is_bad_input() {
+    let mut w = world(false);
+    let before = snapshot(&w);
+    let err = w
+        .host_write(&Binding::whole(0, 1, Access::Write), Outcome::DryRun)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::DryRunOutcome {
+            operation: "host_write"
+        }
+    );
+    assert_eq!(err.to_string(), "host_write cannot have a dry_run outcome");
+    assert_eq!(
+        w.replay(7, Outcome::DryRun).unwrap_err(),
+        Error::DryRunOutcome {
+            operation: "replay"
+        }
+    );
+    assert_eq!(snapshot(&w), before);
+}
+
+#[test]
+fn rejected_operations_leave_open_windows_profiles_and_graphs_as_they_were() {
+    let mut w = world(false);
+    let before = snapshot(&w);
+    assert_eq!(
+        w.capture_end(0, 7).unwrap_err(),
+        Error::NoCapture { slot: 0 }
+    );
+    assert_eq!(
+        w.profile_begin(1).unwrap_err(),
+        Error::ProfileOpen { profile: 1 }
+    );
+    assert_eq!(
+        w.replay(8, Outcome::Ok).unwrap_err(),
+        Error::UnknownGraph { graph: 8 }
+    );
+    assert_eq!(
+        w.graph_destroy(8).unwrap_err(),
+        Error::UnknownGraph { graph: 8 }
+    );
+    assert_eq!(
+        w.alloc(0, 2, 4).unwrap_err(),
+        Error::DuplicateMemory { memory: 2 }
+    );
+    assert_eq!(snapshot(&w), before);
+    assert!(w.has_graph(7));
+    // Profile 1 is still open and still valid: nothing failed since it began.
+    assert_eq!(w.profile_end(1).unwrap(), taintworld::ProfileResult::Valid);
+    assert_eq!(
+        w.read(&Binding::whole(0, 3, Access::Read)).unwrap(),
+        ReadResult::Clean
+    );
+    w.check_invariants().unwrap();
+}

@@ -1,0 +1,447 @@
+//! SPEC.md §1–2: stream slots, special streams, allocations, memory-id and
+//! key bindings, resolution, empty ranges and dead bindings.
+
+use taintworld::{Access, Binding, Config, Launch, Outcome, ReadResult, StreamRef, Verdict, World};
+
+const FAIL: Outcome<'static> = Outcome::Failed {
+    kind: "compile",
+    message: "bad PTX",
+};
+
+/// Runs one launch on `stream`; the verdict as `(name, failure, needed)`.
+fn go(
+    w: &mut World,
+    kernel: &str,
+    stream: impl Into<StreamRef>,
+    bindings: &[Binding],
+    outcome: Outcome<'_>,
+) -> (&'static str, u64, u64) {
+    let launch = Launch {
+        kernel,
+        stream: stream.into(),
+        bindings,
+        outcome,
+    };
+    match w.launch(&launch).expect("valid launch").verdict {
+        Verdict::Ran => ("ran", 0, 0),
+        Verdict::DryRun => ("dry_run", 0, 0),
+        Verdict::Failed(f) => ("failed", f.get(), 0),
+        Verdict::Skipped { failure, needed } => ("skipped", failure.get(), needed),
+    }
+}
+
+/// The claims of a live allocation as `(start, end, failure, origin launch)`.
+fn claims(
+    w: &World,
+    memory: impl Into<taintworld::MemoryRef>,
+) -> Vec<(u64, u64, u64, Option<u64>)> {
+    w.claims(memory)
+        .expect("a live allocation")
+        .map(|c| (c.start, c.end, c.failure.get(), c.origin))
+        .collect()
+}
+
+#[test]
+fn the_default_config_has_eight_slots_no_special_streams_and_chain_limit_1024() {
+    let c = Config::default();
+    assert_eq!(
+        (c.max_streams, c.num_special, c.chain_limit, c.strict),
+        (8, 0, 1024, false)
+    );
+}
+
+#[test]
+fn two_stream_ids_that_fold_onto_one_slot_resolve_the_same_allocation() {
+    let mut w = World::new(Config {
+        max_streams: 4,
+        ..Config::default()
+    })
+    .unwrap();
+    w.alloc(1, 7, 16).unwrap();
+    // Stream 5 folds onto slot 1 (5 % 4), where memory 7 was made.
+    assert_eq!(
+        go(
+            &mut w,
+            "fill",
+            5,
+            &[Binding::whole(5, 7, Access::Write)],
+            FAIL
+        ),
+        ("failed", 1, 0)
+    );
+    assert_eq!(claims(&w, 7), [(0, 16, 1, None)]);
+    // Stream 9 folds onto slot 1 too.
+    let ReadResult::Tainted(r) = w.read(&Binding::whole(9, 7, Access::Read)).unwrap() else {
+        panic!("memory 7 carries failure 1")
+    };
+    assert_eq!(r.failure.get(), 1);
+    assert_eq!(w.stats().unresolved_bindings, 0);
+}
+
+#[test]
+fn a_binding_whose_allocation_was_made_on_another_slot_is_unresolved() {
+    let mut w = World::default();
+    w.alloc(1, 7, 16).unwrap();
+    w.alloc(2, 8, 16).unwrap(); // slot 2 is initialized, memory 7 is not on it
+    assert_eq!(
+        go(
+            &mut w,
+            "fill",
+            2,
+            &[Binding::whole(2, 7, Access::Write)],
+            FAIL
+        ),
+        ("failed", 1, 0)
+    );
+    assert_eq!(claims(&w, 7), []);
+    let s = w.stats();
+    assert_eq!(
+        (s.unresolved_bindings, s.failures_minted, s.live_failures),
+        (1, 1, 0)
+    );
+    assert_eq!(
+        w.read(&Binding::whole(2, 7, Access::Read)).unwrap(),
+        ReadResult::Unresolved
+    );
+}
+
+#[test]
+fn a_binding_on_a_never_initialized_slot_is_unresolved_and_counted() {
+    let mut w = World::default();
+    w.alloc(0, 7, 16).unwrap();
+    let bindings = [
+        Binding::whole(3, 7, Access::Read),
+        Binding::whole(3, 7, Access::Write),
+    ];
+    assert_eq!(go(&mut w, "k", 0, &bindings, Outcome::Ok), ("ran", 0, 0));
+    assert_eq!(w.stats().unresolved_bindings, 2);
+}
+
+#[test]
+fn resolving_a_binding_never_initializes_its_slot() {
+    let mut w = World::default();
+    w.alloc(0, 7, 16).unwrap();
+    go(&mut w, "k", 3, &[Binding::whole(3, 7, Access::Write)], FAIL);
+    assert_eq!(
+        w.read(&Binding::whole(3, 7, Access::Read)).unwrap(),
+        ReadResult::Unresolved
+    );
+    assert!(w.streams().get(3).is_none());
+    assert_eq!(w.streams().iter().count(), 1);
+}
+
+#[test]
+fn an_allocation_initializes_its_slot() {
+    let mut w = World::default();
+    assert!(w.streams().get(5).is_none());
+    let key = w.alloc(13, 7, 16).unwrap(); // 13 % 8 == 5
+    assert!(w.streams().get(5).is_some());
+    assert_eq!(w.allocations().get(key).unwrap().slot, 5);
+}
+
+#[test]
+fn a_failed_reservation_still_initializes_its_slot() {
+    let mut w = World::default();
+    w.alloc_failed(4, 7, 16, "oom", "out of memory").unwrap();
+    assert!(w.streams().get(4).is_some());
+}
+
+#[test]
+fn an_explicitly_initialized_slot_still_resolves_only_its_own_allocations() {
+    let mut w = World::default();
+    w.initialize_stream(2).unwrap();
+    assert!(w.streams().get(2).is_some());
+    w.alloc(0, 7, 16).unwrap();
+    assert_eq!(
+        w.read(&Binding::whole(2, 7, Access::Read)).unwrap(),
+        ReadResult::Unresolved
+    );
+    assert_eq!(w.stats().unresolved_bindings, 1);
+}
+
+#[test]
+fn a_special_stream_sits_after_the_regular_slots() {
+    let mut w = World::new(Config {
+        max_streams: 4,
+        num_special: 2,
+        ..Config::default()
+    })
+    .unwrap();
+    let key = w.alloc(StreamRef::Special(1), 7, 16).unwrap();
+    let alloc = w.allocations().get(key).unwrap();
+    assert_eq!(alloc.slot, 5);
+    assert!(w.streams().iter().any(|(_, s)| s.slot == 5 && s.special));
+    let out = [Binding::whole(StreamRef::Special(1), 7, Access::Write)];
+    assert_eq!(
+        go(&mut w, "fill", StreamRef::Special(1), &out, FAIL),
+        ("failed", 1, 0)
+    );
+    assert_eq!(claims(&w, 7), [(0, 16, 1, None)]);
+}
+
+#[test]
+fn a_regular_stream_id_never_reaches_a_special_slot() {
+    let mut w = World::new(Config {
+        max_streams: 4,
+        num_special: 2,
+        ..Config::default()
+    })
+    .unwrap();
+    w.alloc(StreamRef::Special(1), 7, 16).unwrap();
+    // Id 5 folds onto regular slot 1, not onto slot 5.
+    assert_eq!(
+        w.read(&Binding::whole(5, 7, Access::Read)).unwrap(),
+        ReadResult::Unresolved
+    );
+    assert_eq!(
+        w.read(&Binding::whole(StreamRef::Special(0), 7, Access::Read))
+            .unwrap(),
+        ReadResult::Unresolved
+    );
+    assert_eq!(w.stats().unresolved_bindings, 2);
+}
+
+#[test]
+fn a_memory_id_reused_after_free_inherits_nothing() {
+    let mut w = World::default();
+    w.alloc(0, 7, 16).unwrap();
+    go(
+        &mut w,
+        "fill",
+        0,
+        &[Binding::whole(0, 7, Access::Write)],
+        FAIL,
+    );
+    w.free(7).unwrap();
+    w.alloc(0, 7, 32).unwrap();
+    assert_eq!(claims(&w, 7), []);
+    assert_eq!(
+        w.read(&Binding::whole(0, 7, Access::Read)).unwrap(),
+        ReadResult::Clean
+    );
+    assert_eq!(w.stats().live_failures, 0);
+}
+
+#[test]
+fn a_stale_key_does_not_reach_the_allocation_that_reuses_its_memory_id() {
+    let mut w = World::default();
+    let old = w.alloc(0, 7, 16).unwrap();
+    w.free(old).unwrap();
+    let new = w.alloc(0, 7, 16).unwrap();
+    assert_ne!(old, new);
+    assert_eq!(
+        go(
+            &mut w,
+            "fill",
+            0,
+            &[Binding::whole(0, old, Access::Write)],
+            FAIL
+        ),
+        ("failed", 1, 0)
+    );
+    assert_eq!(claims(&w, new), []);
+    assert!(w.claims(old).is_none());
+    assert_eq!(
+        w.read(&Binding::whole(0, old, Access::Read)).unwrap(),
+        ReadResult::Unresolved
+    );
+    assert_eq!(w.stats().unresolved_bindings, 2);
+}
+
+#[test]
+fn a_key_binding_is_checked_like_a_memory_id_binding() {
+    let mut w = World::default();
+    let x = w.alloc(0, 7, 16).unwrap();
+    w.alloc(0, 8, 16).unwrap();
+    go(
+        &mut w,
+        "fill",
+        0,
+        &[Binding::whole(0, 7, Access::Write)],
+        FAIL,
+    );
+    let bindings = [
+        Binding::whole(0, x, Access::Read),
+        Binding::whole(0, 8, Access::Write),
+    ];
+    // `needed` is the memory id, even when the binding named a key.
+    assert_eq!(
+        go(&mut w, "gelu", 0, &bindings, Outcome::Ok),
+        ("skipped", 1, 7)
+    );
+    assert_eq!(claims(&w, 8), [(0, 16, 1, Some(1))]);
+}
+
+#[test]
+fn a_key_binding_is_tainted_and_released_like_a_memory_id_binding() {
+    let mut w = World::default();
+    let x = w.alloc(0, 7, 16).unwrap();
+    go(
+        &mut w,
+        "fill",
+        0,
+        &[Binding::range(0, x, 0, 8, Access::Write)],
+        FAIL,
+    );
+    assert_eq!(claims(&w, 7), [(0, 8, 1, None)]);
+    go(
+        &mut w,
+        "fill",
+        0,
+        &[Binding::range(0, x, 0, 4, Access::Write)],
+        Outcome::Ok,
+    );
+    assert_eq!(claims(&w, x), [(4, 8, 1, None)]);
+}
+
+#[test]
+fn a_zero_size_allocation_reads_clean_and_carries_nothing() {
+    let mut w = World::default();
+    w.alloc(0, 7, 0).unwrap();
+    assert_eq!(
+        go(
+            &mut w,
+            "fill",
+            0,
+            &[Binding::whole(0, 7, Access::Write)],
+            FAIL
+        ),
+        ("failed", 1, 0)
+    );
+    assert_eq!(claims(&w, 7), []);
+    assert_eq!(
+        w.read(&Binding::whole(0, 7, Access::Read)).unwrap(),
+        ReadResult::Clean
+    );
+    let s = w.stats();
+    assert_eq!(
+        (s.allocations, s.live_failures, s.failures_minted),
+        (1, 0, 1)
+    );
+}
+
+#[test]
+fn an_empty_range_trips_no_claim() {
+    let mut w = World::default();
+    w.alloc(0, 7, 16).unwrap();
+    w.alloc(0, 8, 16).unwrap();
+    go(
+        &mut w,
+        "fill",
+        0,
+        &[Binding::whole(0, 7, Access::Write)],
+        FAIL,
+    );
+    let bindings = [
+        Binding::range(0, 7, 4, 4, Access::Read),
+        Binding::whole(0, 8, Access::Write),
+    ];
+    assert_eq!(go(&mut w, "k", 0, &bindings, Outcome::Ok), ("ran", 0, 0));
+    assert_eq!(
+        w.read(&Binding::range(0, 7, 4, 4, Access::Read)).unwrap(),
+        ReadResult::Clean
+    );
+}
+
+#[test]
+fn an_empty_range_claims_nothing_and_releases_nothing() {
+    let mut w = World::default();
+    w.alloc(0, 7, 16).unwrap();
+    go(
+        &mut w,
+        "fill",
+        0,
+        &[Binding::range(0, 7, 16, 16, Access::Write)],
+        FAIL,
+    );
+    assert_eq!(claims(&w, 7), []);
+    go(
+        &mut w,
+        "fill",
+        0,
+        &[Binding::range(0, 7, 0, 8, Access::Write)],
+        FAIL,
+    );
+    go(
+        &mut w,
+        "fill",
+        0,
+        &[Binding::range(0, 7, 4, 4, Access::Write)],
+        Outcome::Ok,
+    );
+    assert_eq!(claims(&w, 7), [(0, 8, 2, None)]);
+}
+
+#[test]
+fn a_dead_binding_is_not_checked() {
+    let mut w = World::default();
+    w.alloc(0, 7, 16).unwrap();
+    w.alloc(0, 8, 16).unwrap();
+    go(
+        &mut w,
+        "fill",
+        0,
+        &[Binding::whole(0, 7, Access::Write)],
+        FAIL,
+    );
+    let bindings = [
+        Binding::whole(0, 7, Access::Dead),
+        Binding::whole(0, 8, Access::Write),
+    ];
+    assert_eq!(go(&mut w, "k", 0, &bindings, Outcome::Ok), ("ran", 0, 0));
+    assert_eq!(
+        w.failure(w.claims(7).unwrap().next().unwrap().failure)
+            .unwrap()
+            .skipped,
+        0
+    );
+}
+
+#[test]
+fn a_dead_binding_is_not_tainted() {
+    let mut w = World::default();
+    w.alloc(0, 7, 16).unwrap();
+    go(
+        &mut w,
+        "fill",
+        0,
+        &[Binding::whole(0, 7, Access::Dead)],
+        FAIL,
+    );
+    assert_eq!(claims(&w, 7), []);
+    assert_eq!(w.stats().live_failures, 0);
+}
+
+#[test]
+fn a_dead_binding_is_not_released() {
+    let mut w = World::default();
+    w.alloc(0, 7, 16).unwrap();
+    go(
+        &mut w,
+        "fill",
+        0,
+        &[Binding::whole(0, 7, Access::Write)],
+        FAIL,
+    );
+    go(
+        &mut w,
+        "k",
+        0,
+        &[Binding::whole(0, 7, Access::Dead)],
+        Outcome::Ok,
+    );
+    assert_eq!(claims(&w, 7), [(0, 16, 1, None)]);
+}
+
+#[test]
+fn an_unresolved_dead_binding_is_counted() {
+    let mut w = World::default();
+    go(
+        &mut w,
+        "k",
+        0,
+        &[Binding::whole(0, 99, Access::Dead)],
+        Outcome::Ok,
+    );
+    assert_eq!(w.stats().unresolved_bindings, 1);
+}

@@ -1,0 +1,213 @@
+//! SPEC.md §6b: the write scope an embedding scheduler wraps each launch in
+//! (`World::scope`).
+
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use taintworld::{
+    Access, Binding, CaptureResult, Error, ErrorInfo, Launch, Outcome, ReadResult, ScopeOutcome,
+    World,
+};
+
+/// A world with memory 1 (input) and 2 (output), 16 bytes each on stream 0.
+fn world() -> World {
+    let mut w = World::default();
+    w.alloc(0, 1, 16).unwrap();
+    w.alloc(0, 2, 16).unwrap();
+    w
+}
+
+/// What a host read of memory `m` finds, as `(kind, kernel)` of its failure,
+/// or `("clean", "")`.
+fn read(w: &mut World, m: u64) -> (String, String) {
+    match w.read(&Binding::whole(0, m, Access::Read)).unwrap() {
+        ReadResult::Tainted(r) => (r.error.kind, r.error.kernel),
+        ReadResult::Clean => ("clean".into(), String::new()),
+        other => panic!("{other:?}"),
+    }
+}
+
+const IO: [Binding; 2] = [
+    Binding {
+        stream: taintworld::StreamRef::Id(0),
+        memory: taintworld::MemoryRef::Id(1),
+        range: None,
+        access: Access::Read,
+    },
+    Binding {
+        stream: taintworld::StreamRef::Id(0),
+        memory: taintworld::MemoryRef::Id(2),
+        range: None,
+        access: Access::Write,
+    },
+];
+
+#[test]
+fn a_scope_whose_body_returns_ok_releases_its_write_set() {
+    let mut w = world();
+    w.host_write(
+        &Binding::whole(0, 2, Access::Write),
+        Outcome::Failed {
+            kind: "copy",
+            message: "m",
+        },
+    )
+    .unwrap();
+    let out = w.scope("gelu", 0, &IO, || Ok::<_, ErrorInfo>(42)).unwrap();
+    assert_eq!(out, ScopeOutcome::Ran(42));
+    assert_eq!(read(&mut w, 2), ("clean".into(), String::new()));
+    assert_eq!(w.stats().live_failures, 0);
+}
+
+#[test]
+fn a_scope_whose_body_returns_err_taints_its_write_set_with_the_bodys_error() {
+    let mut w = world();
+    let error = ErrorInfo::new("launch", "ignored", "too many blocks");
+    let out = w
+        .scope("gelu", 0, &IO, || Err::<(), _>(error.clone()))
+        .unwrap();
+    let ScopeOutcome::Failed {
+        failure,
+        error: returned,
+    } = out
+    else {
+        panic!("{out:?}")
+    };
+    assert_eq!((failure.get(), returned), (1, error));
+    assert_eq!(read(&mut w, 2), ("launch".into(), "gelu".into()));
+    let claims: Vec<_> = w
+        .claims(2)
+        .unwrap()
+        .map(|c| (c.start, c.end, c.failure.get(), c.origin))
+        .collect();
+    assert_eq!(claims, [(0, 16, 1, None)]);
+    assert_eq!(w.failure(failure).unwrap().error.message, "too many blocks");
+}
+
+#[test]
+fn a_scope_whose_read_set_is_tainted_skips_without_running_the_body() {
+    let mut w = world();
+    w.host_write(
+        &Binding::whole(0, 1, Access::Write),
+        Outcome::Failed {
+            kind: "copy",
+            message: "m",
+        },
+    )
+    .unwrap();
+    let ran = Cell::new(false);
+    let out = w
+        .scope("gelu", 0, &IO, || {
+            ran.set(true);
+            Ok::<_, ErrorInfo>(())
+        })
+        .unwrap();
+    assert!(!ran.get());
+    assert!(
+        matches!(out, ScopeOutcome::Skipped { failure, needed: 1 } if failure.get() == 1),
+        "{out:?}"
+    );
+    let claims: Vec<_> = w
+        .claims(2)
+        .unwrap()
+        .map(|c| (c.start, c.end, c.failure.get(), c.origin))
+        .collect();
+    assert_eq!(claims, [(0, 16, 1, Some(0))]);
+}
+
+#[test]
+fn a_scope_whose_body_panics_leaves_its_write_set_reading_as_torn_down() {
+    let mut w = world();
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        w.scope("gelu", 0, &IO, || -> Result<(), ErrorInfo> {
+            panic!("kernel launch wrapper panicked")
+        })
+    }));
+    assert!(result.is_err());
+    assert_eq!(read(&mut w, 2), ("torn_down".into(), "gelu".into()));
+    assert_eq!(read(&mut w, 1), ("clean".into(), String::new()));
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn a_torn_down_buffer_is_repaired_by_an_ok_host_write() {
+    let mut w = world();
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        w.scope("gelu", 0, &IO, || -> Result<(), ErrorInfo> {
+            panic!("boom")
+        })
+    }));
+    w.host_write(&Binding::whole(0, 2, Access::Write), Outcome::Ok)
+        .unwrap();
+    assert_eq!(read(&mut w, 2), ("clean".into(), String::new()));
+    assert_eq!(w.stats().live_failures, 0);
+}
+
+#[test]
+fn a_torn_down_buffer_is_repaired_by_another_scope() {
+    let mut w = world();
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        w.scope("gelu", 0, &IO, || -> Result<(), ErrorInfo> {
+            panic!("boom")
+        })
+    }));
+    assert_eq!(
+        w.scope("gelu", 0, &IO, || Ok::<_, ErrorInfo>(())).unwrap(),
+        ScopeOutcome::Ran(())
+    );
+    assert_eq!(read(&mut w, 2), ("clean".into(), String::new()));
+}
+
+#[test]
+fn a_scope_takes_a_launch_number_and_a_successful_one_mints_no_failure() {
+    let mut w = world();
+    w.scope("a", 0, &IO, || Ok::<_, ErrorInfo>(())).unwrap();
+    let b = [Binding::whole(0, 2, Access::Write)];
+    let r = w
+        .launch(&Launch {
+            kernel: "b",
+            stream: 0.into(),
+            bindings: &b,
+            outcome: Outcome::Ok,
+        })
+        .unwrap();
+    assert_eq!(r.launch, 1);
+    assert_eq!(w.stats().failures_minted, 0);
+}
+
+#[test]
+fn a_scope_with_bad_input_does_not_run_its_body_and_changes_nothing() {
+    let mut w = world();
+    let before = w.stats();
+    let ran = Cell::new(false);
+    let bad = [Binding::range(0, 2, 0, 17, Access::Write)];
+    let err = w
+        .scope("gelu", 0, &bad, || {
+            ran.set(true);
+            Ok::<_, ErrorInfo>(())
+        })
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::RangePastEnd {
+            memory: 2,
+            start: 0,
+            end: 17,
+            size: 16
+        }
+    );
+    assert!(!ran.get());
+    assert_eq!(w.stats(), before);
+}
+
+#[test]
+fn a_scope_that_fails_on_a_captured_slot_dooms_the_window() {
+    let mut w = world();
+    w.capture_begin(0).unwrap();
+    let error = ErrorInfo::new("launch", "", "bad grid");
+    w.scope("gelu", 0, &IO, || Err::<(), _>(error)).unwrap();
+    let CaptureResult::Failed(report) = w.capture_end(0, 1).unwrap() else {
+        panic!("doomed")
+    };
+    assert_eq!(report.error, ErrorInfo::new("launch", "gelu", "bad grid"));
+}
