@@ -17,7 +17,9 @@ use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, 
 use taintworld::systems::check_reads;
 use taintworld::{Access, Outcome, Resolved};
 
-use workloads::{w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint};
+use workloads::{
+    Step, w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training,
+};
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 
@@ -177,6 +179,79 @@ fn w4(c: &mut Criterion) {
     group.finish();
 }
 
+/// W5: a training-step workload with an early failure, replayed in memory;
+/// per launch (host writes and reads included in the time).
+fn w5(c: &mut Criterion) {
+    let mut group = c.benchmark_group("w5_training_per_launch");
+    let (pair, prepared, steps) = w5_training(20_000);
+    let launches = prepared.launches();
+    let writes: Vec<Option<taintworld::Binding>> = steps
+        .iter()
+        .map(|s| match s {
+            Step::HostWrite(b) | Step::Read(b) => Some(taintworld::Binding {
+                stream: (b.at.slot as u64).into(),
+                memory: b.key.into(),
+                range: Some((b.start, b.end)),
+                access: b.access,
+            }),
+            Step::Launch(_) => None,
+        })
+        .collect();
+    group.throughput(Throughput::Elements(launches.len() as u64));
+    group.bench_function(BenchmarkId::new("crate", launches.len()), |b| {
+        b.iter_batched(
+            || pair.world.clone(),
+            |mut world| {
+                for (step, binding) in steps.iter().zip(&writes) {
+                    match (step, binding) {
+                        (Step::Launch(i), _) => {
+                            black_box(world.launch(&launches[*i]).unwrap());
+                        }
+                        (Step::HostWrite(_), Some(b)) => {
+                            world.host_write(b, Outcome::Ok).unwrap();
+                        }
+                        (Step::Read(_), Some(b)) => {
+                            black_box(world.read(b).unwrap());
+                        }
+                        _ => {}
+                    }
+                }
+                world
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    let kernels: Vec<Rc<str>> = prepared.work.iter().map(|w| Rc::from(w.kernel)).collect();
+    group.bench_function(BenchmarkId::new("baseline", launches.len()), |b| {
+        b.iter_batched(
+            || pair.base.clone(),
+            |mut base| {
+                for step in &steps {
+                    match step {
+                        Step::Launch(i) => {
+                            let w = &prepared.work[*i];
+                            black_box(base.launch(&kernels[*i], &prepared.base[*i], w.failed));
+                        }
+                        Step::HostWrite(b) => base.written(&[baseline::BaseBinding {
+                            at: b.at,
+                            start: b.start,
+                            end: b.end,
+                            read: false,
+                            write: true,
+                        }]),
+                        Step::Read(b) => {
+                            black_box(base.failure(b.at, b.start, b.end));
+                        }
+                    }
+                }
+                base
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .warm_up_time(Duration::from_millis(500))
@@ -187,6 +262,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = w1, w2, w3, w4
+    targets = w1, w2, w3, w4, w5
 }
 criterion_main!(benches);

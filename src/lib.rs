@@ -121,3 +121,9 @@ pub use world::{
     ProfileResult, ReadResult, RecordInfo, ScopeError, ScopeOutcome, Stats, SyncResult,
     TaintReport, Verdict, World,
 };
+
+/// The README's example, compiled and run by `cargo test` so the front page
+/// cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -318,3 +318,109 @@ pub fn world_claimed(world: &World) -> Vec<(u64, u64, u64, u64)> {
     out.sort_unstable();
     out
 }
+
+/// One step of the W5 workload.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// A launch: its index in the prepared launches.
+    Launch(usize),
+    /// A host write of one buffer.
+    HostWrite(Both),
+    /// A host read of one buffer.
+    Read(Both),
+}
+
+/// W5: a generated training-step log (forward, loss, backward and optimizer
+/// launches over about 200 allocations), parsed here — outside any timed
+/// loop — into launches on both implementations, with launch 3 failing.
+pub fn w5_training(launches: u64) -> (Pair, Prepared, Vec<Step>) {
+    use taintworld::log::{Event, GenOptions, Outcome as LogOutcome, Shape, generate};
+    let mut events = Vec::new();
+    generate(
+        &GenOptions {
+            seed: 5,
+            launches,
+            streams: 2,
+            fail_rate: 0.0,
+            shape: Shape::TrainingStep,
+        },
+        |e| {
+            events.push(e);
+            Ok(())
+        },
+    )
+    .expect("generating into memory cannot fail");
+    let allocs: Vec<(u64, u64, u64)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alloc {
+                stream,
+                memory,
+                size,
+                ..
+            } => Some((*stream, *memory, *size)),
+            _ => None,
+        })
+        .collect();
+    let mut world = World::new(taintworld::Config {
+        max_streams: 8,
+        ..Default::default()
+    })
+    .expect("valid config");
+    let mut base = Baseline::new(8);
+    let mut by_memory = std::collections::HashMap::new();
+    let mut list = Vec::new();
+    for &(stream, memory, size) in &allocs {
+        let key = world.alloc(stream, memory, size).expect("fresh id");
+        let at = base.alloc(stream as usize, memory, size);
+        by_memory.insert(memory, (key, at, size));
+        list.push((key, at, size));
+    }
+    let both = |b: &taintworld::log::LogBinding, access: Access| {
+        let (key, at, size) = by_memory[&b.memory];
+        let (start, end) = b.range.unwrap_or((0, size));
+        Both {
+            key,
+            at,
+            start,
+            end,
+            access,
+        }
+    };
+    let mut work = Vec::new();
+    let mut steps = Vec::new();
+    for e in &events {
+        match e {
+            Event::Launch {
+                kernel,
+                bindings,
+                outcome,
+                ..
+            } => {
+                let failed = (work.len() == 3 || matches!(outcome, LogOutcome::Failed(_)))
+                    .then_some(("injected", "injected failure"));
+                let kernel: &'static str = Box::leak(kernel.clone().into_boxed_str());
+                steps.push(Step::Launch(work.len()));
+                work.push(Work {
+                    kernel,
+                    bindings: bindings.iter().map(|b| both(b, b.access)).collect(),
+                    failed,
+                });
+            }
+            Event::HostWrite { binding, .. } => {
+                steps.push(Step::HostWrite(both(binding, Access::Write)))
+            }
+            Event::Read { binding } => steps.push(Step::Read(both(binding, Access::Read))),
+            _ => {}
+        }
+    }
+    (
+        Pair {
+            world,
+            base,
+            allocs: list,
+        },
+        Prepared::new(work),
+        steps,
+    )
+}

@@ -217,6 +217,9 @@ impl Progress {
     }
 }
 
+/// How many hops of a chain the summary prints before eliding.
+const CHAIN_SHOWN: usize = 12;
+
 /// The human summary's parts that the report does not keep.
 struct Summary {
     failures: Vec<(u64, taintworld::log::FailureTally)>,
@@ -275,12 +278,24 @@ impl Summary {
                     r.error.kernel,
                     r.error.message
                 )?;
-                for hop in &r.chain {
+                // A long chain shows its newest hops and the one next to
+                // the root; the JSON report has them all.
+                let hop = |out: &mut BufWriter<_>, h: &taintworld::log::ChainHop| {
                     writeln!(
                         out,
                         "    skipped launch {} ({}), which needed memory {}",
-                        hop.launch, hop.kernel, hop.needed
-                    )?;
+                        h.launch, h.kernel, h.needed
+                    )
+                };
+                let shown = CHAIN_SHOWN.min(r.chain.len());
+                for h in &r.chain[..shown] {
+                    hop(&mut out, h)?;
+                }
+                if let Some((last, between)) = r.chain[shown..].split_last() {
+                    if !between.is_empty() {
+                        writeln!(out, "    … {} more hops …", between.len())?;
+                    }
+                    hop(&mut out, last)?;
                 }
                 if r.truncated {
                     writeln!(out, "    … chain cut at chain_limit")?;

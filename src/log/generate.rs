@@ -219,7 +219,7 @@ impl<E: FnMut(Event) -> io::Result<()>> Gen<'_, E> {
     }
 
     fn training_step(&mut self) -> io::Result<()> {
-        const LAYERS: u64 = 8;
+        const LAYERS: u64 = 32;
         // Memory ids: activations a_0..=a_L, then per layer a weight, its
         // gradient, two optimizer moments, and an activation gradient;
         // then the target and the loss.

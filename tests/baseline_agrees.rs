@@ -1,0 +1,153 @@
+//! The seed-shaped baseline the benchmarks compare against is correct too:
+//! on every workload it gives the world's verdicts, failure ids and claimed
+//! bytes, so a ratio is between two correct implementations.
+
+#[path = "../benches/baseline/mod.rs"]
+mod baseline;
+#[path = "../benches/workloads/mod.rs"]
+mod workloads;
+
+use std::rc::Rc;
+
+use baseline::{BaseBinding, BaseVerdict};
+use taintworld::{Binding, Outcome, ReadResult};
+use workloads::{
+    Pair, Prepared, Step, W3_CLAIMS, w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads,
+    w4_retaint, w5_training, world_claimed, world_verdicts,
+};
+
+fn agree(mut pair: Pair, prepared: Prepared, kernel: &str) -> Vec<BaseVerdict> {
+    let expected = prepared.run_base(&mut pair.base, &[Rc::from(kernel)]);
+    let got = world_verdicts(&mut pair.world, &prepared);
+    assert_eq!(got, expected);
+    assert_eq!(world_claimed(&pair.world), pair.base.claimed());
+    got
+}
+
+#[test]
+fn the_clean_workload_runs_every_launch_on_both() {
+    let (pair, prepared) = w1_clean(4_000);
+    let verdicts = agree(pair, prepared, "clean");
+    assert!(verdicts.iter().all(|v| *v == BaseVerdict::Ran));
+}
+
+#[test]
+fn the_poisoned_chain_skips_every_launch_on_both() {
+    let (pair, prepared) = w2_chain(2_500);
+    let verdicts = agree(pair, prepared, "gelu");
+    assert_eq!(verdicts.len(), 2_500);
+    assert!(
+        verdicts
+            .iter()
+            .all(|v| matches!(v, BaseVerdict::Skipped(1, _)))
+    );
+}
+
+#[test]
+fn the_retaint_loop_keeps_one_failure_and_one_claim_on_both() {
+    let (pair, prepared) = w4_retaint(1_000);
+    let verdicts = agree(pair.clone(), prepared, "fill");
+    assert!(verdicts.iter().all(|v| *v == BaseVerdict::Failed(1)));
+}
+
+#[test]
+fn the_fragmented_allocation_answers_every_check_alike_and_carves_alike() {
+    let mut pair = w3_fragmented();
+    assert_eq!(pair.world.stats().claims, W3_CLAIMS);
+    assert_eq!(world_claimed(&pair.world), pair.base.claimed());
+    let mut tainted = 0;
+    for r in w3_reads(&pair, 2_000) {
+        let b = Binding::range(0, r.key, r.start, r.end, r.access);
+        let world = match pair.world.read(&b).unwrap() {
+            ReadResult::Tainted(t) => Some(t.failure.get()),
+            _ => None,
+        };
+        assert_eq!(world, pair.base.failure(r.at, r.start, r.end));
+        tainted += world.is_some() as usize;
+    }
+    assert!(
+        tainted > 500 && tainted < 2_000,
+        "both kinds of range are read"
+    );
+    let carve = w3_carve(&pair);
+    pair.world
+        .host_write(
+            &Binding::range(0, carve.key, carve.start, carve.end, carve.access),
+            Outcome::Ok,
+        )
+        .unwrap();
+    pair.base.written(&[BaseBinding {
+        at: carve.at,
+        start: carve.start,
+        end: carve.end,
+        read: false,
+        write: true,
+    }]);
+    assert_eq!(pair.world.stats().claims, W3_CLAIMS - 100);
+    assert_eq!(world_claimed(&pair.world), pair.base.claimed());
+}
+
+#[test]
+fn the_training_workload_gives_the_same_verdicts_and_reads_on_both() {
+    let (mut pair, prepared, steps) = w5_training(3_000);
+    let launches = prepared.launches();
+    let kernels: Vec<Rc<str>> = prepared.work.iter().map(|w| Rc::from(w.kernel)).collect();
+    let mut skipped = 0;
+    for step in &steps {
+        match step {
+            Step::Launch(i) => {
+                let r = pair.world.launch(&launches[*i]).unwrap();
+                let expected =
+                    pair.base
+                        .launch(&kernels[*i], &prepared.base[*i], prepared.work[*i].failed);
+                let got = match r.verdict {
+                    taintworld::Verdict::Ran => BaseVerdict::Ran,
+                    taintworld::Verdict::Failed(f) => BaseVerdict::Failed(f.get()),
+                    taintworld::Verdict::Skipped { failure, needed } => {
+                        BaseVerdict::Skipped(failure.get(), needed)
+                    }
+                    taintworld::Verdict::DryRun => unreachable!("no dry runs here"),
+                };
+                assert_eq!(got, expected, "launch {i}");
+                skipped += matches!(got, BaseVerdict::Skipped(..)) as usize;
+            }
+            Step::HostWrite(b) => {
+                pair.world
+                    .host_write(
+                        &Binding::range(b.at.slot as u64, b.key, b.start, b.end, b.access),
+                        Outcome::Ok,
+                    )
+                    .unwrap();
+                pair.base.written(&[BaseBinding {
+                    at: b.at,
+                    start: b.start,
+                    end: b.end,
+                    read: false,
+                    write: true,
+                }]);
+            }
+            Step::Read(b) => {
+                let got = match pair
+                    .world
+                    .read(&Binding::range(
+                        b.at.slot as u64,
+                        b.key,
+                        b.start,
+                        b.end,
+                        b.access,
+                    ))
+                    .unwrap()
+                {
+                    ReadResult::Tainted(t) => Some(t.failure.get()),
+                    _ => None,
+                };
+                assert_eq!(got, pair.base.failure(b.at, b.start, b.end));
+            }
+        }
+    }
+    assert!(
+        skipped > 2_000,
+        "the early failure poisons the steps after it"
+    );
+    assert_eq!(world_claimed(&pair.world), pair.base.claimed());
+}

@@ -1,0 +1,266 @@
+//! The `taintworld` command (SPEC §7, §8, §9): the example logs' reports,
+//! exit statuses, fault injection and generated logs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn taintworld(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_taintworld"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/logs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("taintworld-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name)
+}
+
+fn report(args: &[&str]) -> serde_json::Value {
+    let out = taintworld(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the report is JSON")
+}
+
+#[test]
+fn every_example_log_replays_to_its_checked_in_report_byte_for_byte() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(examples()).expect("examples/logs") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|x| x != "jsonl") {
+            continue;
+        }
+        let expected =
+            std::fs::read(path.with_extension("report.json")).expect("a checked-in report");
+        let out = taintworld(&["replay", "--json", path.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&expected),
+            "{} replays to a different report",
+            path.display()
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 5, "five example stories");
+}
+
+#[test]
+fn two_replays_of_one_log_print_the_same_bytes() {
+    let log = examples().join("skip_chain_three_kernels.jsonl");
+    let a = taintworld(&["replay", "--json", log.to_str().unwrap()]);
+    let b = taintworld(&["replay", "--json", log.to_str().unwrap()]);
+    assert_eq!(a.stdout, b.stdout);
+    assert!(!a.stdout.is_empty());
+}
+
+#[test]
+fn the_summary_names_the_root_error_and_every_hop_of_the_chain() {
+    let log = examples().join("skip_chain_three_kernels.jsonl");
+    let out = taintworld(&["replay", log.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success());
+    assert!(
+        text.contains("4 launches: 0 ran, 1 failed, 3 skipped"),
+        "{text}"
+    );
+    assert!(
+        text.contains("failure 1: launch in embedding: too many resources requested for launch"),
+        "{text}"
+    );
+    let hops: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("skipped launch"))
+        .collect();
+    assert_eq!(hops.len(), 3, "{text}");
+    assert!(
+        hops[0].contains("softmax") && hops[1].contains("layernorm") && hops[2].contains("matmul")
+    );
+}
+
+#[test]
+fn a_bad_line_stops_the_replay_with_its_number_and_exit_status_2() {
+    let log = scratch("bad.jsonl");
+    std::fs::write(
+        &log,
+        "{\"op\":\"alloc\",\"stream\":0,\"memory\":1,\"size\":8}\n\n# note\n{\"op\":\"free\",\"memory\":2}\n{\"op\":\"sync\"}\n",
+    )
+    .unwrap();
+    let out = taintworld(&["replay", "--json", log.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "exit 2 prints nothing on stdout");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.starts_with("error: line 4: "), "{err}");
+    assert!(err.contains("memory 2"), "{err}");
+}
+
+#[test]
+fn keep_going_lists_the_bad_line_and_applies_every_other_one() {
+    let log = scratch("keep_going.jsonl");
+    std::fs::write(
+        &log,
+        "{\"op\":\"alloc\",\"stream\":0,\"memory\":1,\"size\":8}\n{\"op\":\"frobnicate\"}\n{\"op\":\"launch\",\"kernel\":\"k\",\"stream\":0,\"bindings\":[{\"stream\":0,\"memory\":1,\"access\":\"write\"}],\"outcome\":{\"failed\":{\"kind\":\"compile\",\"message\":\"m\"}}}\n{\"op\":\"sync\"}\n",
+    )
+    .unwrap();
+    let r = report(&["replay", "--json", "--keep-going", log.to_str().unwrap()]);
+    assert_eq!(r["events"], 4);
+    assert_eq!(r["launches"], 1);
+    assert_eq!(r["rejected"].as_array().unwrap().len(), 1);
+    assert_eq!(r["rejected"][0]["line"], 2);
+    assert_eq!(r["verdicts"]["failed"], 1);
+    assert_eq!(r["syncs"][0]["result"], "ok");
+    assert_eq!(r["final"]["tainted_bytes"], 8);
+}
+
+#[test]
+fn a_missing_log_is_an_error_with_exit_status_2() {
+    let out = taintworld(&["replay", "/no/such/log.jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: "));
+}
+
+#[test]
+fn fault_injection_on_a_chain_skips_exactly_the_downstream_launches() {
+    let log = scratch("chain.jsonl");
+    let out = taintworld(&[
+        "gen",
+        "--seed",
+        "1",
+        "--launches",
+        "500",
+        "--shape",
+        "chain",
+        "-o",
+        log.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let clean = report(&["replay", "--json", log.to_str().unwrap()]);
+    assert_eq!(clean["verdicts"]["ran"], 500);
+    let r = report(&[
+        "replay",
+        "--json",
+        "--fail-launch",
+        "100",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(r["verdicts"]["failed"], 1);
+    assert_eq!(r["verdicts"]["ran"], 100, "the launches before it ran");
+    assert_eq!(
+        r["verdicts"]["skipped"], 399,
+        "every launch after it read its output"
+    );
+    let results = r["launch_results"].as_array().unwrap();
+    assert_eq!(results[0]["launch"], 100);
+    assert_eq!(results[0]["verdict"], "failed");
+    assert!(
+        results[1..]
+            .iter()
+            .all(|e| e["verdict"] == "skipped" && e["failure"] == 1)
+    );
+    let first_skip = &results[1];
+    assert_eq!(first_skip["launch"], 101);
+}
+
+#[test]
+fn an_injected_failure_past_the_last_launch_does_nothing() {
+    let log = examples().join("compile_failure_repaired.jsonl");
+    let plain = taintworld(&["replay", "--json", log.to_str().unwrap()]);
+    let injected = taintworld(&[
+        "replay",
+        "--json",
+        "--fail-launch",
+        "99",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(plain.stdout, injected.stdout);
+}
+
+#[test]
+fn generated_logs_of_every_shape_replay_with_no_rejected_line_even_when_strict() {
+    for shape in ["chain", "fanout", "random", "training-step"] {
+        let log = scratch(&format!("{shape}.jsonl.gz"));
+        let out = taintworld(&[
+            "gen",
+            "--seed",
+            "7",
+            "--launches",
+            "2000",
+            "--streams",
+            "3",
+            "--fail-rate",
+            "0.01",
+            "--shape",
+            shape,
+            "-o",
+            log.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{shape}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = report(&[
+            "replay",
+            "--json",
+            "--keep-going",
+            "--strict",
+            log.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            r["rejected"].as_array().unwrap().len(),
+            0,
+            "{shape}: {}",
+            r["rejected"]
+        );
+        assert_eq!(r["launches"], 2000, "{shape}");
+        assert_eq!(r["unresolved_bindings"], 0, "{shape}");
+    }
+}
+
+#[test]
+fn gen_is_deterministic_for_a_seed_and_differs_across_seeds() {
+    let a = taintworld(&[
+        "gen",
+        "--seed",
+        "3",
+        "--launches",
+        "300",
+        "--shape",
+        "random",
+    ]);
+    let b = taintworld(&[
+        "gen",
+        "--seed",
+        "3",
+        "--launches",
+        "300",
+        "--shape",
+        "random",
+    ]);
+    let c = taintworld(&[
+        "gen",
+        "--seed",
+        "4",
+        "--launches",
+        "300",
+        "--shape",
+        "random",
+    ]);
+    assert!(a.status.success());
+    assert_eq!(a.stdout, b.stdout);
+    assert_ne!(a.stdout, c.stdout);
+}
