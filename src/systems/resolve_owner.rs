@@ -4,11 +4,12 @@ use alloc::vec::Vec;
 
 use crate::components::allocation::{AllocKey, Allocations, Footprint};
 use crate::components::binding::{Access, Binding, MemoryRef, Resolved};
-use crate::components::stream::Streams;
+use crate::components::stream::{StreamRef, Streams, fold};
 use crate::error::Error;
 
 /// Resolves a batch of bindings into compact rows, appended to `rows` in
-/// order, and returns how many bindings were unresolved.
+/// order, and returns how many bindings were unresolved and whether any
+/// resolved one was claimed.
 ///
 /// A binding resolves when its memory names a live allocation made on the
 /// slot its stream folds onto (an allocation exists only on an initialized
@@ -32,73 +33,77 @@ pub fn resolve_owner(
     allocs: &Allocations,
     strict: bool,
     rows: &mut Vec<Resolved>,
-) -> Result<u64, Error> {
+) -> Result<Resolution, Error> {
     let mark = rows.len();
     rows.reserve(bindings.len());
+    let max_streams = streams.max_streams();
+    let wide = streams.wide();
     let mut unresolved = 0u64;
+    let mut claimed = false;
     for binding in bindings {
-        match resolve_one(binding, streams, allocs, strict) {
-            Ok(Some(row)) => {
-                if row.access != Access::Dead {
-                    rows.push(row);
-                }
-            }
-            Ok(None) => unresolved += 1,
-            Err(error) => {
-                rows.truncate(mark);
-                return Err(error);
-            }
-        }
-    }
-    Ok(unresolved)
-}
-
-/// One binding: `Ok(None)` when it does not resolve. The resolved path is
-/// a fold, one slot-map look-up and three compares; everything that builds
-/// an error is out of line.
-#[inline(always)]
-pub(crate) fn resolve_one(
-    binding: &Binding,
-    streams: &Streams,
-    allocs: &Allocations,
-    strict: bool,
-) -> Result<Option<Resolved>, Error> {
-    let slot = streams.slot_of(binding.stream)?;
-    let key = match binding.memory {
-        MemoryRef::Key(key) => Some(key),
-        MemoryRef::Id(memory) => allocs.key_of(memory),
-    };
-    let found = key.and_then(|key| allocs.footprint(key).map(|f| (key, f)));
-    match found {
-        Some((key, footprint))
-            if footprint.slot == slot as u32
-                && (!streams.wide() || allocs.get(key).is_some_and(|a| a.slot == slot)) =>
+        let slot = match binding.stream {
+            StreamRef::Id(id) => fold(id, max_streams),
+            special => match streams.slot_of(special) {
+                Ok(slot) => slot,
+                Err(error) => return fail(rows, mark, error),
+            },
+        };
+        let key = match binding.memory {
+            MemoryRef::Key(key) => Some(key),
+            MemoryRef::Id(memory) => allocs.key_of(memory),
+        };
+        let found = key.and_then(|key| allocs.footprint(key).map(|f| (key, f)));
+        if let Some((key, footprint)) = found
+            && footprint.slot == slot as u32
+            && (!wide || allocs.get(key).is_some_and(|a| a.slot == slot))
         {
             let (start, end) = match binding.range {
                 None => (0, footprint.size),
                 Some((start, end)) if start <= end && end <= footprint.size => (start, end),
-                Some(_) => return Err(bad_range(binding, allocs, found)),
+                Some(_) => return fail(rows, mark, bad_range(binding, allocs, found)),
             };
-            Ok(Some(Resolved {
-                alloc: key,
-                start,
-                end,
-                access: binding.access,
-            }))
-        }
-        _ => {
-            if binding.range.is_some_and(|(start, end)| end < start) {
-                return Err(bad_range(binding, allocs, found));
-            }
-            if strict {
-                return Err(Error::Unresolved {
-                    memory: named(binding, allocs, found),
-                    slot,
+            if binding.access != Access::Dead {
+                claimed |= footprint.claimed;
+                rows.push(Resolved {
+                    alloc: key,
+                    start,
+                    end,
+                    access: binding.access,
                 });
             }
-            Ok(None)
+            continue;
         }
+        if binding.range.is_some_and(|(start, end)| end < start) {
+            return fail(rows, mark, bad_range(binding, allocs, found));
+        }
+        if strict {
+            let memory = named(binding, allocs, found);
+            return fail(rows, mark, Error::Unresolved { memory, slot });
+        }
+        unresolved += 1;
     }
+    Ok(Resolution {
+        unresolved,
+        claimed,
+    })
+}
+
+/// What [`resolve_owner`] found besides the rows.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Resolution {
+    /// Bindings that did not resolve.
+    pub unresolved: u64,
+    /// Whether any resolved (not dead) binding's allocation held a claim
+    /// when it was resolved. When none did and no failure is in play, the
+    /// later systems have nothing to find and nothing to release.
+    pub claimed: bool,
+}
+
+/// Bad input: the rows go back to what they were on entry.
+#[cold]
+fn fail(rows: &mut Vec<Resolved>, mark: usize, error: Error) -> Result<Resolution, Error> {
+    rows.truncate(mark);
+    Err(error)
 }
 
 /// The memory id an error names.
