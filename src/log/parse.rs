@@ -1,660 +1,801 @@
 //! How the text of one line becomes an [`Event`] (SPEC §7, Appendix A).
 //!
-//! A small JSON parser of our own: the format needs every object of a line
-//! checked for duplicate keys (even inside ignored fields), integers kept
-//! only when they are integer literals in `u64` range, and values of the
-//! wrong kind remembered rather than raised, because whether a field matters
-//! depends on the `op`, which may come last. serde_json does all of that only
-//! through hand-written visitors around its own errors; measured on launch
-//! lines, those ran no faster than this parser, which also gives every
-//! message its exact column. The parser walks the line once, capturing every
-//! field *loosely* (an integer, a string borrowed from the line, or the
-//! [`Shape`] of anything else); its only errors are malformed JSON, duplicate
-//! keys among them. Then [`validate`] checks the captured fields against the
-//! op and builds the event. A well-formed line costs only the allocations
-//! the owned [`Event`] keeps (a kernel name, a bindings vector); strings with
-//! escapes cost one more each.
+//! serde_json reads the JSON; this module only says what the format wants
+//! from it. Two things keep that from being a `#[derive(Deserialize)]`:
 //!
-//! The grammar is RFC 8259's, with two limits of our own: a `\u` escape must
-//! not leave a lone surrogate (a Rust string cannot hold one), and values nest
-//! at most [`MAX_DEPTH`] deep, so that no line can exhaust the stack.
+//! * Every object of a line must be checked for duplicate keys, even inside
+//!   fields that are ignored (serde's derive rejects a repeated field it
+//!   knows but skips unknown ones unchecked; `serde_json::Value` keeps the
+//!   last of two).
+//! * A value of the wrong kind must be *remembered*, not raised: whether a
+//!   field matters, and whether it is required, depends on the `op`, which
+//!   may come last. `{"op":"free","memory":1,"stream":"x"}` is a good line.
+//!
+//! So the line is walked once by hand-written [`Visitor`]s driven by
+//! [`serde_json::Deserializer`], which capture every known field *loosely*
+//! (an integer, a string borrowed from the line unless it had escapes, or the
+//! [`Shape`] of anything else) and walk every other value with [`Walk`],
+//! which allocates nothing and checks nested keys. The only errors raised
+//! during that walk are serde_json's own (malformed JSON; nesting past its
+//! limit, which lets arrays and objects go 127 deep counting the line's own
+//! object, so no line can exhaust the stack) and duplicate keys; serde_json
+//! words them all and ends each with `at line 1 column N`.
+//! [`validate`] then checks the captured fields against the op and builds
+//! the event. A well-formed line costs only the allocations the owned
+//! [`Event`] keeps (a kernel name, a bindings vector); a string with escapes
+//! costs one more, and an object with unknown keys a small key list.
+//!
+//! Integers come from serde_json's own number parsing: a non-negative
+//! integer literal that fits is a `u64`; a negative integer is an `i64`;
+//! a fraction, an exponent (`1e3`) or an integer past `u64::MAX` is an
+//! `f64` — all bad input for an integer field. The one case serde_json gets
+//! "wrong" for us is `-0`: JSON's grammar makes it an integer literal, and
+//! this crate reads it as `0`, but serde_json hands it over as the float
+//! `-0.0`, exactly as it does `-0.0`, `-0e5` or an underflowing `-1e-400`.
+//! [`Numbers`] tells them apart by looking at the spelling, on that rare
+//! path only — the one place this module looks at the text itself.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::fmt;
 
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
 use super::event::{ErrorObject, Event, Header, LogBinding, Outcome};
 use crate::Access;
-
-/// How deep arrays and objects may nest in one line, as serde_json allows.
-const MAX_DEPTH: usize = 128;
 
 /// Parses one line's text, which is neither blank nor a comment.
 ///
 /// `first` says whether this is the first event line of the log, the only
 /// place a header may stand. The error is the "what was wrong" text.
 pub(crate) fn parse_event(text: &str, first: bool) -> Result<Event, String> {
-    let mut parser = Parser {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        depth: 0,
+    let numbers = Numbers::new(text);
+    let mut raw = RawEvent::default();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let seed = LineSeed {
+        numbers: &numbers,
+        raw: &mut raw,
     };
-    let mut raw = parser.line()?;
-    validate(&mut raw, first)
+    let other = seed
+        .deserialize(&mut de)
+        .and_then(|other| de.end().map(|()| other))
+        .map_err(|e| format!("malformed JSON: {e}"))?;
+    match other {
+        None => validate(&mut raw, first),
+        Some(shape) => Err(format!("a log line must be a JSON object, not {shape}")),
+    }
 }
 
-/// A cursor over one line. `text` and `bytes` are the same line; the parser
-/// only ever cuts `text` next to an ASCII byte, so every cut is a char
-/// boundary.
-struct Parser<'a> {
-    text: &'a str,
-    bytes: &'a [u8],
-    pos: usize,
-    depth: usize,
+/// The numbers of one line, counted in the order serde_json hands them
+/// over (which is the order they are written), so that a `-0.0` can be
+/// traced back to its spelling: `-0` is the integer `0`, `-0.0` is not.
+struct Numbers<'de> {
+    text: &'de str,
+    /// How many numbers serde_json has handed over so far.
+    seen: Cell<usize>,
+    /// Where the spelling scan stopped (never inside a string)…
+    scan_pos: Cell<usize>,
+    /// … and how many numbers are written before that.
+    scan_count: Cell<usize>,
 }
 
-impl<'a> Parser<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.pos).copied()
-    }
-
-    fn bump(&mut self) {
-        self.pos = self.pos.saturating_add(1);
-    }
-
-    #[inline]
-    fn eat(&mut self, byte: u8) -> bool {
-        let hit = self.peek() == Some(byte);
-        if hit {
-            self.bump();
-        }
-        hit
-    }
-
-    #[inline]
-    fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.bump();
+impl<'de> Numbers<'de> {
+    fn new(text: &'de str) -> Self {
+        Numbers {
+            text,
+            seen: Cell::new(0),
+            scan_pos: Cell::new(0),
+            scan_count: Cell::new(0),
         }
     }
 
+    /// Counts one number, returning its index in the line.
+    #[inline]
+    fn count(&self) -> usize {
+        let index = self.seen.get();
+        self.seen.set(index.saturating_add(1));
+        index
+    }
+
+    #[inline]
+    fn uint(&self, v: u64) -> Any<'de> {
+        self.count();
+        Any::Int(v)
+    }
+
+    /// serde_json hands over only negative integers as `i64`; anything else
+    /// would still be read by its value.
+    #[inline]
+    fn int(&self, v: i64) -> Any<'de> {
+        self.count();
+        match u64::try_from(v) {
+            Ok(v) => Any::Int(v),
+            Err(_) => Any::Other(Shape::Neg(v)),
+        }
+    }
+
+    #[inline]
+    fn float(&self, v: f64) -> Any<'de> {
+        let index = self.count();
+        if v == 0.0 && v.is_sign_negative() && self.spelled_minus_zero(index) {
+            return Any::Int(0);
+        }
+        Any::Other(Shape::Float(v))
+    }
+
+    /// Whether the number at `index` is written `-0`. Only ever asked for a
+    /// number serde_json has just read, so the text up to it is valid JSON
+    /// and the scan only has to skip strings; indices only grow, so the scan
+    /// goes on from where it stopped and reads each byte once per line.
     #[cold]
     #[inline(never)]
-    fn malformed_at(&self, pos: usize, what: &str) -> String {
-        if pos >= self.bytes.len() {
-            format!("malformed JSON: {what} at the end of the line")
-        } else {
-            format!("malformed JSON: {what} at column {}", pos.saturating_add(1))
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn fail<T>(&self, what: &str) -> Result<T, String> {
-        Err(self.malformed_at(self.pos, what))
-    }
-
-    #[inline]
-    fn expect(&mut self, byte: u8, what: &str) -> Result<(), String> {
-        self.ws();
-        if self.eat(byte) {
-            Ok(())
-        } else {
-            self.fail(what)
-        }
-    }
-
-    #[inline]
-    fn enter(&mut self) -> Result<(), String> {
-        self.depth = self.depth.saturating_add(1);
-        if self.depth > MAX_DEPTH {
-            return self.fail("arrays and objects nested more than 128 deep");
-        }
-        Ok(())
-    }
-
-    #[inline]
-    fn leave(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
-    }
-
-    /// The whole line: one object, nothing after it but whitespace.
-    fn line(&mut self) -> Result<RawEvent<'a>, String> {
-        self.ws();
-        if self.peek() != Some(b'{') {
-            let value = self.value()?;
-            self.end()?;
-            return Err(format!(
-                "a log line must be a JSON object, not {}",
-                value.shape()
-            ));
-        }
-        let mut raw = RawEvent::default();
-        let mut seen = Seen::default();
-        self.object(|p, key, at| match Field::from_key(&key) {
-            None => {
-                seen.insert(p, key, at)?;
-                p.value().map(drop)
-            }
-            Some(Field::Scalar(s)) => {
-                let slot = &mut raw.scalars[s as usize];
-                fresh(p, slot, &key, at)?;
-                *slot = Some(p.value()?);
-                Ok(())
-            }
-            Some(Field::Bindings) => {
-                fresh(p, &raw.bindings, &key, at)?;
-                raw.bindings = Some(p.bindings()?);
-                Ok(())
-            }
-            Some(Field::Binding) => {
-                fresh(p, &raw.binding, &key, at)?;
-                raw.binding = Some(p.binding(Ctx::Binding, false)?);
-                Ok(())
-            }
-            Some(Field::Outcome) => {
-                fresh(p, &raw.outcome, &key, at)?;
-                raw.outcome = Some(p.outcome()?);
-                Ok(())
-            }
-            Some(Field::Error) => {
-                fresh(p, &raw.error, &key, at)?;
-                raw.error = Some(p.error_object(Ctx::Error)?);
-                Ok(())
-            }
-        })?;
-        self.end()?;
-        Ok(raw)
-    }
-
-    fn end(&mut self) -> Result<(), String> {
-        self.ws();
-        if self.pos < self.bytes.len() {
-            return self.fail("trailing characters");
-        }
-        Ok(())
-    }
-
-    /// Walks an object whose `{` is next, handing each key (and where it
-    /// starts) to `field`, which must consume the value.
-    #[inline]
-    fn object(
-        &mut self,
-        mut field: impl FnMut(&mut Self, Cow<'a, str>, usize) -> Result<(), String>,
-    ) -> Result<(), String> {
-        self.enter()?;
-        self.bump();
-        self.ws();
-        if !self.eat(b'}') {
-            loop {
-                self.ws();
-                if self.peek() != Some(b'"') {
-                    return self.fail("expected a string key");
-                }
-                let at = self.pos;
-                let key = self.string()?;
-                self.expect(b':', "expected ':'")?;
-                self.ws();
-                field(self, key, at)?;
-                self.ws();
-                match self.peek() {
-                    Some(b',') => self.bump(),
-                    Some(b'}') => {
-                        self.bump();
+    fn spelled_minus_zero(&self, index: usize) -> bool {
+        let bytes = self.text.as_bytes();
+        let mut pos = self.scan_pos.get();
+        let mut count = self.scan_count.get();
+        let mut found = false;
+        while let Some(&byte) = bytes.get(pos) {
+            match byte {
+                b'"' => pos = after_string(bytes, pos.saturating_add(1)),
+                b'-' | b'0'..=b'9' => {
+                    let rest = bytes.get(pos..).unwrap_or_default();
+                    let len = rest
+                        .iter()
+                        .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                        .unwrap_or(rest.len());
+                    let token = rest.get(..len).unwrap_or_default();
+                    pos = pos.saturating_add(len);
+                    count = count.saturating_add(1);
+                    if count > index {
+                        found = token == b"-0";
                         break;
                     }
-                    _ => return self.fail("expected ',' or '}'"),
                 }
+                _ => pos = pos.saturating_add(1),
             }
         }
-        self.leave();
+        self.scan_pos.set(pos);
+        self.scan_count.set(count);
+        found
+    }
+}
+
+/// The index just past the string whose contents start at `pos`.
+fn after_string(bytes: &[u8], mut pos: usize) -> usize {
+    while let Some(&byte) = bytes.get(pos) {
+        pos = pos.saturating_add(1);
+        match byte {
+            b'"' => return pos,
+            b'\\' => pos = pos.saturating_add(1),
+            _ => {}
+        }
+    }
+    pos
+}
+
+/// A key, borrowed from the line unless it had escapes, so that `"\u006fp"`
+/// is the key `op`.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string key")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+/// The keys of one object seen so far that are not fields we know (those
+/// have their own slots). A short list, searched in order, costs nothing
+/// until such a key shows up; past [`KeySet::SMALL`] keys it becomes a hash
+/// set, so that an object of a hundred thousand keys is not quadratic.
+#[derive(Default)]
+struct KeySet<'de> {
+    list: Vec<Cow<'de, str>>,
+    set: Option<HashSet<Cow<'de, str>>>,
+}
+
+impl<'de> KeySet<'de> {
+    const SMALL: usize = 16;
+
+    fn insert<E: de::Error>(&mut self, key: Cow<'de, str>) -> Result<(), E> {
+        if let Some(set) = &mut self.set {
+            if set.contains(key.as_ref()) {
+                return Err(duplicate(&key));
+            }
+            set.insert(key);
+            return Ok(());
+        }
+        if self.list.contains(&key) {
+            return Err(duplicate(&key));
+        }
+        self.list.push(key);
+        if self.list.len() > Self::SMALL {
+            self.set = Some(self.list.drain(..).collect());
+        }
         Ok(())
     }
+}
 
-    /// Walks an array whose `[` is next, handing each element's index to
-    /// `element`, which must consume the element.
-    #[inline]
-    fn array(
-        &mut self,
-        mut element: impl FnMut(&mut Self, usize) -> Result<(), String>,
-    ) -> Result<(), String> {
-        self.enter()?;
-        self.bump();
-        self.ws();
-        if !self.eat(b']') {
-            let mut index = 0usize;
-            loop {
-                self.ws();
-                element(self, index)?;
-                index = index.saturating_add(1);
-                self.ws();
-                match self.peek() {
-                    Some(b',') => self.bump(),
-                    Some(b']') => {
-                        self.bump();
-                        break;
-                    }
-                    _ => return self.fail("expected ',' or ']'"),
+/// A duplicate key: malformed JSON (Appendix A). serde_json adds the
+/// column, just past the key.
+#[cold]
+#[inline(never)]
+fn duplicate<E: de::Error>(key: &str) -> E {
+    E::custom(format_args!("duplicate key {}", quoted(key)))
+}
+
+/// Fails when a known field was already given in this object.
+#[inline]
+fn fresh<T, E: de::Error>(slot: &Option<T>, key: &str) -> Result<(), E> {
+    match slot {
+        Some(_) => Err(duplicate(key)),
+        None => Ok(()),
+    }
+}
+
+/// Walks any value, keeping only its [`Shape`]: what an ignored field, or
+/// a field of the wrong kind, is read with. It still checks every nested
+/// object for duplicate keys and counts numbers, and never builds a value.
+#[derive(Clone, Copy)]
+struct Walk<'a, 'de>(&'a Numbers<'de>);
+
+impl<'de> DeserializeSeed<'de> for Walk<'_, 'de> {
+    type Value = Shape;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Shape, D::Error> {
+        // `deserialize_any`, never `deserialize_ignored_any`: the latter
+        // would skip nested keys unchecked.
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk<'_, 'de> {
+    type Value = Shape;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Shape, E> {
+        Ok(Shape::Bool(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Shape, E> {
+        Ok(self.0.uint(v).shape())
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Shape, E> {
+        Ok(self.0.int(v).shape())
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Shape, E> {
+        Ok(self.0.float(v).shape())
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Shape, E> {
+        Ok(Shape::Str)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Shape, E> {
+        Ok(Shape::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+        while seq.next_element_seed(self)?.is_some() {}
+        Ok(Shape::Array)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+        let mut keys = KeySet::default();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            keys.insert(key)?;
+            map.next_value_seed(self)?;
+        }
+        Ok(Shape::Object)
+    }
+}
+
+/// A plain field's value: an integer or string kept, anything else walked
+/// for its shape.
+#[derive(Clone, Copy)]
+struct AnySeed<'a, 'de>(&'a Numbers<'de>);
+
+impl<'de> DeserializeSeed<'de> for AnySeed<'_, 'de> {
+    type Value = Any<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Any<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AnySeed<'_, 'de> {
+    type Value = Any<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Any<'de>, E> {
+        Ok(Any::Other(Shape::Bool(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Any<'de>, E> {
+        Ok(self.0.uint(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Any<'de>, E> {
+        Ok(self.0.int(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Any<'de>, E> {
+        Ok(self.0.float(v))
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Any<'de>, E> {
+        Ok(Any::Str(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Any<'de>, E> {
+        Ok(Any::Str(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Any<'de>, E> {
+        Ok(Any::Str(Cow::Owned(v)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Any<'de>, E> {
+        Ok(Any::Other(Shape::Null))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Any<'de>, A::Error> {
+        Walk(self.0).visit_seq(seq).map(Any::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Any<'de>, A::Error> {
+        Walk(self.0).visit_map(map).map(Any::Other)
+    }
+}
+
+/// The visitor methods for the JSON values a structured field does not
+/// want: each walks the value with [`Walk`] (so nested keys are still
+/// checked) and hands its shape to the visitor's own `other`, which turns
+/// it into "not what this field takes" — remembered, not raised.
+macro_rules! other_values {
+    ($de:lifetime; $($kind:ident)*) => { $(other_values!(@ $de $kind);)* };
+    (@ $de:lifetime bool) => {
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+            let shape = Walk(self.numbers).visit_bool::<E>(v)?;
+            Ok(self.other(shape))
+        }
+    };
+    (@ $de:lifetime u64) => {
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            let shape = Walk(self.numbers).visit_u64::<E>(v)?;
+            Ok(self.other(shape))
+        }
+    };
+    (@ $de:lifetime i64) => {
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            let shape = Walk(self.numbers).visit_i64::<E>(v)?;
+            Ok(self.other(shape))
+        }
+    };
+    (@ $de:lifetime f64) => {
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+            let shape = Walk(self.numbers).visit_f64::<E>(v)?;
+            Ok(self.other(shape))
+        }
+    };
+    (@ $de:lifetime str) => {
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(self.other(Shape::Str))
+        }
+    };
+    (@ $de:lifetime unit) => {
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(self.other(Shape::Null))
+        }
+    };
+    (@ $de:lifetime seq) => {
+        fn visit_seq<A: SeqAccess<$de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            let shape = Walk(self.numbers).visit_seq(seq)?;
+            Ok(self.other(shape))
+        }
+    };
+    (@ $de:lifetime map) => {
+        fn visit_map<A: MapAccess<$de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            let shape = Walk(self.numbers).visit_map(map)?;
+            Ok(self.other(shape))
+        }
+    };
+}
+
+/// Implements `DeserializeSeed` for a seed that is its own visitor.
+macro_rules! seed_is_visitor {
+    ($seed:ident, $value:ty) => {
+        impl<'de> DeserializeSeed<'de> for $seed<'_, 'de> {
+            type Value = $value;
+
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<$value, D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+    };
+}
+
+/// The whole line: an object's fields go into `raw`, in place (it is the
+/// biggest thing a line builds, so it is not moved around); the value is
+/// the shape of anything else, which is no event.
+struct LineSeed<'a, 'de> {
+    numbers: &'a Numbers<'de>,
+    raw: &'a mut RawEvent<'de>,
+}
+
+seed_is_visitor!(LineSeed, Option<Shape>);
+
+impl LineSeed<'_, '_> {
+    #[allow(clippy::unused_self)]
+    fn other(self, shape: Shape) -> Option<Shape> {
+        Some(shape)
+    }
+}
+
+impl<'de> Visitor<'de> for LineSeed<'_, 'de> {
+    type Value = Option<Shape>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    other_values!('de; bool u64 i64 f64 str unit seq);
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<Shape>, A::Error> {
+        let numbers = self.numbers;
+        let raw = self.raw;
+        let mut unknown = KeySet::default();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            match Field::from_key(&key) {
+                None => {
+                    unknown.insert(key)?;
+                    map.next_value_seed(Walk(numbers))?;
+                }
+                Some(Field::Scalar(s)) => {
+                    let slot = &mut raw.scalars[s as usize];
+                    fresh(slot, &key)?;
+                    *slot = Some(map.next_value_seed(AnySeed(numbers))?);
+                }
+                Some(Field::Bindings) => {
+                    fresh(&raw.bindings, &key)?;
+                    raw.bindings = Some(map.next_value_seed(BindingsSeed { numbers })?);
+                }
+                Some(Field::Binding) => {
+                    fresh(&raw.binding, &key)?;
+                    let seed = BindingSeed {
+                        numbers,
+                        ctx: Ctx::Binding,
+                        access_required: false,
+                    };
+                    raw.binding = Some(map.next_value_seed(seed)?);
+                }
+                Some(Field::Outcome) => {
+                    fresh(&raw.outcome, &key)?;
+                    raw.outcome = Some(map.next_value_seed(OutcomeSeed { numbers })?);
+                }
+                Some(Field::Error) => {
+                    fresh(&raw.error, &key)?;
+                    let seed = ErrorSeed {
+                        numbers,
+                        ctx: Ctx::Error,
+                    };
+                    raw.error = Some(map.next_value_seed(seed)?);
                 }
             }
         }
-        self.leave();
-        Ok(())
+        Ok(None)
+    }
+}
+
+/// A `bindings` field as a launch reads it (`access` required): the
+/// bindings up to the first bad one, and what was wrong with it. The rest
+/// are still walked, for malformed JSON.
+struct BindingsSeed<'a, 'de> {
+    numbers: &'a Numbers<'de>,
+}
+
+seed_is_visitor!(BindingsSeed, RawBindings);
+
+impl BindingsSeed<'_, '_> {
+    #[allow(clippy::unused_self)]
+    fn other(self, shape: Shape) -> RawBindings {
+        RawBindings::Other(shape)
+    }
+}
+
+impl<'de> Visitor<'de> for BindingsSeed<'_, 'de> {
+    type Value = RawBindings;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of bindings")
     }
 
-    /// Any value, kept as far as a field could want it.
-    #[inline]
-    fn value(&mut self) -> Result<Any<'a>, String> {
-        match self.peek() {
-            Some(b'"') => Ok(Any::Str(self.string()?)),
-            Some(b'{') => {
-                let mut seen = Seen::default();
-                self.object(|p, key, at| {
-                    seen.insert(p, key, at)?;
-                    p.value().map(drop)
-                })?;
-                Ok(Any::Other(Shape::Object))
-            }
-            Some(b'[') => {
-                self.array(|p, _| p.value().map(drop))?;
-                Ok(Any::Other(Shape::Array))
-            }
-            Some(b't') => self.literal("true", Shape::Bool(true)),
-            Some(b'f') => self.literal("false", Shape::Bool(false)),
-            Some(b'n') => self.literal("null", Shape::Null),
-            Some(b'-' | b'0'..=b'9') => self.number(),
-            _ => self.fail("expected a value"),
-        }
-    }
+    other_values!('de; bool u64 i64 f64 str unit map);
 
-    #[inline]
-    fn literal(&mut self, word: &str, shape: Shape) -> Result<Any<'a>, String> {
-        let rest = self.bytes.get(self.pos..).unwrap_or_default();
-        if !rest.starts_with(word.as_bytes()) {
-            return self.fail("expected a value");
-        }
-        self.pos = self.pos.saturating_add(word.len());
-        Ok(Any::Other(shape))
-    }
-
-    #[inline]
-    fn digits(&mut self) -> usize {
-        let start = self.pos;
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.bump();
-        }
-        self.pos.saturating_sub(start)
-    }
-
-    /// A number: an integer literal in `u64` range is kept, anything else is
-    /// a [`Shape`] for the message.
-    #[inline]
-    fn number(&mut self) -> Result<Any<'a>, String> {
-        let start = self.pos;
-        let negative = self.eat(b'-');
-        match self.peek() {
-            Some(b'0') => self.bump(),
-            Some(b'1'..=b'9') => {
-                self.digits();
-            }
-            _ => return self.fail("invalid number"),
-        }
-        let mut integer = true;
-        if self.eat(b'.') {
-            integer = false;
-            if self.digits() == 0 {
-                return self.fail("invalid number");
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            integer = false;
-            self.bump();
-            if let Some(b'+' | b'-') = self.peek() {
-                self.bump();
-            }
-            if self.digits() == 0 {
-                return self.fail("invalid number");
-            }
-        }
-        let text = self.text.get(start..self.pos).unwrap_or_default();
-        let float = || Any::Other(Shape::Float(text.parse().unwrap_or(f64::NAN)));
-        if !integer {
-            return Ok(float());
-        }
-        if negative {
-            // `-0` is the integer 0; other negative integers are out of range.
-            return Ok(match text.parse::<i64>() {
-                Ok(0) => Any::Int(0),
-                Ok(v) => Any::Other(Shape::Neg(v)),
-                Err(_) => float(),
-            });
-        }
-        let mut value: u64 = 0;
-        for &digit in self.bytes.get(start..self.pos).unwrap_or_default() {
-            let next = value
-                .checked_mul(10)
-                .and_then(|v| v.checked_add(u64::from(digit.wrapping_sub(b'0'))));
-            match next {
-                Some(next) => value = next,
-                None => return Ok(float()),
-            }
-        }
-        Ok(Any::Int(value))
-    }
-
-    /// A string whose `"` is next: borrowed from the line unless it has
-    /// escapes.
-    #[inline]
-    fn string(&mut self) -> Result<Cow<'a, str>, String> {
-        self.bump();
-        let start = self.pos;
-        let rest = self.bytes.get(start..).unwrap_or_default();
-        let stop = rest
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
-        let Some(stop) = stop else {
-            self.pos = self.bytes.len();
-            return self.fail("unterminated string");
-        };
-        self.pos = start.saturating_add(stop);
-        match self.peek() {
-            Some(b'"') => {
-                let s = self.text.get(start..self.pos).unwrap_or_default();
-                self.bump();
-                Ok(Cow::Borrowed(s))
-            }
-            Some(b'\\') => self.escaped(start).map(Cow::Owned),
-            _ => self.fail("control character in string"),
-        }
-    }
-
-    /// The rest of a string with escapes, from its first `\`.
-    #[cold]
-    #[inline(never)]
-    fn escaped(&mut self, start: usize) -> Result<String, String> {
-        let mut out = String::from(self.text.get(start..self.pos).unwrap_or_default());
-        loop {
-            let run = self.pos;
-            while let Some(b) = self.peek() {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.bump();
-            }
-            out.push_str(self.text.get(run..self.pos).unwrap_or_default());
-            match self.peek() {
-                Some(b'"') => {
-                    self.bump();
-                    return Ok(out);
-                }
-                Some(b'\\') => {
-                    self.bump();
-                    let escape = self.peek();
-                    self.bump();
-                    out.push(match escape {
-                        Some(b'"') => '"',
-                        Some(b'\\') => '\\',
-                        Some(b'/') => '/',
-                        Some(b'b') => '\u{8}',
-                        Some(b'f') => '\u{c}',
-                        Some(b'n') => '\n',
-                        Some(b'r') => '\r',
-                        Some(b't') => '\t',
-                        Some(b'u') => self.unicode_escape()?,
-                        _ => {
-                            self.pos = self.pos.saturating_sub(1);
-                            return self.fail("invalid escape");
-                        }
-                    });
-                }
-                None => return self.fail("unterminated string"),
-                Some(_) => return self.fail("control character in string"),
-            }
-        }
-    }
-
-    /// The character of a `\u` escape whose `u` was just read, joining a
-    /// surrogate pair.
-    fn unicode_escape(&mut self) -> Result<char, String> {
-        let high = self.hex4()?;
-        let code = if (0xD800..0xDC00).contains(&high) {
-            if !(self.eat(b'\\') && self.eat(b'u')) {
-                return self.fail("lone surrogate in \\u escape");
-            }
-            let low = self.hex4()?;
-            if !(0xDC00..0xE000).contains(&low) {
-                return self.fail("lone surrogate in \\u escape");
-            }
-            0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
-        } else if (0xDC00..0xE000).contains(&high) {
-            return self.fail("lone surrogate in \\u escape");
-        } else {
-            high
-        };
-        match char::from_u32(code) {
-            Some(c) => Ok(c),
-            None => self.fail("invalid \\u escape"),
-        }
-    }
-
-    fn hex4(&mut self) -> Result<u32, String> {
-        let mut code = 0u32;
-        for _ in 0..4 {
-            let digit = match self.peek() {
-                Some(b) => char::from(b).to_digit(16),
-                None => None,
-            };
-            let Some(digit) = digit else {
-                return self.fail("invalid \\u escape");
-            };
-            code = (code << 4) | digit;
-            self.bump();
-        }
-        Ok(code)
-    }
-
-    /// A `bindings` field as a launch reads it (`access` required): the
-    /// bindings up to the first bad one, and what was wrong with it.
-    fn bindings(&mut self) -> Result<RawBindings, String> {
-        if self.peek() != Some(b'[') {
-            return Ok(RawBindings::Other(self.value()?.shape()));
-        }
-        let mut list = Vec::with_capacity(4);
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawBindings, A::Error> {
+        let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(4).min(64));
         let mut problem = None;
-        self.array(|p, index| {
-            let binding = p.binding(Ctx::Bindings(index), true)?;
+        let mut index = 0usize;
+        loop {
+            let seed = BindingSeed {
+                numbers: self.numbers,
+                ctx: Ctx::Bindings(index),
+                access_required: true,
+            };
+            let Some(binding) = seq.next_element_seed(seed)? else {
+                break;
+            };
             if problem.is_none() {
                 match binding {
                     Ok(binding) => list.push(binding),
                     Err(message) => problem = Some(message),
                 }
             }
-            Ok(())
-        })?;
+            index = index.saturating_add(1);
+        }
         Ok(RawBindings::List(list, problem))
     }
+}
 
-    /// One binding: checked, or the message for its first problem.
-    fn binding(
-        &mut self,
-        ctx: Ctx,
-        access_required: bool,
-    ) -> Result<Result<LogBinding, String>, String> {
-        if self.peek() != Some(b'{') {
-            return Ok(Err(not_object(ctx, self.value()?.shape())));
-        }
+/// One binding: checked, or the message for its first problem.
+struct BindingSeed<'a, 'de> {
+    numbers: &'a Numbers<'de>,
+    ctx: Ctx,
+    access_required: bool,
+}
+
+seed_is_visitor!(BindingSeed, Result<LogBinding, String>);
+
+impl BindingSeed<'_, '_> {
+    fn other(self, shape: Shape) -> Result<LogBinding, String> {
+        Err(not_object(self.ctx, shape))
+    }
+}
+
+impl<'de> Visitor<'de> for BindingSeed<'_, 'de> {
+    type Value = Result<LogBinding, String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a binding object")
+    }
+
+    other_values!('de; bool u64 i64 f64 str unit seq);
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let numbers = self.numbers;
         let mut stream = None;
         let mut memory = None;
         let mut range = None;
         let mut access = None;
-        let mut seen = Seen::default();
-        self.object(|p, key, at| {
+        let mut unknown = KeySet::default();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
             match BindingField::from_key(&key) {
                 None => {
-                    seen.insert(p, key, at)?;
-                    p.value()?;
+                    unknown.insert(key)?;
+                    map.next_value_seed(Walk(numbers))?;
                 }
                 Some(BindingField::Stream) => {
-                    fresh(p, &stream, &key, at)?;
-                    stream = Some(p.value()?);
+                    fresh(&stream, &key)?;
+                    stream = Some(map.next_value_seed(AnySeed(numbers))?);
                 }
                 Some(BindingField::Memory) => {
-                    fresh(p, &memory, &key, at)?;
-                    memory = Some(p.value()?);
+                    fresh(&memory, &key)?;
+                    memory = Some(map.next_value_seed(AnySeed(numbers))?);
                 }
                 Some(BindingField::Range) => {
-                    fresh(p, &range, &key, at)?;
-                    range = Some(p.range()?);
+                    fresh(&range, &key)?;
+                    range = Some(map.next_value_seed(RangeSeed { numbers })?);
                 }
                 Some(BindingField::Access) => {
-                    fresh(p, &access, &key, at)?;
-                    access = Some(p.value()?);
+                    fresh(&access, &key)?;
+                    access = Some(map.next_value_seed(AnySeed(numbers))?);
                 }
             }
-            Ok(())
-        })?;
+        }
         Ok(finish_binding(
-            ctx,
-            access_required,
+            self.ctx,
+            self.access_required,
             stream,
             memory,
             range,
             access,
         ))
     }
+}
 
-    #[inline]
-    fn range(&mut self) -> Result<RawRange, String> {
-        if self.peek() != Some(b'[') {
-            return Ok(match self.value()?.shape() {
-                Shape::Null => RawRange::Null,
-                other => RawRange::Other(other),
-            });
+/// A `range` field, counted rather than failed on the third element, so
+/// the message can say how many there were.
+struct RangeSeed<'a, 'de> {
+    numbers: &'a Numbers<'de>,
+}
+
+seed_is_visitor!(RangeSeed, RawRange);
+
+impl RangeSeed<'_, '_> {
+    #[allow(clippy::unused_self)]
+    fn other(self, shape: Shape) -> RawRange {
+        match shape {
+            Shape::Null => RawRange::Null,
+            other => RawRange::Other(other),
         }
+    }
+}
+
+impl<'de> Visitor<'de> for RangeSeed<'_, 'de> {
+    type Value = RawRange;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a range")
+    }
+
+    other_values!('de; bool u64 i64 f64 str unit map);
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawRange, A::Error> {
         let mut start = None;
         let mut end = None;
         let mut count = 0usize;
-        self.array(|p, index| {
-            let value = match p.value()? {
+        while let Some(value) = seq.next_element_seed(AnySeed(self.numbers))? {
+            let value = match value {
                 Any::Int(v) => Ok(v),
                 other => Err(other.shape()),
             };
-            match index {
+            match count {
                 0 => start = Some(value),
                 1 => end = Some(value),
                 _ => {}
             }
-            count = index.saturating_add(1);
-            Ok(())
-        })?;
+            count = count.saturating_add(1);
+        }
         Ok(match (start, end, count) {
             (Some(start), Some(end), 2) => RawRange::Pair(start, end),
             _ => RawRange::Len(count),
         })
     }
+}
 
-    fn outcome(&mut self) -> Result<RawOutcome, String> {
-        match self.peek() {
-            Some(b'"') => {
-                let given = self.string()?;
-                Ok(match given.as_ref() {
-                    "ok" => RawOutcome::Ok,
-                    "dry_run" => RawOutcome::DryRun,
-                    other => RawOutcome::Bad(format!(
-                        "field \"outcome\" must be \"ok\", \"dry_run\" or {{\"failed\":{{…}}}}, not {}",
-                        quoted(other)
-                    )),
-                })
-            }
-            Some(b'{') => {
-                let mut failed = None;
-                let mut seen = Seen::default();
-                self.object(|p, key, at| {
-                    if key == "failed" {
-                        fresh(p, &failed, &key, at)?;
-                        failed = Some(p.error_object(Ctx::Failed)?);
-                    } else {
-                        seen.insert(p, key, at)?;
-                        p.value()?;
-                    }
-                    Ok(())
-                })?;
-                Ok(match failed {
-                    Some(error) => RawOutcome::Failed(error),
-                    None => RawOutcome::Bad(
-                        "field \"outcome\" is an object without the key \"failed\"".to_owned(),
-                    ),
-                })
-            }
-            _ => Ok(match self.value()?.shape() {
-                Shape::Null => RawOutcome::Null,
-                other => RawOutcome::Bad(format!(
-                    "field \"outcome\" must be \"ok\", \"dry_run\" or {{\"failed\":{{…}}}}, not {other}"
-                )),
-            }),
+/// An `outcome` field: `"ok"`, `"dry_run"`, `{"failed":{…}}`, or what was
+/// wrong with it.
+struct OutcomeSeed<'a, 'de> {
+    numbers: &'a Numbers<'de>,
+}
+
+seed_is_visitor!(OutcomeSeed, RawOutcome);
+
+impl OutcomeSeed<'_, '_> {
+    #[allow(clippy::unused_self)]
+    fn other(self, shape: Shape) -> RawOutcome {
+        match shape {
+            Shape::Null => RawOutcome::Null,
+            other => RawOutcome::Bad(format!(
+                "field \"outcome\" must be \"ok\", \"dry_run\" or {{\"failed\":{{…}}}}, not {other}"
+            )),
         }
     }
+}
 
-    /// An error object: checked, or the message for its first problem.
-    fn error_object(&mut self, ctx: Ctx) -> Result<Result<ErrorObject, String>, String> {
-        if self.peek() != Some(b'{') {
-            return Ok(Err(not_object(ctx, self.value()?.shape())));
+impl<'de> Visitor<'de> for OutcomeSeed<'_, 'de> {
+    type Value = RawOutcome;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an outcome")
+    }
+
+    other_values!('de; bool u64 i64 f64 unit seq);
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<RawOutcome, E> {
+        Ok(match v {
+            "ok" => RawOutcome::Ok,
+            "dry_run" => RawOutcome::DryRun,
+            other => RawOutcome::Bad(format!(
+                "field \"outcome\" must be \"ok\", \"dry_run\" or {{\"failed\":{{…}}}}, not {}",
+                quoted(other)
+            )),
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawOutcome, A::Error> {
+        let mut failed = None;
+        let mut unknown = KeySet::default();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            if key == "failed" {
+                fresh(&failed, &key)?;
+                let seed = ErrorSeed {
+                    numbers: self.numbers,
+                    ctx: Ctx::Failed,
+                };
+                failed = Some(map.next_value_seed(seed)?);
+            } else {
+                unknown.insert(key)?;
+                map.next_value_seed(Walk(self.numbers))?;
+            }
         }
+        Ok(match failed {
+            Some(error) => RawOutcome::Failed(error),
+            None => RawOutcome::Bad(
+                "field \"outcome\" is an object without the key \"failed\"".to_owned(),
+            ),
+        })
+    }
+}
+
+/// An error object: checked, or the message for its first problem.
+struct ErrorSeed<'a, 'de> {
+    numbers: &'a Numbers<'de>,
+    ctx: Ctx,
+}
+
+seed_is_visitor!(ErrorSeed, Result<ErrorObject, String>);
+
+impl ErrorSeed<'_, '_> {
+    fn other(self, shape: Shape) -> Result<ErrorObject, String> {
+        Err(not_object(self.ctx, shape))
+    }
+}
+
+impl<'de> Visitor<'de> for ErrorSeed<'_, 'de> {
+    type Value = Result<ErrorObject, String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an error object")
+    }
+
+    other_values!('de; bool u64 i64 f64 str unit seq);
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut kind = None;
         let mut message = None;
-        let mut seen = Seen::default();
-        self.object(|p, key, at| {
+        let mut unknown = KeySet::default();
+        while let Some(key) = map.next_key_seed(KeySeed)? {
             match key.as_ref() {
                 "kind" => {
-                    fresh(p, &kind, &key, at)?;
-                    kind = Some(p.value()?);
+                    fresh(&kind, &key)?;
+                    kind = Some(map.next_value_seed(AnySeed(self.numbers))?);
                 }
                 "message" => {
-                    fresh(p, &message, &key, at)?;
-                    message = Some(p.value()?);
+                    fresh(&message, &key)?;
+                    message = Some(map.next_value_seed(AnySeed(self.numbers))?);
                 }
                 _ => {
-                    seen.insert(p, key, at)?;
-                    p.value()?;
+                    unknown.insert(key)?;
+                    map.next_value_seed(Walk(self.numbers))?;
                 }
             }
-            Ok(())
-        })?;
-        Ok(finish_error(kind, message, ctx))
-    }
-}
-
-/// The keys of one object seen so far that are not fields we know (those
-/// have their own slots). Allocated only when such a key shows up.
-#[derive(Default)]
-struct Seen<'a> {
-    keys: Option<HashSet<Cow<'a, str>>>,
-}
-
-impl<'a> Seen<'a> {
-    fn insert(&mut self, p: &Parser<'a>, key: Cow<'a, str>, at: usize) -> Result<(), String> {
-        let keys = self.keys.get_or_insert_with(HashSet::new);
-        if keys.contains(key.as_ref()) {
-            return Err(duplicate(p, &key, at));
         }
-        keys.insert(key);
-        Ok(())
+        Ok(finish_error(kind, message, self.ctx))
     }
 }
 
-fn duplicate(p: &Parser<'_>, key: &str, at: usize) -> String {
-    p.malformed_at(at, &format!("duplicate key {}", quoted(key)))
-}
-
-/// Fails when a known field was already given in this object.
-fn fresh<T>(p: &Parser<'_>, slot: &Option<T>, key: &str, at: usize) -> Result<(), String> {
-    match slot {
-        Some(_) => Err(duplicate(p, key, at)),
-        None => Ok(()),
-    }
-}
-
+/// Quotes a value for a message, as Rust's `Debug` does, cut short so that a
 /// megabyte-long string stays one screen long.
 fn quoted(value: &str) -> String {
     const LIMIT: usize = 64;
@@ -720,7 +861,7 @@ impl Ctx {
     }
 }
 
-/// " in <path>" after a field name, nothing at top level.
+/// `" in <path>"` after a field name, nothing at top level.
 impl fmt::Display for Ctx {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -733,8 +874,6 @@ impl fmt::Display for Ctx {
     }
 }
 
-/// The visitor methods for the JSON values a visitor does not want. Each
-/// becomes `self.other(shape)`; arrays and objects are walked first, so
 /// Any JSON value, kept only as far as a field could want it: an integer in
 /// `u64` range, a string (borrowed from the line unless it had escapes), or
 /// the shape of anything else.
