@@ -809,8 +809,13 @@ impl World {
         self.clean_profiles = 0;
     }
 
+    #[inline]
     fn prune(&mut self) {
-        prune_failures(&mut self.graph.failures, &mut self.graph.records);
+        let g = &mut self.graph;
+        // Most launches leave nothing to prune: two length checks.
+        if g.records.has_unreferenced() || g.failures.has_unclaimed() {
+            prune_failures(&mut g.failures, &mut g.records);
+        }
     }
 
     /// A host write of one binding (SPEC §5): a write set of that binding

@@ -151,6 +151,34 @@ impl ClaimSet {
         {
             return;
         }
+        if let [only] = window
+            && only.start == start
+            && only.end == end
+        {
+            // The range is exactly one claim and touches no other: relabel
+            // it in place (a chain of skips retainting whole buffers).
+            let old = *only;
+            let had = old.failure == failure || self.carries(failure);
+            self.claims[lo] = Claim {
+                start,
+                end,
+                failure,
+                origin,
+            };
+            if let Origin::Skip(r) = origin {
+                records.add_ref(r);
+            }
+            if let Origin::Skip(r) = old.origin {
+                records.drop_ref(r);
+            }
+            if !had {
+                failures.gain_carrier(failure);
+            }
+            if old.failure != failure && !self.carries(old.failure) {
+                failures.lose_carrier(old.failure);
+            }
+            return;
+        }
         let had = self.carries(failure);
         let mut merged = Claim {
             start,
@@ -198,9 +226,13 @@ impl ClaimSet {
             records.add_ref(r);
         }
         let mut pieces = Pieces::new();
-        pieces.extend(left);
+        if let Some(left) = left {
+            pieces.push(left);
+        }
         pieces.push(merged);
-        pieces.extend(right);
+        if let Some(right) = right {
+            pieces.push(right);
+        }
         self.splice(lo, hi, pieces);
         if !had {
             failures.gain_carrier(failure);

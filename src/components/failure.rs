@@ -217,6 +217,12 @@ impl Failures {
         }
     }
 
+    /// Whether some failure may have nothing left holding it.
+    #[inline]
+    pub(crate) fn has_unclaimed(&self) -> bool {
+        !self.unclaimed.is_empty()
+    }
+
     /// The next failure that may have nothing left holding it.
     #[inline]
     pub(crate) fn pop_unclaimed(&mut self) -> Option<FailureKey> {

@@ -206,6 +206,12 @@ impl Records {
         }
     }
 
+    /// Whether some record may have nothing left referring to it.
+    #[inline]
+    pub(crate) fn has_unreferenced(&self) -> bool {
+        !self.unreferenced.is_empty()
+    }
+
     /// The next record that may have nothing left referring to it.
     #[inline]
     pub(crate) fn pop_unreferenced(&mut self) -> Option<RecordKey> {
