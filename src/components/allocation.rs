@@ -14,7 +14,7 @@ new_key_type! {
     pub struct AllocKey;
 }
 
-/// One allocation entity's row. A clean one is 80 bytes and owns no heap
+/// One allocation entity's row. A clean one is 72 bytes and owns no heap
 /// memory; its hot fields are mirrored in its [`Footprint`].
 #[derive(Clone, Debug)]
 pub struct Allocation {
@@ -57,8 +57,10 @@ pub struct Footprint {
 /// from live memory id to key.
 ///
 /// Costs: a binding by key is one slot-map look-up into 24-byte entries, no
-/// hashing; by memory id one hash-map probe first; about 130 bytes per clean
-/// allocation, index included, and no heap memory of its own.
+/// hashing; by memory id one hash-map probe first. A clean allocation costs
+/// about 160 bytes all told (measured over 100,000: the 24-byte footprint
+/// slot, the 80-byte row slot, the memory-id index entry, and the stores'
+/// growth slack), and no heap memory of its own.
 #[derive(Clone, Debug, Default)]
 pub struct Allocations {
     hot: SlotMap<AllocKey, Footprint>,

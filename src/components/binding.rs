@@ -75,7 +75,7 @@ impl From<AllocKey> for MemoryRef {
 ///
 /// `range: None` is the whole allocation. Bytes are what the claim is made
 /// of: a launch that failed writing one region of a buffer says nothing about
-/// the rest of it. 40 bytes.
+/// the rest of it. 64 bytes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Binding {
     /// The stream the allocation was made on (not necessarily the launch's).

@@ -28,7 +28,7 @@ new_key_type! {
 /// recent skips.
 ///
 /// A record lives exactly while a claim, another record or a pin refers to
-/// it. 48 bytes.
+/// it. 56 bytes.
 #[derive(Clone, Debug)]
 pub struct SkipRecord {
     /// The skipped launch's number.
@@ -70,7 +70,7 @@ struct KernelName {
 /// has been seen.
 ///
 /// Costs: making a record O(1) expected (one hash of the kernel name);
-/// 48 bytes per record plus slot-map overhead; each distinct kernel name of a
+/// 56 bytes per record plus slot-map overhead; each distinct kernel name of a
 /// live record is stored once.
 #[derive(Clone, Debug, Default)]
 pub struct Records {

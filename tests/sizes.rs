@@ -1,0 +1,123 @@
+//! What each entity costs in memory, pinned so a change that grows one is
+//! seen. The crate docs (`lib.rs`, "Costs") state the same figures.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::mem::size_of;
+
+use taintworld::components::allocation::Footprint;
+use taintworld::{
+    Access, Allocation, Binding, Claim, ClaimSet, Failure, Launch, Outcome, Resolved, SkipRecord,
+    World,
+};
+
+/// Counts live heap bytes on this thread. The library forbids `unsafe`;
+/// a global allocator cannot be written without it, so it lives here, in the
+/// test, and only forwards to the system allocator.
+struct Counting;
+
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = LIVE.try_with(|c| c.set(c.get() + layout.size() as isize));
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        let _ = LIVE.try_with(|c| c.set(c.get() - layout.size() as isize));
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let _ = LIVE.try_with(|c| c.set(c.get() + new_size as isize - layout.size() as isize));
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+fn live() -> isize {
+    LIVE.with(Cell::get)
+}
+
+#[test]
+fn each_component_has_the_size_the_docs_state() {
+    assert_eq!(size_of::<Footprint>(), 16, "the hot part of an allocation");
+    assert_eq!(size_of::<Allocation>(), 72, "an allocation's row");
+    assert_eq!(size_of::<Claim>(), 32);
+    assert_eq!(size_of::<ClaimSet>(), 40, "one claim inline");
+    assert_eq!(size_of::<SkipRecord>(), 56);
+    assert_eq!(size_of::<Failure>(), 120);
+    assert_eq!(size_of::<Resolved>(), 32, "a resolved row");
+    assert_eq!(size_of::<Binding>(), 64);
+}
+
+#[test]
+fn a_clean_allocation_a_claim_and_a_failure_cost_what_the_docs_state() {
+    const N: u64 = 100_000;
+    let mut world = World::default();
+    let before = live();
+    for memory in 0..N {
+        world.alloc(0, memory, 4096).unwrap();
+    }
+    let per_allocation = (live() - before) as f64 / N as f64;
+    println!("bytes per clean allocation: {per_allocation:.1}");
+    assert!(
+        (100.0..=200.0).contains(&per_allocation),
+        "{per_allocation}"
+    );
+
+    // Claims: every other 16-byte range of one large allocation, one
+    // failure, so each is its own claim.
+    let mut world = World::default();
+    let big = world.alloc(0, 1, 32 * N).unwrap();
+    let before = live();
+    for i in 0..N {
+        let b = [Binding::range(0, big, 32 * i, 32 * i + 16, Access::Write)];
+        let outcome = Outcome::Failed {
+            kind: "k",
+            message: "m",
+        };
+        world
+            .launch(&Launch {
+                kernel: "fill",
+                stream: 0.into(),
+                bindings: &b,
+                outcome,
+            })
+            .unwrap();
+    }
+    assert_eq!(world.stats().claims, N);
+    let per_claim = (live() - before) as f64 / N as f64;
+    println!("bytes per claim: {per_claim:.1}");
+    assert!((32.0..=64.0).contains(&per_claim), "{per_claim}");
+
+    // Failures: N distinct failures, each carried by its own allocation.
+    let mut world = World::default();
+    for memory in 0..N {
+        world.alloc(0, memory, 64).unwrap();
+    }
+    let messages: Vec<String> = (0..N).map(|i| format!("{i:08}")).collect();
+    let before = live();
+    for (memory, message) in messages.iter().enumerate() {
+        let b = [Binding::whole(0, memory as u64, Access::Write)];
+        let outcome = Outcome::Failed {
+            kind: "compile",
+            message,
+        };
+        world
+            .launch(&Launch {
+                kernel: "fill",
+                stream: 0.into(),
+                bindings: &b,
+                outcome,
+            })
+            .unwrap();
+    }
+    assert_eq!(world.stats().live_failures, N);
+    let per_failure = (live() - before) as f64 / N as f64;
+    println!("bytes per failure (with its claim and strings): {per_failure:.1}");
+    assert!((128.0..=320.0).contains(&per_failure), "{per_failure}");
+}
