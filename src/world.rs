@@ -462,6 +462,19 @@ impl World {
     /// is live but no memory backs it, and it carries a failure of kernel
     /// `alloc` on every byte until it is freed — writes do not release it
     /// and taints do not replace it. A zero-size one carries nothing.
+    ///
+    /// ```
+    /// use taintworld::{Access, Binding, Outcome, ReadResult, World};
+    ///
+    /// let mut world = World::default();
+    /// world.alloc_failed(0, 4, 1 << 20, "out_of_memory", "cudaMalloc failed")?;
+    /// world.host_write(&Binding::whole(0, 4, Access::Write), Outcome::Ok)?; // releases nothing
+    /// let ReadResult::Tainted(why) = world.read(&Binding::range(0, 4, 0, 16, Access::Read))? else { unreachable!() };
+    /// assert_eq!(why.error.kernel, "alloc");
+    /// world.free(4)?; // only freeing ends it
+    /// assert_eq!(world.stats().live_failures, 0);
+    /// # Ok::<(), taintworld::Error>(())
+    /// ```
     pub fn alloc_failed(
         &mut self,
         stream: impl Into<StreamRef>,
@@ -925,6 +938,24 @@ impl World {
     /// Opens a capture window on `stream`'s slot (SPEC §6). Launches on that
     /// slot are processed as usual and, when they run, recorded into it.
     /// Neither needs nor initializes the slot.
+    ///
+    /// ```
+    /// use taintworld::{Access, Binding, CaptureResult, Launch, Outcome, Verdict, World};
+    ///
+    /// let mut world = World::default();
+    /// world.alloc(0, 1, 64)?;
+    /// world.capture_begin(0)?;
+    /// let out = [Binding::whole(0, 1, Access::Write)];
+    /// world.launch(&Launch { kernel: "step", stream: 0.into(), bindings: &out, outcome: Outcome::Ok })?;
+    /// assert_eq!(world.capture_end(0, 7)?, CaptureResult::Ok);
+    ///
+    /// // A failed replay taints every buffer the graph writes, under kernel `graph:7`.
+    /// let failed = Outcome::Failed { kind: "launch", message: "graph launch failed" };
+    /// assert!(matches!(world.replay(7, failed)?, Verdict::Failed(_)));
+    /// assert_eq!(world.replay(7, Outcome::Ok)?, Verdict::Ran); // and a good one repairs them
+    /// world.graph_destroy(7)?;
+    /// # Ok::<(), taintworld::Error>(())
+    /// ```
     pub fn capture_begin(&mut self, stream: impl Into<StreamRef>) -> Result<(), Error> {
         let slot = self.streams.slot_of(stream.into())?;
         if self.windows.contains_key(&slot) {
@@ -1035,6 +1066,19 @@ impl World {
     /// Opens profile `profile`: it becomes invalid if any launch fails or is
     /// skipped, or any host write or replay fails, anywhere on the device
     /// before it ends.
+    ///
+    /// ```
+    /// use taintworld::{Access, Binding, Outcome, ProfileResult, World};
+    ///
+    /// let mut world = World::default();
+    /// world.alloc(0, 1, 64)?;
+    /// world.profile_begin(1)?;
+    /// let failed = Outcome::Failed { kind: "copy", message: "DMA error" };
+    /// world.host_write(&Binding::whole(0, 1, Access::Write), failed)?;
+    /// let ProfileResult::Invalid { error, .. } = world.profile_end(1)? else { unreachable!() };
+    /// assert_eq!(error.kernel, "host_write"); // the measurement saw a failure
+    /// # Ok::<(), taintworld::Error>(())
+    /// ```
     pub fn profile_begin(&mut self, profile: u64) -> Result<(), Error> {
         if self.profiles.contains_key(&profile) {
             return Err(Error::ProfileOpen { profile });
@@ -1064,6 +1108,18 @@ impl World {
     /// resolved binding reports it before looking at claims. The first fault
     /// wins. No failure id is minted: the fault belongs to the device, not
     /// to memory. Its error is reported with kernel `device`.
+    ///
+    /// ```
+    /// use taintworld::{Access, Binding, ReadResult, SyncResult, World};
+    ///
+    /// let mut world = World::default();
+    /// world.alloc(0, 1, 64)?;
+    /// world.device_fault("device", "illegal address");
+    /// assert!(matches!(world.sync(), SyncResult::DeviceFault(e) if e.kernel == "device"));
+    /// assert!(matches!(world.read(&Binding::whole(0, 1, Access::Read))?, ReadResult::DeviceFault(_)));
+    /// assert_eq!(world.stats().failures_minted, 0);
+    /// # Ok::<(), taintworld::Error>(())
+    /// ```
     pub fn device_fault(&mut self, kind: &str, message: &str) {
         if self.fault.is_none() {
             self.fault = Some(ErrorInfo::new(kind, "device", message));
