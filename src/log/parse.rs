@@ -50,6 +50,16 @@ use crate::Access;
 /// `first` says whether this is the first event line of the log, the only
 /// place a header may stand. The error is the "what was wrong" text.
 pub(crate) fn parse_event(text: &str, first: bool) -> Result<Event, String> {
+    if text.starts_with(r#"{"op":"launch","#)
+        && let Some(event) = fast::launch(text)
+    {
+        return Ok(event);
+    }
+    parse_full(text, first)
+}
+
+/// [`parse_event`] without the fast path: every line, every rule.
+fn parse_full(text: &str, first: bool) -> Result<Event, String> {
     let numbers = Numbers::new(text);
     let mut raw = RawEvent::default();
     let mut de = serde_json::Deserializer::from_str(text);
@@ -1322,4 +1332,180 @@ fn validate(raw: &mut RawEvent<'_>, first: bool) -> Result<Event, String> {
         "sync" => Event::Sync,
         other => return Err(format!("unknown op {}", quoted(other))),
     })
+}
+
+/// The common case — a well-formed launch line spelled the way the writer
+/// spells it — parsed by serde's derive, which matches field names with
+/// generated code instead of the visitors above.
+///
+/// It accepts a strict subset of what [`parse_event`] accepts: no unknown
+/// field anywhere (they could hide duplicate keys), every field of the
+/// right type, every range in order. Anything else — a good line with an
+/// extra field as well as a bad line — is not its business: it returns
+/// `None` and the line goes through the full parser, which accepts or
+/// rejects it with the exact reason. Both give the same event for a line
+/// both accept.
+mod fast {
+    use std::borrow::Cow;
+
+    use serde::Deserialize;
+
+    use super::super::event::{ErrorObject, Event, LogBinding, Outcome};
+    use crate::Access;
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Launch<'a> {
+        #[serde(borrow)]
+        op: Cow<'a, str>,
+        #[serde(borrow)]
+        kernel: Cow<'a, str>,
+        stream: u64,
+        bindings: Vec<Binding>,
+        #[serde(borrow)]
+        outcome: FastOutcome<'a>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Binding {
+        stream: u64,
+        memory: u64,
+        #[serde(default)]
+        range: Option<(u64, u64)>,
+        access: FastAccess,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    enum FastAccess {
+        Read,
+        Write,
+        ReadWrite,
+        Dead,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    enum FastOutcome<'a> {
+        Ok,
+        DryRun,
+        #[serde(borrow)]
+        Failed(Error<'a>),
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Error<'a> {
+        #[serde(borrow)]
+        kind: Cow<'a, str>,
+        #[serde(borrow)]
+        message: Cow<'a, str>,
+    }
+
+    /// The launch event of `text`, if the strict parse takes it.
+    pub(super) fn launch(text: &str) -> Option<Event> {
+        let line: Launch<'_> = serde_json::from_str(text).ok()?;
+        if line.op != "launch" {
+            return None;
+        }
+        let mut bindings = Vec::with_capacity(line.bindings.len());
+        for b in line.bindings {
+            if b.range.is_some_and(|(start, end)| end < start) {
+                return None;
+            }
+            bindings.push(LogBinding {
+                stream: b.stream,
+                memory: b.memory,
+                range: b.range,
+                access: match b.access {
+                    FastAccess::Read => Access::Read,
+                    FastAccess::Write => Access::Write,
+                    FastAccess::ReadWrite => Access::ReadWrite,
+                    FastAccess::Dead => Access::Dead,
+                },
+            });
+        }
+        let outcome = match line.outcome {
+            FastOutcome::Ok => Outcome::Ok,
+            FastOutcome::DryRun => Outcome::DryRun,
+            FastOutcome::Failed(e) => Outcome::Failed(ErrorObject {
+                kind: e.kind.into_owned(),
+                message: e.message.into_owned(),
+            }),
+        };
+        Some(Event::Launch {
+            kernel: line.kernel.into_owned(),
+            stream: line.stream,
+            bindings,
+            outcome,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fast, parse_full};
+    use crate::log::{GenOptions, LogWriter, Shape, generate};
+
+    /// Variants of a good launch line, most of which the fast path must
+    /// leave to the full parser.
+    fn variants(line: &str) -> Vec<String> {
+        vec![
+            line.to_string(),
+            line.replacen(r#""stream":"#, r#""extra":1,"stream":"#, 1),
+            line.replacen(r#""kernel":"#, r#""kernel":"x","kernel":"#, 1),
+            line.replacen(r#""memory":"#, r#""memory":-0,"memory2":"#, 1),
+            line.replacen(r#""range":["#, r#""range":[1.0,"#, 1),
+            line.replacen(r#""range":["#, r#""range":null,"r":["#, 1),
+            line.replacen(r#""access":"read""#, r#""access":"readonly""#, 1),
+            line.replacen(
+                r#""outcome":"ok""#,
+                r#""outcome":{"failed":{"kind":"k","message":"m","x":{"a":1,"a":2}}}"#,
+                1,
+            ),
+            line.replacen(
+                r#""outcome":"ok""#,
+                r#""outcome":{"failed":{"kind":"k\u00e9","message":"m\"q"}}"#,
+                1,
+            ),
+            line.replacen("}]", "},]", 1),
+            format!("{line} x"),
+            line.replacen(r#""range":[0,"#, r#""range":[99999,"#, 1),
+        ]
+    }
+
+    #[test]
+    fn the_fast_path_never_accepts_a_line_the_full_parser_reads_differently() {
+        let mut accepted = 0;
+        for shape in [
+            Shape::Chain,
+            Shape::Fanout,
+            Shape::Random,
+            Shape::TrainingStep,
+        ] {
+            let mut out = LogWriter::new(Vec::new());
+            let options = GenOptions {
+                seed: 9,
+                launches: 300,
+                streams: 3,
+                fail_rate: 0.05,
+                shape,
+            };
+            generate(&options, |e| out.write_event(&e)).unwrap();
+            let text = String::from_utf8(out.into_inner()).unwrap();
+            for line in text.lines().filter(|l| l.starts_with(r#"{"op":"launch","#)) {
+                for variant in variants(line) {
+                    if let Some(event) = fast::launch(&variant) {
+                        assert_eq!(parse_full(&variant, false), Ok(event), "{variant}");
+                        accepted += 1;
+                    }
+                }
+            }
+        }
+        assert!(
+            accepted > 1000,
+            "the fast path takes the plain lines ({accepted})"
+        );
+    }
 }
