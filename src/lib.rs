@@ -75,6 +75,28 @@
 //!   launches, host writes, reads, replays — adds to `unresolved_bindings`.
 //! * **The write scope's provisional taint** is applied from the exit path
 //!   of a panicking body rather than on entry ([`World::scope`] says why).
+//! * **Huge stream counts** are allowed (`max_streams` up to `u64::MAX`):
+//!   an allocation's footprint keeps the low 32 bits of its slot, and only a
+//!   world of more than 2^32 slots compares the full slot as well.
+//! * **A `chain_limit` over `u32::MAX`** in a log header is bad input (a
+//!   chain that long is not a chain anyone reads).
+//!
+//! ## Where the shape differs from the design notes
+//!
+//! * Claims are rows inside their allocation, not entities of a slot map of
+//!   their own (above). A fragmented allocation is still a sorted vector
+//!   searched in O(log n); the `rangemap` index the notes held in reserve
+//!   for that case was not needed — a write carving through 100 of 1,000
+//!   claims and a check against them are measured in `benches/` — so the
+//!   crate does not depend on it.
+//! * `hashbrown` (with its default `foldhash` hasher) joins the core
+//!   dependencies: the memory-id index and the failure identity index need
+//!   a hash table in `no_std`, and its `HashTable` finds a failure by
+//!   `(kind, kernel, message)` without building a key.
+//! * An allocation is split into a 16-byte [`Footprint`](components::allocation::Footprint)
+//!   (size, slot, whether claimed) that every binding touches and a row that
+//!   only claimed or reported allocations do, so the allocations a batch
+//!   names stay in the first-level cache.
 //!
 //! ## Costs
 //!
