@@ -211,7 +211,7 @@ fn w5(c: &mut Criterion) {
                             world.host_write(b, Outcome::Ok).unwrap();
                         }
                         (Step::Read(_), Some(b)) => {
-                            black_box(world.read(b).unwrap());
+                            black_box(world.read_failure(b).unwrap());
                         }
                         _ => {}
                     }

@@ -899,6 +899,31 @@ impl World {
         })
     }
 
+    /// What a scheduler asks before every host read: the failure the bytes
+    /// carry (the claim with the lowest start), if any — without building
+    /// the report, whose chain can be hundreds of hops; [`read`](Self::read)
+    /// builds it when someone wants to know why. `Ok(None)` for clean bytes
+    /// and for an unresolved binding (counted, as by `read`). It looks only
+    /// at claims: a device fault is [`sync`](Self::sync)'s to report.
+    pub fn read_failure(&mut self, binding: &Binding) -> Result<Option<FailureId>, Error> {
+        let binding = Binding {
+            access: Access::Read,
+            ..*binding
+        };
+        self.rows.clear();
+        let unresolved = resolve_owner(
+            core::slice::from_ref(&binding),
+            &self.streams,
+            &self.allocs,
+            self.config.strict,
+            &mut self.rows,
+        )?
+        .unresolved;
+        self.unresolved = self.unresolved.saturating_add(unresolved);
+        Ok(check_reads(&self.rows, &self.allocs)
+            .map(|hit| failure_id(&self.graph, hit.claim.failure)))
+    }
+
     /// The report of bytes carrying `failure` through `origin`: the failure
     /// and the chain of skipped launches, walked from the origin record to
     /// the root (or to a cut).
