@@ -17,7 +17,7 @@ use crate::components::stream::{StreamKey, StreamRef, Streams};
 use crate::error::Error;
 use crate::graph::FailureGraph;
 use crate::systems::{
-    ReadHit, apply_taint, check_reads, prune_failures, release_written, resolve_owner,
+    ReadHit, Resolution, apply_taint, check_reads, prune_failures, release_written, resolve_owner,
 };
 
 /// How a world is set up. The defaults are SPEC.md's.
@@ -294,15 +294,6 @@ impl ScopeError for ErrorInfo {
     }
 }
 
-/// A binding a capture window recorded, replayed by memory id.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct Recorded {
-    stream: StreamRef,
-    memory: u64,
-    start: u64,
-    end: u64,
-}
-
 /// The failure that doomed a window, pinned until the window ends.
 #[derive(Copy, Clone, Debug)]
 struct Doom {
@@ -310,9 +301,12 @@ struct Doom {
     record: Option<RecordKey>,
 }
 
+/// A capture window: the write-visible bindings of the launches that ran,
+/// by memory id and concrete range (a replay resolves them again), and the
+/// failure that doomed it, if one did.
 #[derive(Clone, Debug, Default)]
 struct Window {
-    recorded: Vec<Recorded>,
+    recorded: Vec<Binding>,
     doom: Option<Doom>,
 }
 
@@ -367,7 +361,7 @@ pub struct World {
     launches: u64,
     unresolved: u64,
     windows: HashMap<u64, Window>,
-    graphs: HashMap<u64, Vec<Recorded>>,
+    graphs: HashMap<u64, Vec<Binding>>,
     /// Open profiles and the first failure each saw.
     profiles: HashMap<u64, Option<(FailureId, ErrorInfo)>>,
     /// How many open profiles have not seen a failure yet: the failure path
@@ -549,16 +543,8 @@ impl World {
     /// Processes one launch (SPEC §3): resolve, check the reads, then skip,
     /// fail or release, then prune.
     pub fn launch(&mut self, launch: &Launch<'_>) -> Result<LaunchResult, Error> {
-        self.rows.clear();
         let slot = self.streams.slot_of(launch.stream)?;
-        let resolution = resolve_owner(
-            launch.bindings,
-            &self.streams,
-            &self.allocs,
-            self.config.strict,
-            &mut self.rows,
-        )?;
-        self.unresolved = self.unresolved.saturating_add(resolution.unresolved);
+        let resolution = self.resolve(launch.bindings)?;
         if !resolution.claimed && launch.outcome == Outcome::Ok && self.windows.is_empty() {
             // Clean bytes in, and it ran: nothing to skip, taint or release.
             let number = self.launches;
@@ -787,11 +773,11 @@ impl World {
                     let Some(allocation) = self.allocs.get(row.alloc) else {
                         continue;
                     };
-                    window.recorded.push(Recorded {
+                    window.recorded.push(Binding {
                         stream: self.streams.stream_of_slot(allocation.slot),
-                        memory: allocation.memory,
-                        start: row.start,
-                        end: row.end,
+                        memory: MemoryRef::Id(allocation.memory),
+                        range: Some((row.start, row.end)),
+                        access: Access::Write,
                     });
                 }
             }
@@ -822,6 +808,29 @@ impl World {
         self.clean_profiles = 0;
     }
 
+    /// Resolves `bindings` into `self.rows` (cleared first) and counts the
+    /// unresolved ones. On bad input nothing is counted.
+    fn resolve(&mut self, bindings: &[Binding]) -> Result<Resolution, Error> {
+        self.rows.clear();
+        let resolution = resolve_owner(
+            bindings,
+            &self.streams,
+            &self.allocs,
+            self.config.strict,
+            &mut self.rows,
+        )?;
+        self.unresolved = self.unresolved.saturating_add(resolution.unresolved);
+        Ok(resolution)
+    }
+
+    /// Resolves one binding as if its access were `access`: its row, or
+    /// `None` (counted) when it does not resolve.
+    fn resolve_as(&mut self, binding: &Binding, access: Access) -> Result<Option<Resolved>, Error> {
+        let binding = Binding { access, ..*binding };
+        self.resolve(core::slice::from_ref(&binding))?;
+        Ok(self.rows.first().copied())
+    }
+
     #[inline]
     fn prune(&mut self) {
         let g = &mut self.graph;
@@ -845,20 +854,7 @@ impl World {
                 operation: "host_write",
             });
         }
-        let binding = Binding {
-            access: Access::Write,
-            ..*binding
-        };
-        self.rows.clear();
-        let unresolved = resolve_owner(
-            core::slice::from_ref(&binding),
-            &self.streams,
-            &self.allocs,
-            self.config.strict,
-            &mut self.rows,
-        )?
-        .unresolved;
-        self.unresolved = self.unresolved.saturating_add(unresolved);
+        self.resolve_as(binding, Access::Write)?;
         let end = self.rows.len();
         Ok(self.settle(self.launches, "host_write", None, 0, end, None, outcome))
     }
@@ -869,21 +865,7 @@ impl World {
     pub fn read(&mut self, binding: &Binding) -> Result<ReadResult, Error> {
         // A read is checked like a read-visible binding, whatever access
         // the caller gave it.
-        let binding = Binding {
-            access: Access::Read,
-            ..*binding
-        };
-        self.rows.clear();
-        let unresolved = resolve_owner(
-            core::slice::from_ref(&binding),
-            &self.streams,
-            &self.allocs,
-            self.config.strict,
-            &mut self.rows,
-        )?
-        .unresolved;
-        let Some(&row) = self.rows.first() else {
-            self.unresolved = self.unresolved.saturating_add(unresolved);
+        let Some(row) = self.resolve_as(binding, Access::Read)? else {
             return Ok(ReadResult::Unresolved);
         };
         if let Some(fault) = &self.fault {
@@ -906,20 +888,7 @@ impl World {
     /// and for an unresolved binding (counted, as by `read`). It looks only
     /// at claims: a device fault is [`sync`](Self::sync)'s to report.
     pub fn read_failure(&mut self, binding: &Binding) -> Result<Option<FailureId>, Error> {
-        let binding = Binding {
-            access: Access::Read,
-            ..*binding
-        };
-        self.rows.clear();
-        let unresolved = resolve_owner(
-            core::slice::from_ref(&binding),
-            &self.streams,
-            &self.allocs,
-            self.config.strict,
-            &mut self.rows,
-        )?
-        .unresolved;
-        self.unresolved = self.unresolved.saturating_add(unresolved);
+        self.resolve_as(binding, Access::Read)?;
         Ok(check_reads(&self.rows, &self.allocs)
             .map(|hit| failure_id(&self.graph, hit.claim.failure)))
     }
@@ -1043,33 +1012,14 @@ impl World {
                 operation: "replay",
             });
         }
-        let Some(recorded) = self.graphs.get(&graph) else {
+        // Taken out while it is resolved against the world, and put back
+        // whatever happens.
+        let Some(recorded) = self.graphs.remove(&graph) else {
             return Err(Error::UnknownGraph { graph });
         };
-        self.rows.clear();
-        let mut unresolved = 0u64;
-        for r in recorded {
-            let binding = Binding {
-                stream: r.stream,
-                memory: MemoryRef::Id(r.memory),
-                range: Some((r.start, r.end)),
-                access: Access::Write,
-            };
-            match resolve_owner(
-                core::slice::from_ref(&binding),
-                &self.streams,
-                &self.allocs,
-                self.config.strict,
-                &mut self.rows,
-            ) {
-                Ok(r) => unresolved = unresolved.saturating_add(r.unresolved),
-                Err(error) => {
-                    self.rows.clear();
-                    return Err(error);
-                }
-            }
-        }
-        self.unresolved = self.unresolved.saturating_add(unresolved);
+        let resolved = self.resolve(&recorded);
+        self.graphs.insert(graph, recorded);
+        resolved?;
         let end = self.rows.len();
         let kernel = format!("graph:{graph}");
         Ok(self.settle(self.launches, &kernel, None, 0, end, None, outcome))
@@ -1191,17 +1141,8 @@ impl World {
         bindings: &[Binding],
         body: impl FnOnce() -> Result<T, E>,
     ) -> Result<ScopeOutcome<T, E>, Error> {
-        self.rows.clear();
         let slot = self.streams.slot_of(stream.into())?;
-        let unresolved = resolve_owner(
-            bindings,
-            &self.streams,
-            &self.allocs,
-            self.config.strict,
-            &mut self.rows,
-        )?
-        .unresolved;
-        self.unresolved = self.unresolved.saturating_add(unresolved);
+        self.resolve(bindings)?;
         let launch = self.launches;
         self.launches = self.launches.saturating_add(1);
         let end = self.rows.len();

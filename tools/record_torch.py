@@ -6,15 +6,18 @@ object a line, header first.  This recorder sits in PyTorch's dispatcher as a
 ``TorchDispatchMode`` and turns what it sees into log events:
 
 * every tensor *storage* on the device is an allocation (``alloc`` when the
-  recorder first sees it, ``free`` once the storage has died);
+  recorder first sees it, ``free`` once the storage has died); storages a
+  CUDA graph's capture made live in the graph's private pool and stay live
+  until the graph is reset or collected (``graph_destroy``), overlapping ones
+  merged into one *pool block* (see ``Recorder._finish_capture``);
 * every aten operator that does work on the device is a ``launch`` whose
   bindings are the byte spans of the tensors it touches, with the access read
   from the operator's schema (plus the refinements listed in
   ``docs/recording.md`` and in ``Recorder._access_for`` below);
 * device-to-host copies (``.item()``, ``.cpu()``, ``.tolist()``) are ``read``
   events and host-to-device copies are ``host_write`` events;
-* CUDA graph capture and replay become ``capture_begin`` / ``capture_end`` /
-  ``replay``.
+* CUDA graph capture, replay and reset (or collection) become
+  ``capture_begin`` / ``capture_end`` / ``replay`` / ``graph_destroy``.
 
 Two ways to use it::
 
@@ -49,6 +52,7 @@ import os
 import runpy
 import sys
 import threading
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
@@ -175,19 +179,63 @@ def _covers_span(t: torch.Tensor) -> bool:
     return True
 
 
+class _Graph:
+    """A CUDA graph as the recorder tracks it, from ``capture_begin`` on.
+
+    ``alive`` turns false when the graph object is reset or garbage-collected
+    (or recording ends); until then the storages its capture allocated stay
+    live allocations of the log, as PyTorch keeps them reserved in the
+    graph's private memory pool.
+    """
+
+    __slots__ = ("gid", "stream", "alive", "first_memory", "allocs", "finalizer")
+
+    def __init__(self, stream: int, first_memory: int):
+        self.gid: Optional[int] = None  # set at capture_end
+        self.stream = stream
+        self.alive = True
+        self.first_memory = first_memory  # first memory id handed out in the capture
+        self.allocs: List["_Alloc"] = []  # allocations announced during the capture
+        self.finalizer = None
+
+
 class _Alloc:
-    """One allocation of the log: a storage the recorder has seen."""
+    """One allocation of the log.
 
-    __slots__ = ("memory", "stream", "ptr", "nbytes", "weak", "key", "freed")
+    Usually one storage.  A *pool block* (memory a CUDA graph's capture
+    allocated) may hold several storages at different offsets: PyTorch's
+    allocator reuses a captured graph's pool addresses within the capture,
+    and storages whose bytes overlap are one allocation of the log.
+    ``holders`` are the graphs that keep a pool block reserved (empty for an
+    ordinary allocation).
+    """
 
-    def __init__(self, memory, stream, ptr, nbytes, weak, key):
+    __slots__ = ("memory", "stream", "ptr", "nbytes", "members", "holders", "freed")
+
+    def __init__(self, memory, stream, ptr, nbytes, holders=()):
         self.memory = memory
         self.stream = stream
         self.ptr = ptr
         self.nbytes = nbytes
+        self.members: List["_Member"] = []
+        self.holders = set(holders)
+        self.freed = False
+
+    def held(self) -> bool:
+        return any(g.alive for g in self.holders)
+
+
+class _Member:
+    """One storage the recorder has seen, inside its allocation."""
+
+    __slots__ = ("alloc", "ptr", "nbytes", "weak", "key")
+
+    def __init__(self, alloc, ptr, nbytes, weak, key):
+        self.alloc = alloc
+        self.ptr = ptr
+        self.nbytes = nbytes
         self.weak = weak
         self.key = key
-        self.freed = False
 
 
 class _StorageRef:
@@ -275,7 +323,11 @@ class Recorder:
         self._next_memory = 1
         self._next_graph = 1
         self._live: Dict[int, _Alloc] = {}  # memory id -> allocation
-        self._by_key: Dict[int, _Alloc] = {}  # StorageImpl address -> allocation
+        self._by_key: Dict[int, _Member] = {}  # StorageImpl address -> storage
+        self._capture: Optional[_Graph] = None  # the capture in progress
+        self._buffer: Optional[List[dict]] = None  # its events, until capture_end
+        self._graphs: List[_Graph] = []
+        self._gone: List[_Graph] = []  # reset or collected, graph_destroy not yet written
         self._streams: Dict[Tuple[int, int], int] = {}
         self.streams = self._streams  # (device index, CUDA stream_id) -> log stream id
         self._patched: List[Tuple[Any, str, Any]] = []
@@ -321,7 +373,16 @@ class Recorder:
             self.active = False
             self._unpatch_graphs()
             with self._lock:
+                if self._capture is not None:
+                    self._abort_capture()
                 self._sweep()
+                # Graphs still alive end with the recording, before the frees.
+                for g in self._graphs:
+                    self._graph_gone(g)
+                self._sweep()
+                for g in self._graphs:
+                    if g.finalizer is not None:
+                        g.finalizer.detach()
                 for rec in sorted(self._live.values(), key=lambda r: r.memory):
                     self._free(rec)
             if self._file is not None:
@@ -333,6 +394,14 @@ class Recorder:
 
     # ------------------------------------------------------------ output
     def _emit(self, event: dict) -> None:
+        if self._buffer is not None:
+            # Inside a capture: held back until capture_end, when the pool
+            # blocks are known (see _finish_capture).
+            self._buffer.append(event)
+            return
+        self._write(event)
+
+    def _write(self, event: dict) -> None:
         self._file.write(json.dumps(event, separators=(",", ":")) + "\n")
         op = event["op"]
         self.counts[op] = self.counts.get(op, 0) + 1
@@ -376,24 +445,61 @@ class Recorder:
             return
         rec.freed = True
         self._live.pop(rec.memory, None)
-        if self._by_key.get(rec.key) is rec:
-            del self._by_key[rec.key]
+        for m in rec.members:
+            if self._by_key.get(m.key) is m:
+                del self._by_key[m.key]
+        rec.members = []
         self._emit({"op": "free", "memory": rec.memory})
 
-    def _sweep(self) -> None:
-        """Free every allocation whose storage has died."""
-        dead = [r for r in self._live.values() if r.weak.expired()]
-        for rec in dead:
+    def _drop_member(self, m: _Member) -> None:
+        """Forget a storage that died or moved; free its allocation if that
+        was the allocation's last storage and no graph holds it."""
+        if self._by_key.get(m.key) is m:
+            del self._by_key[m.key]
+        rec = m.alloc
+        if m in rec.members:
+            rec.members.remove(m)
+        if not rec.members and not rec.held():
             self._free(rec)
 
-    def _allocation(self, t: torch.Tensor) -> Tuple[Optional[_Alloc], bool]:
-        """The allocation behind ``t``'s storage; (alloc, made_now).
+    def _sweep(self) -> None:
+        """Write pending ``graph_destroy``s, then free every allocation whose
+        storages have all died and that no live graph holds."""
+        while self._gone:
+            g = self._gone.pop(0)
+            if g.gid is not None:
+                self._emit({"op": "graph_destroy", "graph": g.gid})
+        for rec in list(self._live.values()):
+            if rec.freed:
+                continue
+            dead = [m for m in rec.members if m.weak.expired()]
+            for m in dead:
+                self._drop_member(m)
+            if not rec.freed and not rec.members and not rec.held():
+                self._free(rec)
+
+    def _allocation(self, t: torch.Tensor, fresh: bool = False
+                    ) -> Tuple[Optional[_Member], bool]:
+        """The storage record behind ``t``'s storage; (member, made_now).
+
+        ``fresh``: ``t`` is what the operator just made (a fresh output, or
+        the result of ``empty``): made during a capture on its stream, it is
+        pool memory of the graph.  A storage first met as an *input* during a
+        capture was made before it (weights made before recording began) and
+        is an ordinary allocation.
 
         A storage seen for the first time (or whose memory moved, after
         ``resize_``) becomes a new allocation with a fresh id.  Before it is
         announced, every allocation that overlaps its bytes is freed: an
         expired storage whose address came back, or a storage that gave its
         memory up while still alive.  Two live allocations never overlap.
+
+        Pool blocks (memory a CUDA graph's capture allocated) are the
+        exception to "freed": they stay live while their graph lives.  A new
+        storage inside a live pool block joins it (no new allocation; its
+        bindings are offsets in the block); one that overlaps blocks of the
+        capture in progress gets a provisional allocation that
+        ``_finish_capture`` merges with them.
         """
         try:
             st = t.untyped_storage()
@@ -402,32 +508,54 @@ class Recorder:
             key = st._cdata
         except Exception:
             return None, False
-        rec = self._by_key.get(key)
-        if rec is not None:
-            if not rec.weak.expired() and rec.ptr == ptr and rec.nbytes == nbytes:
-                return rec, False
-            self._free(rec)
+        m = self._by_key.get(key)
+        if m is not None:
+            if not m.weak.expired() and m.ptr == ptr and m.nbytes == nbytes:
+                return m, False
+            self._drop_member(m)
         self._sweep()
+        cap = self._capture
+        stream = self._stream()
+        pooled = fresh and cap is not None and stream == cap.stream
+        end = ptr + nbytes
         if nbytes > 0:
-            end = ptr + nbytes
             for other in [r for r in self._live.values()
                           if r.nbytes > 0 and r.ptr < end and ptr < r.ptr + r.nbytes]:
+                if other.holders:
+                    if other.ptr <= ptr and end <= other.ptr + other.nbytes:
+                        # Inside a live pool block: the same allocation.
+                        m = _Member(other, ptr, nbytes, _StorageRef(st), key)
+                        other.members.append(m)
+                        if pooled:
+                            other.holders.add(cap)
+                        self._by_key[key] = m
+                        return m, True
+                    if cap is not None and cap in other.holders and pooled:
+                        continue  # merged at capture_end
+                    print(f"record_torch: a storage overlaps pool block {other.memory} "
+                          "of a live CUDA graph; the block is freed", file=sys.stderr)
                 self._free(other)
         memory = self._next_memory
         self._next_memory += 1
-        rec = _Alloc(memory, self._stream(), ptr, nbytes, _StorageRef(st), key)
+        rec = _Alloc(memory, stream, ptr, nbytes, (cap,) if pooled else ())
+        m = _Member(rec, ptr, nbytes, _StorageRef(st), key)
+        rec.members.append(m)
         self._live[memory] = rec
-        self._by_key[key] = rec
+        self._by_key[key] = m
+        if cap is not None:
+            cap.allocs.append(rec)
         self._emit({"op": "alloc", "stream": rec.stream, "memory": memory, "size": nbytes})
-        return rec, True
+        return m, True
 
     def _binding(self, t: torch.Tensor, access: Optional[str]) -> Optional[dict]:
-        rec, _ = self._allocation(t)
-        if rec is None:
+        m, _ = self._allocation(t)
+        if m is None:
             return None
+        rec = m.alloc
+        base = m.ptr - rec.ptr
         isz = t.element_size()
         first, end = _span_elems(t)
-        start, stop = first * isz, end * isz
+        start, stop = base + first * isz, base + end * isz
         if stop > rec.nbytes or start > stop:
             # Cannot happen for a tensor PyTorch accepts; never write a range
             # replay would reject.
@@ -481,7 +609,7 @@ class Recorder:
 
         if name in _ALLOC_ONLY:
             for t in dev_outs:
-                self._allocation(t)
+                self._allocation(t, fresh=True)
             return
 
         if name in _COPY_OPS and self._record_copy(func, name, pairs, out):
@@ -566,7 +694,7 @@ class Recorder:
                     continue
                 if key in input_keys:
                     continue  # aliases an input (``_unsafe_view``-like)
-                rec, made_now = self._allocation(t)
+                rec, made_now = self._allocation(t, fresh=True)
                 if rec is None:
                     continue
                 a = "write" if (made_now or _covers_span(t)) else "read_write"
@@ -593,7 +721,7 @@ class Recorder:
                 self._emit({"op": "read", "binding": b})
             return True
         if dst_dev and not src_dev:
-            rec, made_now = self._allocation(dst)
+            rec, made_now = self._allocation(dst, fresh=name == "_to_copy")
             if rec is None:
                 return True
             if made_now or _covers_span(dst):
@@ -619,12 +747,20 @@ class Recorder:
                 return
         rec = self
 
-        def wrap(attr, after):
+        def wrap(attr, after, on_error=None):
+            if not hasattr(cls, attr):
+                return
             orig = cls.__dict__.get(attr, None)
             bound_orig = getattr(cls, attr)
 
             def wrapper(graph, *a, **kw):
-                result = bound_orig(graph, *a, **kw)
+                try:
+                    result = bound_orig(graph, *a, **kw)
+                except BaseException:
+                    if on_error is not None and rec.active:
+                        with rec._lock:
+                            on_error(graph)
+                    raise
                 if rec.active:
                     with rec._lock:
                         after(graph)
@@ -636,8 +772,9 @@ class Recorder:
             setattr(cls, attr, wrapper)
 
         wrap("capture_begin", self._on_capture_begin)
-        wrap("capture_end", self._on_capture_end)
+        wrap("capture_end", self._on_capture_end, self._on_capture_error)
         wrap("replay", self._on_replay)
+        wrap("reset", self._on_reset)
 
     def _unpatch_graphs(self) -> None:
         for cls, attr, orig in reversed(self._patched):
@@ -650,44 +787,197 @@ class Recorder:
                 setattr(cls, attr, orig)
         self._patched.clear()
 
-    def _set_graph_id(self, graph, gid: int) -> None:
-        """Remember the graph id on the graph object itself.
+    def _set_graph(self, graph, g: _Graph) -> None:
+        """Remember the recorder's record of a graph on the graph object.
 
         An attribute dies with the graph; a dict keyed by ``id(graph)`` would
         either keep the graph (and its memory pool) alive or mistake a new
-        graph at a recycled address for an old one.
+        graph at a recycled address for an old one.  A finalizer notices the
+        graph's death (its pool is given back then: ``graph_destroy``).
         """
         try:
-            graph._taintworld_graph = (id(self), gid)
+            graph._taintworld_graph = (id(self), g)
         except AttributeError:
-            self._graph_ids[id(graph)] = gid
-            self._graph_objs[id(graph)] = graph
+            self._graph_ids[id(graph)] = g
+            self._graph_objs[id(graph)] = graph  # kept alive: destroyed at the end
+            return
+        try:
+            g.finalizer = weakref.finalize(graph, self._graph_gone, g)
+            g.finalizer.atexit = False
+        except TypeError:
+            pass  # not weak-referenceable: destroyed when recording ends
 
-    def _graph_id(self, graph) -> Optional[int]:
+    def _graph(self, graph) -> Optional[_Graph]:
         tag = getattr(graph, "_taintworld_graph", None)
         if tag is not None and tag[0] == id(self):
             return tag[1]
         return self._graph_ids.get(id(graph))
 
+    def _graph_gone(self, g: _Graph) -> None:
+        """The graph was reset or collected: its pool is released."""
+        if g.alive:
+            g.alive = False
+            self._gone.append(g)
+
     def _on_capture_begin(self, graph) -> None:
         self._sweep()
-        self._emit({"op": "capture_begin", "stream": self._stream()})
+        old = self._graph(graph)
+        if old is not None and old.alive:
+            # Capturing into a graph object again replaces its graph.
+            self._graph_gone(old)
+            self._sweep()
+        stream = self._stream()
+        self._emit({"op": "capture_begin", "stream": stream})
+        g = _Graph(stream, self._next_memory)
+        self._graphs.append(g)
+        self._set_graph(graph, g)
+        self._capture = g
+        self._buffer = []
 
     def _on_capture_end(self, graph) -> None:
         self._sweep()
+        g = self._capture
+        if g is None:
+            return
+        self._finish_capture()
         gid = self._next_graph
         self._next_graph += 1
-        self._set_graph_id(graph, gid)
+        g.gid = gid
         self._emit({"op": "capture_end", "stream": self._stream(), "graph": gid})
+
+    def _on_capture_error(self, graph) -> None:
+        self._abort_capture()
+
+    def _abort_capture(self) -> None:
+        """A capture that never ended (its ``capture_end`` raised, or the
+        recording stopped inside it): write what it did, release its pool."""
+        g = self._capture
+        if g is None:
+            return
+        self._finish_capture()
+        g.alive = False  # no graph id: no graph_destroy
+
+    def _finish_capture(self) -> None:
+        """Merge the capture's overlapping pool storages into pool blocks and
+        write the capture's held-back events, renumbered.
+
+        PyTorch's allocator hands a capture's allocations out of the graph's
+        private pool and reuses an address within the capture once the
+        storage there died: a later storage may take part of an earlier
+        one's bytes, or span two coalesced ones.  The graph writes all of
+        them at every replay and they stay reserved until the graph goes, so
+        every set of capture storages connected by overlapping bytes is one
+        allocation of the log (a *pool block*) spanning their union, made
+        where the first of them was announced.  Memory ids are then
+        renumbered so that they stay consecutive.
+        """
+        g = self._capture
+        events = self._buffer or []
+        self._capture = None
+        self._buffer = None
+        # Pool blocks: connected components of overlapping byte ranges.
+        pool = sorted((r for r in g.allocs if g in r.holders and not r.freed and r.nbytes > 0),
+                      key=lambda r: (r.ptr, r.memory))
+        shift: Dict[int, Tuple[_Alloc, int]] = {}  # provisional id -> (block, offset)
+        comps: List[List[_Alloc]] = []
+        comp_end = None
+        for r in pool:
+            if comps and r.ptr < comp_end:
+                comps[-1].append(r)
+                comp_end = max(comp_end, r.ptr + r.nbytes)
+            else:
+                comps.append([r])
+                comp_end = r.ptr + r.nbytes
+        for comp in comps:
+            if len(comp) == 1:
+                continue
+            block = min(comp, key=lambda r: r.memory)
+            base = min(r.ptr for r in comp)
+            top = max(r.ptr + r.nbytes for r in comp)
+            for r in comp:
+                shift[r.memory] = (block, r.ptr - base)
+                if r is block:
+                    continue
+                for m in r.members:
+                    m.alloc = block
+                    block.members.append(m)
+                block.holders |= r.holders
+                r.members = []
+                r.freed = True  # merged away: never announced, never freed
+                self._live.pop(r.memory, None)
+            block.ptr, block.nbytes = base, top - base
+        # Renumber the allocations announced during the capture, in order.
+        by_old = {r.memory: r for r in g.allocs}
+        renum: Dict[int, int] = {}
+        nxt = g.first_memory
+        for ev in events:
+            if ev["op"] == "alloc":
+                old = ev["memory"]
+                if old in shift and shift[old][0] is not by_old.get(old):
+                    continue  # merged into an earlier block
+                renum[old] = nxt
+                nxt += 1
+        for old, new in renum.items():
+            r = by_old.get(old)
+            if r is None:
+                continue
+            if self._live.get(old) is r:
+                del self._live[old]
+            r.memory = new
+        for old, new in renum.items():
+            r = by_old.get(old)
+            if r is not None and not r.freed:
+                self._live[new] = r
+        self._next_memory = nxt
+
+        def new_id(old: int) -> Tuple[int, int, Optional[_Alloc]]:
+            if old in shift:
+                blk, off = shift[old]
+                return blk.memory, off, blk
+            return renum.get(old, old), 0, None
+
+        def fix(b: dict) -> dict:
+            mem, off, blk = new_id(b["memory"])
+            b = dict(b, memory=mem)
+            if blk is not None:
+                b["stream"] = blk.stream
+            if off and "range" in b:
+                b["range"] = [b["range"][0] + off, b["range"][1] + off]
+            return b
+
+        for ev in events:
+            op = ev["op"]
+            if op == "alloc":
+                old = ev["memory"]
+                if old in shift:
+                    blk = shift[old][0]
+                    if blk is not by_old.get(old):
+                        continue  # merged into an earlier block
+                    ev = dict(ev, memory=blk.memory, size=blk.nbytes)
+                else:
+                    ev = dict(ev, memory=renum.get(old, old))
+            elif op == "free":
+                ev = dict(ev, memory=new_id(ev["memory"])[0])
+            elif op == "launch":
+                ev = dict(ev, bindings=[fix(b) for b in ev["bindings"]])
+            elif op in ("host_write", "read"):
+                ev = dict(ev, binding=fix(ev["binding"]))
+            self._emit(ev)
 
     def _on_replay(self, graph) -> None:
         self._sweep()
-        gid = self._graph_id(graph)
-        if gid is None:
+        g = self._graph(graph)
+        if g is None or g.gid is None:
             if len(self.errors) < 50:
                 self.errors.append("replay of a graph captured before recording began")
             return
-        self._emit({"op": "replay", "graph": gid, "stream": self._stream(), "outcome": "ok"})
+        self._emit({"op": "replay", "graph": g.gid, "stream": self._stream(), "outcome": "ok"})
+
+    def _on_reset(self, graph) -> None:
+        g = self._graph(graph)
+        if g is not None:
+            self._graph_gone(g)
+            self._sweep()
 
 
 def main(argv=None) -> int:

@@ -371,6 +371,149 @@ def test_graph_capture_and_replay_events():
     assert FakeGraph.__dict__["replay"].__qualname__ == "FakeGraph.replay"
 
 
+_POOL = bytearray(8192)
+_POOL_LIB = []
+
+
+def _pool_allocator():
+    """``at(offset, n)``: a fresh float32 storage of ``n`` elements at byte
+    ``offset`` of a fixed buffer, made by an operator the recorder sees as an
+    allocation (``twtest::empty``, like ``aten::empty``).  The buffer plays a
+    CUDA graph's private pool, whose addresses PyTorch's allocator reuses
+    within a capture."""
+    if not _POOL_LIB:
+        lib = torch.library.Library("twtest", "DEF")
+        lib.define("empty(int offset, int n) -> Tensor")
+        lib.impl("empty", lambda offset, n: torch.frombuffer(
+            _POOL, dtype=torch.float32, count=n, offset=offset),
+            "CompositeExplicitAutograd")
+        _POOL_LIB.append(lib)
+    return lambda offset, n: torch.ops.twtest.empty(offset, n)
+
+
+class ResettableGraph(FakeGraph):
+    """A stand-in graph with ``reset`` (CUDAGraph's "give the pool back")."""
+
+    def reset(self):
+        pass
+
+
+def _replay_resolution(events):
+    """Replays the log's allocation lifetimes like ``taintworld replay``
+    does: (unresolved graph bindings at replays, the graphs' write sets)."""
+    live, open_win, graphs, unresolved = {}, None, {}, 0
+    for e in events:
+        op = e["op"]
+        if op == "alloc":
+            assert e["memory"] not in live
+            live[e["memory"]] = e
+        elif op == "free":
+            del live[e["memory"]]
+        elif op == "capture_begin":
+            open_win = []
+        elif op == "launch" and open_win is not None:
+            open_win += [(b["memory"], tuple(b["range"])) for b in e["bindings"]
+                         if b["access"] in ("write", "read_write")]
+        elif op == "capture_end":
+            graphs[e["graph"]], open_win = open_win, None
+        elif op == "replay":
+            unresolved += sum(1 for mem, _ in graphs[e["graph"]] if mem not in live)
+        elif op == "graph_destroy":
+            del graphs[e["graph"]]
+    return unresolved, graphs
+
+
+def test_graph_pool_storages_live_until_the_graph_goes():
+    """Storages a capture allocated stay allocations until graph_destroy;
+    storages whose bytes overlap (the pool reuses its addresses within the
+    capture) are one allocation, bound at their offsets in it."""
+    x = torch.randn(512)
+    at = _pool_allocator()
+
+    def prog():
+        g = ResettableGraph()
+        g.capture_begin()
+        a = at(0, 256)  # [0, 1024)
+        torch.mul(x[:256], 2, out=a)
+        b = at(1024, 256)  # [1024, 2048)
+        torch.add(a, 1, out=b)
+        del a  # dies in the capture: its bytes stay the graph's
+        c = at(0, 64)  # [0, 256): reuses a's bytes
+        torch.mul(b[:64], 3, out=c)
+        del b
+        d = at(512, 384)  # [512, 2048): spans a's tail and b
+        torch.add(x[:384], 1, out=d)  # x: first met in the capture, as an input
+        e = at(4096, 4)  # [4096, 4112): a block of its own
+        torch.sum(c, 0, keepdim=True, out=e[:1])
+        g.capture_end()
+        for _ in range(3):
+            x.copy_(torch.randn(512))
+            g.replay()
+        e.sum().item()
+        del c, d, e
+        x.add_(1)  # an op after the outputs died: the blocks stay (graph alive)
+        g.reset()
+        x.add_(1)
+        g2 = ResettableGraph()  # a second graph, collected without reset
+        g2.capture_begin()
+        f = at(6144, 16)
+        torch.mul(x[:16], 2, out=f)
+        g2.capture_end()
+        g2.replay()
+        del f
+        del g2
+        x.add_(1)
+    events, _, _ = record(prog, graph_class=ResettableGraph)
+    ops = [e["op"] for e in events]
+    i0, i1 = ops.index("capture_begin"), ops.index("capture_end")
+    allocs = [e for e in events[i0:i1] if e["op"] == "alloc"]
+    # a, b, c, d as one block [0, 2048), x (first met here, as an input: an
+    # ordinary allocation), then e's block
+    assert [e["size"] for e in allocs] == [2048, 512 * 4, 16], allocs
+    blk, xm, eb = (e["memory"] for e in allocs)
+    assert launches(events)[0]["bindings"][0]["memory"] == xm
+    assert [blk, xm, eb] == [1, 2, 3], "memory ids stay consecutive"
+    assert not [e for e in events[i0:i1] if e["op"] == "free"]
+    ranges = [(b["memory"], b["range"]) for e in events[i0:i1] if e["op"] == "launch"
+              for b in e["bindings"] if b["access"] == "write"]
+    assert ranges == [(blk, [0, 1024]), (blk, [1024, 2048]), (blk, [0, 256]),
+                      (blk, [512, 2048]), (eb, [0, 4])], ranges
+    # nothing the graph writes is freed while it lives: replays resolve
+    unresolved, _ = _replay_resolution(events)
+    assert unresolved == 0
+    destroys = [i for i, e in enumerate(events) if e["op"] == "graph_destroy"]
+    assert [events[i]["graph"] for i in destroys] == [1, 2], destroys
+    frees = {e["memory"]: i for i, e in enumerate(events) if e["op"] == "free"}
+    last_replay1 = max(i for i, e in enumerate(events) if e["op"] == "replay" and e["graph"] == 1)
+    # reset() gives the pool back: graph_destroy, then the blocks go, before the next op
+    assert last_replay1 < destroys[0] < frees[blk] and destroys[0] < frees[eb]
+    after_reset = [i for i, e in enumerate(events) if e["op"] == "launch"
+                   and e["kernel"] == "aten::add_.Tensor"]
+    assert after_reset[0] < destroys[0] < frees[blk] < after_reset[1], (after_reset, destroys)
+    # the collected graph is destroyed at the next op, its block freed after it
+    g2_alloc = [e for e in events if e["op"] == "alloc" and e["size"] == 64][-1]["memory"]
+    assert destroys[1] < frees[g2_alloc] < after_reset[2]
+
+
+def test_graph_alive_at_the_end_is_destroyed_before_the_final_frees():
+    x = torch.randn(16)
+    keep = []
+
+    def prog():
+        g = FakeGraph()
+        keep.append(g)  # outlives the recording
+        g.capture_begin()
+        y = x * 2
+        g.capture_end()
+        g.replay()
+        del y
+    events, _, _ = record(prog, graph_class=FakeGraph)
+    ops = [e["op"] for e in events]
+    d = ops.index("graph_destroy")
+    assert set(ops[d + 1:]) == {"free"}, ops[d:]
+    assert _replay_resolution(events)[0] == 0
+
+
 def test_every_binding_names_its_allocation_stream():
     def prog():
         m = nn.Linear(8, 4)

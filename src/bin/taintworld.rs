@@ -186,8 +186,10 @@ impl Progress {
         let bar = io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
             bar.set_style(
-                ProgressStyle::with_template("{spinner} replaying: line {human_pos} after {elapsed}")
-                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                ProgressStyle::with_template(
+                    "{spinner} replaying: line {human_pos} after {elapsed}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
             bar
         });

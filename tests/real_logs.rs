@@ -1,0 +1,666 @@
+//! The launch logs recorded from real PyTorch programs on an H200
+//! (`examples/logs/real/`, made by `tools/record_torch.py`): they replay
+//! cleanly, and injected failures travel through them as SPEC §3 says.
+//!
+//! Launch numbers are found by reading the logs, not written down here, so
+//! that a re-recording that shifts them does not break the tests. Where a test
+//! needs to know which launches read what, it follows the bytes one launch
+//! wrote through the log itself (`Written`), independently of the world.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use taintworld::log::{
+    ErrorObject, Event, LaunchResult, Line, LogBinding, LogReader, Outcome, ReadResult, Replay,
+    ReplayOptions, Report, TaintReport,
+};
+
+const GPT2: &str = "gpt2_train_step.jsonl.gz";
+const RESNET: &str = "resnet_train_step.jsonl.gz";
+const TWO_STREAMS: &str = "two_streams.jsonl.gz";
+const CUDA_GRAPH: &str = "cuda_graph_replay.jsonl.gz";
+
+fn real_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/logs/real")
+}
+
+/// Every shipped real log, by file name.
+fn real_logs() -> Vec<PathBuf> {
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(real_dir())
+        .expect("examples/logs/real")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.to_string_lossy().ends_with(".jsonl.gz"))
+        .collect();
+    logs.sort();
+    logs
+}
+
+fn read_lines(path: &Path) -> Vec<Line> {
+    LogReader::open(path)
+        .expect("the log opens")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("the log reads")
+}
+
+fn options(fail: &[u64], strict: bool) -> ReplayOptions {
+    ReplayOptions {
+        fail_launches: fail.iter().copied().collect(),
+        strict,
+        keep_lists: true,
+        ..ReplayOptions::default()
+    }
+}
+
+fn replay_all(lines: &[Line], fail: &[u64], strict: bool) -> Report {
+    taintworld::log::replay(lines.iter().cloned().map(Ok), options(fail, strict), |_| {})
+        .expect("the log replays to the end")
+        .finish()
+        .0
+}
+
+/// One launch of a log, as the log spells it.
+struct LaunchInfo {
+    line: u64,
+    kernel: String,
+    bindings: Vec<LogBinding>,
+}
+
+/// What the tests need to know about a log, read without the world.
+struct Log {
+    lines: Vec<Line>,
+    launches: Vec<LaunchInfo>,
+    /// `(line, binding)` of every `read`, in order.
+    reads: Vec<(u64, LogBinding)>,
+    first_host_write: u64,
+}
+
+fn load(name: &str) -> Log {
+    let lines = read_lines(&real_dir().join(name));
+    let mut launches = Vec::new();
+    let mut reads = Vec::new();
+    let mut first_host_write = None;
+    for line in &lines {
+        match line.event.as_ref().expect("every line is an event") {
+            Event::Launch {
+                kernel, bindings, ..
+            } => launches.push(LaunchInfo {
+                line: line.number,
+                kernel: kernel.clone(),
+                bindings: bindings.clone(),
+            }),
+            Event::Read { binding } => reads.push((line.number, *binding)),
+            Event::HostWrite { .. } => {
+                first_host_write.get_or_insert(line.number);
+            }
+            _ => {}
+        }
+    }
+    Log {
+        lines,
+        launches,
+        reads,
+        first_host_write: first_host_write.expect("the log has a host write"),
+    }
+}
+
+impl Log {
+    /// The first matmul / linear / convolution launch after the first host
+    /// write: an early forward launch of the first training step.
+    fn first_forward_matmul(&self) -> u64 {
+        let n = self
+            .launches
+            .iter()
+            .position(|l| {
+                l.line > self.first_host_write
+                    && ["mm", "linear", "convolution"]
+                        .iter()
+                        .any(|k| l.kernel.contains(k))
+            })
+            .expect("a forward matmul or convolution");
+        n as u64
+    }
+
+    /// The last launch of an optimizer update: an in-place `_foreach_*_`
+    /// operator, or an in-place update op.
+    fn last_optimizer_launch(&self) -> u64 {
+        let n = self
+            .launches
+            .iter()
+            .rposition(|l| {
+                let op = l.kernel.trim_start_matches("aten::");
+                let base = op.split('.').next().unwrap_or(op);
+                (base.starts_with("_foreach_") && base.ends_with('_'))
+                    || ["add_", "addcdiv_", "addcmul_", "lerp_", "mul_", "sub_"].contains(&base)
+            })
+            .expect("an optimizer launch");
+        n as u64
+    }
+
+    /// Number of the first launch after `line` (the number of launches when
+    /// none follows).
+    fn first_launch_after(&self, line: u64) -> u64 {
+        self.launches
+            .iter()
+            .position(|l| l.line > line)
+            .unwrap_or(self.launches.len()) as u64
+    }
+
+    fn launch(&self, n: u64) -> &LaunchInfo {
+        &self.launches[usize::try_from(n).expect("small")]
+    }
+}
+
+/// Byte ranges, per memory id, that still hold what one launch wrote: the
+/// launch's write set, minus whatever was written since, minus allocations
+/// that were freed (or whose id was reused).
+#[derive(Default)]
+struct Written(BTreeMap<u64, Vec<(u64, u64)>>);
+
+impl Written {
+    fn add(&mut self, memory: u64, (s, e): (u64, u64)) {
+        if s < e {
+            self.0.entry(memory).or_default().push((s, e));
+            self.normalize(memory);
+        }
+    }
+
+    fn normalize(&mut self, memory: u64) {
+        let Some(v) = self.0.get_mut(&memory) else {
+            return;
+        };
+        v.sort_unstable();
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        for &(s, e) in v.iter() {
+            match out.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => out.push((s, e)),
+            }
+        }
+        if out.is_empty() {
+            self.0.remove(&memory);
+        } else {
+            *v = out;
+        }
+    }
+
+    fn overlaps(&self, memory: u64, (s, e): (u64, u64)) -> bool {
+        s < e
+            && self
+                .0
+                .get(&memory)
+                .is_some_and(|v| v.iter().any(|&(a, b)| a < e && s < b))
+    }
+
+    fn remove(&mut self, memory: u64, (s, e): (u64, u64)) {
+        if s >= e {
+            return;
+        }
+        if let Some(v) = self.0.get_mut(&memory) {
+            let mut out = Vec::new();
+            for &(a, b) in v.iter() {
+                if b <= s || e <= a {
+                    out.push((a, b));
+                } else {
+                    if a < s {
+                        out.push((a, s));
+                    }
+                    if e < b {
+                        out.push((e, b));
+                    }
+                }
+            }
+            *v = out;
+            self.normalize(memory);
+        }
+    }
+
+    fn forget(&mut self, memory: u64) {
+        self.0.remove(&memory);
+    }
+
+    fn memories(&self) -> usize {
+        self.0.len()
+    }
+
+    fn bytes(&self) -> u64 {
+        self.0.values().flatten().map(|&(a, b)| b - a).sum()
+    }
+}
+
+/// Follows what launch `n` wrote through the rest of the log.
+struct Follow {
+    /// Launches after `n` with a read-visible binding on bytes `n` wrote (and
+    /// nothing rewrote since): its direct consumers.
+    consumers: BTreeSet<u64>,
+    /// For each `read` after `n`: whether it reads bytes `n` wrote.
+    reads_of_outputs: BTreeMap<u64, bool>,
+    /// What still holds `n`'s writes just before the final frees.
+    at_end: Written,
+    /// The memory ids of `n`'s write set.
+    outputs: BTreeSet<u64>,
+}
+
+fn follow(log: &Log, n: u64) -> Follow {
+    let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut written = Written::default();
+    let mut consumers = BTreeSet::new();
+    let mut reads_of_outputs = BTreeMap::new();
+    let mut outputs = BTreeSet::new();
+    let mut at_end = None;
+    let mut launch = 0u64;
+    let range = |sizes: &BTreeMap<u64, u64>, b: &LogBinding| {
+        b.range
+            .unwrap_or((0, sizes.get(&b.memory).copied().unwrap_or(0)))
+    };
+    // The last event that is not a free: the final frees follow it.
+    let last_non_free = log
+        .lines
+        .iter()
+        .rev()
+        .find(|l| !matches!(l.event, Ok(Event::Free { .. })))
+        .map_or(0, |l| l.number);
+    for line in &log.lines {
+        match line.event.as_ref().expect("event") {
+            Event::Alloc { memory, size, .. } => {
+                sizes.insert(*memory, *size);
+                written.forget(*memory);
+            }
+            Event::Free { memory } => {
+                written.forget(*memory);
+            }
+            Event::Launch { bindings, .. } => {
+                if launch == n {
+                    for b in bindings.iter().filter(|b| b.access.writes()) {
+                        written.add(b.memory, range(&sizes, b));
+                        outputs.insert(b.memory);
+                    }
+                } else if launch > n {
+                    let reads_it = bindings
+                        .iter()
+                        .any(|b| b.access.reads() && written.overlaps(b.memory, range(&sizes, b)));
+                    if reads_it {
+                        consumers.insert(launch);
+                    }
+                    for b in bindings.iter().filter(|b| b.access.writes()) {
+                        written.remove(b.memory, range(&sizes, b));
+                    }
+                }
+                launch += 1;
+            }
+            Event::HostWrite { binding, .. } => {
+                written.remove(binding.memory, range(&sizes, binding))
+            }
+            Event::Read { binding } if launch > n => {
+                let hit = written.overlaps(binding.memory, range(&sizes, binding));
+                reads_of_outputs.insert(line.number, hit);
+            }
+            Event::Replay { .. } => panic!("no replays expected in a training-step log"),
+            _ => {}
+        }
+        if line.number == last_non_free {
+            at_end = Some(std::mem::take(&mut written));
+        }
+    }
+    Follow {
+        consumers,
+        reads_of_outputs,
+        at_end: at_end.expect("a last event"),
+        outputs,
+    }
+}
+
+fn failed_id(report: &Report, n: u64) -> u64 {
+    report
+        .launch_results
+        .iter()
+        .find_map(|r| match r {
+            LaunchResult::Failed {
+                launch, failure, ..
+            } if *launch == n => Some(*failure),
+            _ => None,
+        })
+        .expect("the injected launch is listed as failed")
+}
+
+/// Skipped launches: number -> (failure, needed).
+fn skipped(report: &Report) -> BTreeMap<u64, (u64, u64)> {
+    report
+        .launch_results
+        .iter()
+        .filter_map(|r| match r {
+            LaunchResult::Skipped {
+                launch,
+                failure,
+                needed,
+                ..
+            } => Some((*launch, (*failure, *needed))),
+            _ => None,
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------- clean replays
+
+#[test]
+fn the_four_recorded_programs_are_shipped() {
+    let names: Vec<String> = real_logs()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for name in [CUDA_GRAPH, GPT2, RESNET, TWO_STREAMS] {
+        assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
+    }
+}
+
+#[test]
+fn every_real_log_replays_with_no_rejected_line_and_no_unresolved_binding() {
+    for path in real_logs() {
+        let lines = read_lines(&path);
+        for strict in [false, true] {
+            let r = replay_all(&lines, &[], strict);
+            let what = format!("{} (strict: {strict})", path.display());
+            assert!(r.rejected.is_empty(), "{what}: {:?}", r.rejected);
+            assert_eq!(r.unresolved_bindings, 0, "{what}");
+            assert!(r.launches > 0, "{what}");
+            assert_eq!(r.verdicts.ran, r.launches, "{what}: every launch ran");
+            assert!(r.launch_results.is_empty(), "{what}");
+            assert!(!r.reads.is_empty(), "{what}");
+            assert!(
+                r.reads.iter().all(|e| e.result == ReadResult::Clean),
+                "{what}: {:?}",
+                r.reads
+            );
+            assert_eq!(r.failures_minted, 0, "{what}");
+            assert_eq!(r.final_state.claims, 0, "{what}");
+        }
+    }
+}
+
+#[test]
+fn the_cuda_graph_log_replays_its_graph_into_live_pool_memory_and_destroys_it_before_the_frees() {
+    let log = load(CUDA_GRAPH);
+    let ops: Vec<&Event> = log
+        .lines
+        .iter()
+        .map(|l| l.event.as_ref().expect("event"))
+        .collect();
+    let count = |f: fn(&Event) -> bool| ops.iter().filter(|e| f(e)).count();
+    assert_eq!(count(|e| matches!(e, Event::CaptureEnd { .. })), 1);
+    assert!(count(|e| matches!(e, Event::Replay { .. })) >= 5);
+    let destroy = ops
+        .iter()
+        .position(|e| matches!(e, Event::GraphDestroy { graph: 1 }))
+        .expect("graph 1 is destroyed");
+    let last_replay = ops
+        .iter()
+        .rposition(|e| matches!(e, Event::Replay { .. }))
+        .unwrap();
+    assert!(last_replay < destroy);
+    assert!(
+        ops[destroy + 1..]
+            .iter()
+            .all(|e| matches!(e, Event::Free { .. }))
+    );
+
+    // The bytes the graph writes: the write sets of its captured launches.
+    let mut graph_writes = Written::default();
+    let mut capturing = false;
+    for line in &log.lines {
+        match line.event.as_ref().expect("event") {
+            Event::CaptureBegin { .. } => capturing = true,
+            Event::CaptureEnd { .. } => capturing = false,
+            Event::Launch { bindings, .. } if capturing => {
+                for b in bindings.iter().filter(|b| b.access.writes()) {
+                    graph_writes.add(b.memory, b.range.expect("the recorder writes ranges"));
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(graph_writes.bytes() > 0);
+
+    // Fail the last replay: every byte the graph wrote carries the failure,
+    // its intermediates included (they are live pool memory, not freed
+    // storages), and the loss read after it is tainted by the replay.
+    let mut replay = Replay::new(options(&[], true));
+    for (i, line) in log.lines.iter().cloned().enumerate() {
+        let line = match line.event {
+            Ok(Event::Replay { graph, stream, .. }) if i == last_replay => Line {
+                number: line.number,
+                event: Ok(Event::Replay {
+                    graph,
+                    stream,
+                    outcome: Outcome::Failed(ErrorObject {
+                        kind: "launch".to_owned(),
+                        message: "replay failed".to_owned(),
+                    }),
+                }),
+            },
+            _ => line,
+        };
+        replay.apply(line).expect("applies");
+        if i == last_replay {
+            let stats = replay.world().expect("a world").stats();
+            assert_eq!(stats.tainted_bytes, graph_writes.bytes());
+            assert_eq!(stats.tainted_allocations, graph_writes.memories() as u64);
+            assert_eq!(stats.unresolved_bindings, 0);
+        }
+    }
+    let (r, _) = replay.finish();
+    assert!(r.rejected.is_empty() && r.unresolved_bindings == 0);
+    assert_eq!(r.reads.len(), 1);
+    let ReadResult::Tainted(t) = &r.reads[0].result else {
+        panic!("the loss read is {:?}", r.reads[0].result);
+    };
+    assert_eq!(t.error.kernel, "graph:1");
+    assert!(t.chain.is_empty());
+    assert_eq!(r.final_state.live_failures, 0);
+}
+
+// ---------------------------------------------------------------- early forward failure
+
+fn early_forward_failure_skips_the_step_and_taints_its_loss(name: &str) {
+    let log = load(name);
+    let n = log.first_forward_matmul();
+    let (loss_line, loss) = log.reads[0];
+    let step_end = log.first_launch_after(loss_line); // launches n+1 .. step_end are the step's
+    assert!(n + 1 < step_end, "{name}: launch {n} is in the first step");
+    let f = follow(&log, n);
+    let r = replay_all(&log.lines, &[n], false);
+    assert!(
+        r.rejected.is_empty() && r.unresolved_bindings == 0,
+        "{name}"
+    );
+    let failure = failed_id(&r, n);
+    assert_eq!(r.verdicts.failed, 1, "{name}");
+    let skips = skipped(&r);
+
+    // The step's downstream launches are skipped: most of them.
+    let in_step: Vec<u64> = skips.keys().copied().filter(|&k| k < step_end).collect();
+    let after = step_end - n - 1;
+    assert!(
+        in_step.len() as u64 * 2 > after,
+        "{name}: only {} of the {after} launches after {n} in the step skipped",
+        in_step.len()
+    );
+    assert!(in_step.iter().all(|&k| k > n), "{name}: nothing before it");
+    // Every launch of the step that reads what launch n wrote is skipped, by
+    // this failure.
+    let direct: Vec<u64> = f
+        .consumers
+        .iter()
+        .copied()
+        .filter(|&k| k < step_end)
+        .collect();
+    assert!(!direct.is_empty(), "{name}: launch {n}'s outputs are read");
+    for k in &direct {
+        assert_eq!(
+            skips.get(k).map(|s| s.0),
+            Some(failure),
+            "{name}: launch {k} ({}) reads launch {n}'s output",
+            log.launch(*k).kernel
+        );
+    }
+
+    // The step's loss read-back is tainted, with the chain of kernels between.
+    let entry = &r.reads[0];
+    assert_eq!(entry.line, loss_line);
+    assert_eq!(entry.memory, loss.memory);
+    let ReadResult::Tainted(TaintReport {
+        failure: got,
+        error,
+        chain,
+        truncated,
+        ..
+    }) = &entry.result
+    else {
+        panic!("{name}: the loss read is {:?}", entry.result);
+    };
+    assert_eq!(*got, failure);
+    assert_eq!(error.kind, "injected");
+    assert_eq!(error.kernel, log.launch(n).kernel);
+    assert!(!truncated);
+    assert!(!chain.is_empty(), "{name}: a chain");
+    for hop in chain {
+        assert!(
+            n < hop.launch && hop.launch < step_end,
+            "{name}: hop {} is a launch of the step after {n}",
+            hop.launch
+        );
+        let l = log.launch(hop.launch);
+        assert_eq!(
+            hop.kernel, l.kernel,
+            "{name}: hop {} names its kernel",
+            hop.launch
+        );
+        assert!(
+            l.bindings
+                .iter()
+                .any(|b| b.access.reads() && b.memory == hop.needed),
+            "{name}: launch {} reads memory {}",
+            hop.launch,
+            hop.needed
+        );
+        assert_eq!(skips.get(&hop.launch), Some(&(failure, hop.needed)));
+    }
+    assert!(
+        chain.windows(2).all(|w| w[0].launch > w[1].launch),
+        "{name}: newest first"
+    );
+    // The newest hop wrote the loss; the oldest read launch n's output.
+    assert!(
+        log.launch(chain[0].launch)
+            .bindings
+            .iter()
+            .any(|b| b.access.writes() && b.memory == loss.memory)
+    );
+    let last = chain.last().unwrap();
+    assert!(
+        f.outputs.contains(&last.needed) && f.consumers.contains(&last.launch),
+        "{name}: the last hop (launch {} needing {}) reads launch {n}'s output {:?}",
+        last.launch,
+        last.needed,
+        f.outputs
+    );
+}
+
+#[test]
+fn a_failed_early_forward_matmul_of_gpt2_skips_its_step_and_taints_the_loss_through_the_kernels_between()
+ {
+    early_forward_failure_skips_the_step_and_taints_its_loss(GPT2);
+}
+
+#[test]
+fn a_failed_early_forward_convolution_of_resnet_skips_its_step_and_taints_the_loss_through_the_kernels_between()
+ {
+    early_forward_failure_skips_the_step_and_taints_its_loss(RESNET);
+}
+
+// ---------------------------------------------------------------- last optimizer failure
+
+fn last_optimizer_failure_taints_only_its_outputs(name: &str) {
+    let log = load(name);
+    let n = log.last_optimizer_launch();
+    let f = follow(&log, n);
+    let r = replay_all(&log.lines, &[n], false);
+    assert!(
+        r.rejected.is_empty() && r.unresolved_bindings == 0,
+        "{name}"
+    );
+    let failure = failed_id(&r, n);
+    assert_eq!(r.verdicts.failed, 1, "{name}");
+    assert_eq!(
+        r.verdicts.skipped, 0,
+        "{name}: nothing after it reads its outputs"
+    );
+    assert_eq!(r.verdicts.ran, r.launches - 1, "{name}");
+    assert_eq!(r.failures_minted, 1, "{name}");
+
+    // Reads after it: tainted exactly when they read its outputs.
+    let n_line = log.launch(n).line;
+    let mut after = 0;
+    for e in &r.reads {
+        if e.line < n_line {
+            assert_eq!(
+                e.result,
+                ReadResult::Clean,
+                "{name}: read at line {}",
+                e.line
+            );
+            continue;
+        }
+        after += 1;
+        if f.reads_of_outputs[&e.line] {
+            let ReadResult::Tainted(t) = &e.result else {
+                panic!("{name}: read at line {} is {:?}", e.line, e.result);
+            };
+            assert_eq!(t.failure, failure);
+            assert!(t.chain.is_empty(), "{name}: tainted directly");
+        } else {
+            assert_eq!(
+                e.result,
+                ReadResult::Clean,
+                "{name}: read at line {}",
+                e.line
+            );
+        }
+    }
+    assert!(after > 0, "{name}: the loss is read after the update");
+
+    // Just before the final frees, exactly its surviving outputs carry the
+    // failure; after them, nothing does.
+    let end = f.at_end;
+    assert!(end.memories() > 0, "{name}");
+    let mut replay = Replay::new(options(&[n], false));
+    let mut lines = log.lines.iter().cloned().peekable();
+    while let Some(line) = lines.next() {
+        replay.apply(line).expect("applies");
+        if lines
+            .clone()
+            .all(|l| matches!(l.event, Ok(Event::Free { .. })))
+        {
+            break;
+        }
+    }
+    let stats = replay.world().expect("a world").stats();
+    assert_eq!(stats.tainted_allocations, end.memories() as u64, "{name}");
+    assert_eq!(stats.tainted_bytes, end.bytes(), "{name}");
+    assert_eq!(stats.live_failures, 1, "{name}");
+    for line in lines {
+        replay.apply(line).expect("applies");
+    }
+    let (report, _) = replay.finish();
+    assert_eq!(report.final_state.tainted_allocations, 0, "{name}");
+    assert_eq!(report.final_state.live_failures, 0, "{name}");
+    assert_eq!(r.final_state, report.final_state);
+}
+
+#[test]
+fn a_failed_last_optimizer_launch_of_gpt2_taints_only_its_own_outputs() {
+    last_optimizer_failure_taints_only_its_outputs(GPT2);
+}
+
+#[test]
+fn a_failed_last_optimizer_launch_of_resnet_taints_only_its_own_outputs() {
+    last_optimizer_failure_taints_only_its_outputs(RESNET);
+}
