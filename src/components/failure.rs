@@ -102,6 +102,9 @@ pub struct Failures {
     /// Failures whose carriers or pins dropped to zero since the last prune:
     /// the only ones `prune_failures` has to look at.
     unclaimed: Vec<FailureKey>,
+    /// The failure found or minted last: a kernel failing again and again
+    /// compares three strings instead of hashing them.
+    last: Option<FailureKey>,
 }
 
 impl Failures {
@@ -144,6 +147,21 @@ impl Failures {
     /// occurrence. A new failure carries nothing yet, so it is queued for
     /// pruning: if the taint that follows claims no byte, it goes.
     pub fn find_or_mint(&mut self, kind: &str, kernel: &str, message: &str) -> FailureKey {
+        if let Some(key) = self.last
+            && let Some(failure) = self.store.get_mut(key)
+            && failure.error.kind == kind
+            && failure.error.kernel == kernel
+            && failure.error.message == message
+        {
+            failure.occurrences = failure.occurrences.saturating_add(1);
+            return key;
+        }
+        let key = self.find_or_mint_hashed(kind, kernel, message);
+        self.last = Some(key);
+        key
+    }
+
+    fn find_or_mint_hashed(&mut self, kind: &str, kernel: &str, message: &str) -> FailureKey {
         let identity = self.hasher.hash_one((kind, kernel, message));
         let store = &self.store;
         if let Some(&key) = self.by_identity.find(identity, |&k| {

@@ -80,6 +80,9 @@ pub struct Records {
     hasher: DefaultHashBuilder,
     /// Records whose reference count dropped to zero since the last prune.
     unreferenced: Vec<RecordKey>,
+    /// The kernel interned last: a chain of skips of one kernel compares one
+    /// name instead of hashing it.
+    last_kernel: Option<KernelKey>,
 }
 
 impl Records {
@@ -155,6 +158,19 @@ impl Records {
     }
 
     fn intern(&mut self, name: &str) -> KernelKey {
+        if let Some(key) = self.last_kernel
+            && let Some(k) = self.kernels.get_mut(key)
+            && &*k.name == name
+        {
+            k.refs = k.refs.saturating_add(1);
+            return key;
+        }
+        let key = self.intern_hashed(name);
+        self.last_kernel = Some(key);
+        key
+    }
+
+    fn intern_hashed(&mut self, name: &str) -> KernelKey {
         let hash = self.hasher.hash_one(name);
         let kernels = &self.kernels;
         if let Some(&key) = self.kernel_index.find(hash, |&k| &*kernels[k].name == name) {
