@@ -2,10 +2,10 @@
 //! key order"): each shape against the literal text it must be.
 
 use taintworld::log::{
-    CaptureEntry, CaptureResult, ChainHop, FinalState, LaunchResult, ProfileEntry, ProfileResult,
-    ReadEntry, ReadResult, Rejected, Report, ReportError, SyncEntry, SyncResult, TaintReport,
-    Verdicts,
+    CaptureEntry, CaptureResult, FinalState, LaunchResult, ProfileEntry, ProfileResult, ReadEntry,
+    ReadResult, Rejected, Report, SyncEntry, SyncResult, TaintReport, Verdicts,
 };
+use taintworld::{ChainHop, ErrorInfo};
 
 fn json(report: &Report) -> String {
     let mut out = Vec::new();
@@ -13,8 +13,8 @@ fn json(report: &Report) -> String {
     String::from_utf8(out).unwrap()
 }
 
-fn error() -> ReportError {
-    ReportError {
+fn error() -> ErrorInfo {
+    ErrorInfo {
         kind: "compile".to_owned(),
         kernel: "fill".to_owned(),
         message: "ptxas: élan".to_owned(),
@@ -173,7 +173,7 @@ fn reads_have_one_shape_per_result() {
             ReadEntry {
                 line: 4,
                 memory: 5,
-                result: ReadResult::DeviceFault(ReportError {
+                result: ReadResult::DeviceFault(ErrorInfo {
                     kind: "device".to_owned(),
                     kernel: "device".to_owned(),
                     message: "illegal address".to_owned(),

@@ -282,7 +282,7 @@ impl Summary {
                 )?;
                 // A long chain shows its newest hops and the one next to
                 // the root; the JSON report has them all.
-                let hop = |out: &mut BufWriter<_>, h: &taintworld::log::ChainHop| {
+                let hop = |out: &mut BufWriter<_>, h: &taintworld::ChainHop| {
                     writeln!(
                         out,
                         "    skipped launch {} ({}), which needed memory {}",

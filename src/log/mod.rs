@@ -47,8 +47,7 @@ pub use generate::{GenOptions, Shape, generate};
 pub use reader::{Line, LineError, LogReader, MAX_LINE_BYTES};
 pub use replay::{FailureTally, Replay, ReplayError, ReplayOptions, SUMMARY_READS, replay};
 pub use report::{
-    CaptureEntry, CaptureResult, ChainHop, FinalState, LaunchResult, ProfileEntry, ProfileResult,
-    ReadEntry, ReadResult, Rejected, Report, ReportError, SyncEntry, SyncResult, TaintReport,
-    Verdicts,
+    CaptureEntry, CaptureResult, FinalState, LaunchResult, ProfileEntry, ProfileResult, ReadEntry,
+    ReadResult, Rejected, Report, SyncEntry, SyncResult, TaintReport, Verdicts,
 };
 pub use writer::LogWriter;

@@ -6,10 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 
 use crate::log::{
-    CaptureEntry, CaptureResult as LogCapture, ChainHop as LogHop, Event, FinalState,
-    LaunchResult as Entry, Line, LogBinding, Outcome as LogOutcome, ProfileEntry,
-    ProfileResult as LogProfile, ReadEntry, ReadResult as LogRead, Rejected, Report, ReportError,
-    SyncEntry, SyncResult as LogSync, TaintReport as LogTaint,
+    CaptureEntry, CaptureResult as LogCapture, Event, FinalState, LaunchResult as Entry, Line,
+    LogBinding, Outcome as LogOutcome, ProfileEntry, ProfileResult as LogProfile, ReadEntry,
+    ReadResult as LogRead, Rejected, Report, SyncEntry, SyncResult as LogSync,
+    TaintReport as LogTaint,
 };
 use crate::{
     Binding, CaptureResult, Config, Error, ErrorInfo, FailureId, Launch, MemoryRef, Outcome,
@@ -58,7 +58,7 @@ pub enum ReplayError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FailureTally {
     /// The root error.
-    pub error: ReportError,
+    pub error: ErrorInfo,
     /// Occurrences, as last seen.
     pub occurrences: u64,
     /// Launches it skipped.
@@ -300,7 +300,7 @@ impl Replay {
                     ReadResult::Clean => LogRead::Clean,
                     ReadResult::Unresolved => LogRead::Unresolved,
                     ReadResult::Tainted(report) => LogRead::Tainted(taint(report)),
-                    ReadResult::DeviceFault(e) => LogRead::DeviceFault(error(e)),
+                    ReadResult::DeviceFault(e) => LogRead::DeviceFault(e),
                 };
                 let entry = ReadEntry {
                     line,
@@ -349,7 +349,7 @@ impl Replay {
                     ProfileResult::Valid => LogProfile::Valid,
                     ProfileResult::Invalid { failure, error: e } => LogProfile::Invalid {
                         failure: failure.get(),
-                        error: error(e),
+                        error: e,
                     },
                 };
                 if keep {
@@ -364,7 +364,7 @@ impl Replay {
             Event::Sync => {
                 let result = match world.sync() {
                     SyncResult::Ok => LogSync::Ok,
-                    SyncResult::DeviceFault(e) => LogSync::DeviceFault(error(e)),
+                    SyncResult::DeviceFault(e) => LogSync::DeviceFault(e),
                 };
                 if keep {
                     self.report.syncs.push(SyncEntry { line, result });
@@ -436,28 +436,12 @@ fn log_outcome(o: &LogOutcome) -> Outcome<'_> {
     }
 }
 
-fn error(e: ErrorInfo) -> ReportError {
-    ReportError {
-        kind: e.kind,
-        kernel: e.kernel,
-        message: e.message,
-    }
-}
-
 fn taint(r: TaintReport) -> LogTaint {
     LogTaint {
         failure: r.failure.get(),
-        error: error(r.error),
+        error: r.error,
         occurrences: r.occurrences,
-        chain: r
-            .chain
-            .into_iter()
-            .map(|h| LogHop {
-                launch: h.launch,
-                kernel: h.kernel,
-                needed: h.needed,
-            })
-            .collect(),
+        chain: r.chain,
         truncated: r.truncated,
     }
 }
@@ -466,7 +450,7 @@ fn taint(r: TaintReport) -> LogTaint {
 fn tally(tallies: &mut BTreeMap<u64, FailureTally>, world: &World, id: FailureId, skip: bool) {
     let info = world.failure(id);
     let entry = tallies.entry(id.get()).or_insert_with(|| FailureTally {
-        error: info.map(|f| error(f.error.clone())).unwrap_or_default(),
+        error: info.map(|f| f.error.clone()).unwrap_or_default(),
         occurrences: 0,
         skipped: 0,
     });

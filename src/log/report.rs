@@ -11,6 +11,8 @@ use std::io::{self, Write};
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use crate::{ChainHop, ErrorInfo};
+
 /// The whole report of one replay: what `replay --json` prints.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
@@ -103,29 +105,6 @@ pub enum LaunchResult {
     },
 }
 
-/// An error as a report shows it: always all three keys.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct ReportError {
-    /// The error's class.
-    pub kind: String,
-    /// The kernel it belongs to (`host_write`, `alloc`, `graph:<id>`,
-    /// `device` for work that is not a launch).
-    pub kernel: String,
-    /// The driver's words.
-    pub message: String,
-}
-
-/// One hop of a chain: a skipped launch the bytes' failure came through.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ChainHop {
-    /// The skipped launch's number.
-    pub launch: u64,
-    /// Its kernel.
-    pub kernel: String,
-    /// The memory id whose claim skipped it.
-    pub needed: u64,
-}
-
 /// Why bytes cannot be trusted: the failure, its root error and the path of
 /// skipped launches from it (SPEC §4). Shared by tainted reads and failed
 /// captures, which report the same fields.
@@ -134,7 +113,7 @@ pub struct TaintReport {
     /// The failure's id.
     pub failure: u64,
     /// Its error.
-    pub error: ReportError,
+    pub error: ErrorInfo,
     /// How many times it occurred, as of the event reported.
     pub occurrences: u64,
     /// Newest skipped launch first.
@@ -164,7 +143,7 @@ pub enum ReadResult {
     /// The binding did not resolve: not this world's to answer.
     Unresolved,
     /// The device is faulted; carries the fault's error.
-    DeviceFault(ReportError),
+    DeviceFault(ErrorInfo),
 }
 
 /// One entry of `captures`.
@@ -208,7 +187,7 @@ pub enum ProfileResult {
         /// The first failure's id.
         failure: u64,
         /// Its error.
-        error: ReportError,
+        error: ErrorInfo,
     },
 }
 
@@ -227,7 +206,7 @@ pub enum SyncResult {
     /// The device is healthy.
     Ok,
     /// The device is faulted; carries the fault's error.
-    DeviceFault(ReportError),
+    DeviceFault(ErrorInfo),
 }
 
 /// The world after the last event (`final`).
@@ -353,7 +332,7 @@ impl Serialize for LaunchResult {
     }
 }
 
-impl Serialize for ReportError {
+impl Serialize for ErrorInfo {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(3))?;
         m.serialize_entry("kind", &self.kind)?;
