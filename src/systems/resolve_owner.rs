@@ -36,6 +36,25 @@ pub fn resolve_owner(
 ) -> Result<Resolution, Error> {
     let mark = rows.len();
     rows.reserve(bindings.len());
+    let resolved = resolve_each(bindings, streams, allocs, strict, |row| rows.push(row));
+    if resolved.is_err() {
+        rows.truncate(mark);
+    }
+    resolved
+}
+
+/// [`resolve_owner`] handing each row to `emit` instead of a buffer: with
+/// an `emit` that keeps nothing, it is the check that a batch of bindings
+/// is good input and the question whether any of them is claimed, at the
+/// cost of the look-ups alone.
+#[inline]
+pub fn resolve_each(
+    bindings: &[Binding],
+    streams: &Streams,
+    allocs: &Allocations,
+    strict: bool,
+    mut emit: impl FnMut(Resolved),
+) -> Result<Resolution, Error> {
     let max_streams = streams.max_streams();
     let wide = streams.wide();
     let mut unresolved = 0u64;
@@ -43,10 +62,7 @@ pub fn resolve_owner(
     for binding in bindings {
         let slot = match binding.stream {
             StreamRef::Id(id) => fold(id, max_streams),
-            special => match streams.slot_of(special) {
-                Ok(slot) => slot,
-                Err(error) => return fail(rows, mark, error),
-            },
+            special => streams.slot_of(special)?,
         };
         let key = match binding.memory {
             MemoryRef::Key(key) => Some(key),
@@ -60,11 +76,11 @@ pub fn resolve_owner(
             let (start, end) = match binding.range {
                 None => (0, footprint.size),
                 Some((start, end)) if start <= end && end <= footprint.size => (start, end),
-                Some(_) => return fail(rows, mark, bad_range(binding, allocs, found)),
+                Some(_) => return Err(bad_range(binding, allocs, found)),
             };
             if binding.access != Access::Dead {
                 claimed |= footprint.claimed;
-                rows.push(Resolved {
+                emit(Resolved {
                     alloc: key,
                     start,
                     end,
@@ -74,11 +90,11 @@ pub fn resolve_owner(
             continue;
         }
         if binding.range.is_some_and(|(start, end)| end < start) {
-            return fail(rows, mark, bad_range(binding, allocs, found));
+            return Err(bad_range(binding, allocs, found));
         }
         if strict {
             let memory = named(binding, allocs, found);
-            return fail(rows, mark, Error::Unresolved { memory, slot });
+            return Err(Error::Unresolved { memory, slot });
         }
         unresolved += 1;
     }
@@ -97,13 +113,6 @@ pub struct Resolution {
     /// when it was resolved. When none did and no failure is in play, the
     /// later systems have nothing to find and nothing to release.
     pub claimed: bool,
-}
-
-/// Bad input: the rows go back to what they were on entry.
-#[cold]
-fn fail(rows: &mut Vec<Resolved>, mark: usize, error: Error) -> Result<Resolution, Error> {
-    rows.truncate(mark);
-    Err(error)
 }
 
 /// The memory id an error names.
