@@ -1409,12 +1409,18 @@ mod fast {
         if line.op != "launch" {
             return None;
         }
-        let mut bindings = Vec::with_capacity(line.bindings.len());
-        for b in line.bindings {
-            if b.range.is_some_and(|(start, end)| end < start) {
-                return None;
-            }
-            bindings.push(LogBinding {
+        if line
+            .bindings
+            .iter()
+            .any(|b| b.range.is_some_and(|(start, end)| end < start))
+        {
+            return None;
+        }
+        // Same size and alignment: the collect reuses the vector in place.
+        let bindings = line
+            .bindings
+            .into_iter()
+            .map(|b| LogBinding {
                 stream: b.stream,
                 memory: b.memory,
                 range: b.range,
@@ -1424,8 +1430,8 @@ mod fast {
                     FastAccess::ReadWrite => Access::ReadWrite,
                     FastAccess::Dead => Access::Dead,
                 },
-            });
-        }
+            })
+            .collect();
         let outcome = match line.outcome {
             FastOutcome::Ok => Outcome::Ok,
             FastOutcome::DryRun => Outcome::DryRun,

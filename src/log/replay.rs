@@ -295,6 +295,11 @@ impl Replay {
                     }
                 }
             }
+            Event::Read { binding } if !keep && self.first_tainted.len() >= SUMMARY_READS => {
+                // The summary has all the reports it shows: the cheap
+                // question does (same resolution, same errors, same count).
+                world.read_failure(&to_binding(&binding)).map_err(text)?;
+            }
             Event::Read { binding } => {
                 let result = match world.read(&to_binding(&binding)).map_err(text)? {
                     ReadResult::Clean => LogRead::Clean,
