@@ -1,0 +1,103 @@
+//! (c) A whole replay of arbitrary bytes with `--keep-going` semantics: no
+//! line is silently lost. The event lines (counted here, independently of
+//! the reader, by SPEC Appendix A) are exactly the lines the report
+//! accounts for: `events` is their number less an accepted header, every
+//! rejected line is one of them, listed once and in order, and every line
+//! the reader could not parse is rejected. The world still keeps SPEC §10,
+//! and the report serializes as JSON that parses back with the same counts.
+
+#![no_main]
+
+use std::collections::BTreeSet;
+
+use libfuzzer_sys::fuzz_target;
+use taintworld::log::{Event, LogReader, MAX_LINE_BYTES, ReplayOptions, replay};
+
+/// The numbers of the lines that are neither blank nor a comment.
+fn event_lines(data: &[u8]) -> BTreeSet<u64> {
+    let mut out = BTreeSet::new();
+    let mut parts: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    // A final newline ends the last line; it does not start another.
+    if parts.last().is_some_and(|p| p.is_empty()) {
+        parts.pop();
+    }
+    for (i, part) in parts.iter().enumerate() {
+        let line = part.strip_suffix(b"\r").unwrap_or(part);
+        let event = line.len() > MAX_LINE_BYTES
+            || std::str::from_utf8(line).is_err()
+            || !(line.first() == Some(&b'#') || line.iter().all(|&b| b == b' ' || b == b'\t'));
+        if event {
+            out.insert(i as u64 + 1);
+        }
+    }
+    out
+}
+
+fuzz_target!(|data: &[u8]| {
+    let lines = event_lines(data);
+
+    // What the reader yields: the same lines; which of them it could not
+    // parse; whether the first is a header.
+    let yielded: Vec<_> = LogReader::new(data)
+        .map(|l| l.expect("a byte slice reads"))
+        .collect();
+    let numbers: BTreeSet<u64> = yielded.iter().map(|l| l.number).collect();
+    assert_eq!(numbers, lines, "the reader yields exactly the event lines");
+    let unparsed: BTreeSet<u64> = yielded
+        .iter()
+        .filter(|l| l.event.is_err())
+        .map(|l| l.number)
+        .collect();
+    let first_is_header =
+        matches!(yielded.first(), Some(l) if matches!(l.event, Ok(Event::Header(_))));
+
+    let options = ReplayOptions {
+        keep_going: true,
+        keep_lists: true,
+        ..ReplayOptions::default()
+    };
+    let done = replay(LogReader::new(data), options, |_| {})
+        .expect("keep_going never stops on a line, and a slice never fails");
+    let (report, world) = done.finish();
+    let world = world.expect("finish always makes a world");
+    if let Err(e) = world.check_invariants() {
+        panic!("invariant broken after replay: {e}");
+    }
+
+    let rejected: Vec<u64> = report.rejected.iter().map(|r| r.line).collect();
+    assert!(
+        rejected.windows(2).all(|w| w[0] < w[1]),
+        "rejected lines listed once, in order: {rejected:?}"
+    );
+    let rejected: BTreeSet<u64> = rejected.into_iter().collect();
+    assert!(rejected.is_subset(&lines), "rejected lines are event lines");
+    assert!(
+        unparsed.is_subset(&rejected),
+        "every unparsable line is rejected"
+    );
+
+    let header_accepted = first_is_header
+        && !yielded
+            .first()
+            .is_some_and(|l| rejected.contains(&l.number));
+    assert_eq!(
+        report.events,
+        lines.len() as u64 - u64::from(header_accepted),
+        "events = event lines less an accepted header"
+    );
+    let v = &report.verdicts;
+    assert_eq!(report.launches, v.ran + v.failed + v.skipped + v.dry_run);
+    let stats = world.stats();
+    assert_eq!(report.launches, stats.launches);
+    assert_eq!(report.final_state.claims, stats.claims);
+
+    let mut json = Vec::new();
+    report.write_json(&mut json).expect("writing to a Vec");
+    let value: serde_json::Value = serde_json::from_slice(&json).expect("the report is JSON");
+    assert_eq!(value["events"].as_u64(), Some(report.events));
+    assert_eq!(
+        value["rejected"].as_array().map(Vec::len),
+        Some(report.rejected.len())
+    );
+    assert_eq!(value["launches"].as_u64(), Some(report.launches));
+});

@@ -1,0 +1,662 @@
+//! (b) The world driven by arbitrary operation sequences, every step checked
+//! against the per-byte model of the tests (tests/model/mod.rs), exactly as
+//! tests/world_matches_model.rs compares them: the one-at-a-time world `a`,
+//! the batching world `b` and the model must give the same results and the
+//! same observable state after every operation, and `a` must keep SPEC §10.
+//!
+//! Sizes go to the model worlds as `size % 65` (the model holds one entry
+//! per byte). A fourth world `h` takes the same operations with the sizes as
+//! given — up to `u64::MAX` — and is checked only for no panic and SPEC §10:
+//! a declared size is never turned into memory or work. Ranges and offsets
+//! are the same for all worlds and reach past the end, run backwards and sit
+//! next to `u64::MAX`.
+
+#![no_main]
+
+#[path = "../../tests/model/mod.rs"]
+mod model;
+
+use arbitrary::Arbitrary;
+use libfuzzer_sys::fuzz_target;
+use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MReport, MVerdict, Model};
+use taintworld::{
+    Access, Binding, CaptureResult, Config, Launch, Outcome, ProfileResult, ReadResult, SyncResult,
+    TaintReport, Verdict, World,
+};
+
+const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
+const KINDS: [&str; 2] = ["compile", "launch"];
+const MESSAGES: [&str; 2] = ["m0", "m1"];
+
+/// A stream id: mostly small, sometimes anywhere in `u64`.
+#[derive(Arbitrary, Clone, Copy, Debug)]
+enum Stream {
+    Small(u8),
+    Raw(u64),
+}
+
+impl Stream {
+    fn get(self) -> u64 {
+        match self {
+            Stream::Small(s) => u64::from(s % 6),
+            Stream::Raw(s) => s,
+        }
+    }
+}
+
+/// A memory, graph or profile id: a handful of small ones, or one next to
+/// `u64::MAX`.
+#[derive(Arbitrary, Clone, Copy, Debug)]
+enum Id {
+    Small(u8),
+    NearMax(u8),
+}
+
+impl Id {
+    fn get(self) -> u64 {
+        match self {
+            Id::Small(m) => u64::from(m % 6),
+            Id::NearMax(m) => u64::MAX - u64::from(m % 2),
+        }
+    }
+}
+
+/// A size, offset or length.
+#[derive(Arbitrary, Clone, Copy, Debug)]
+enum Num {
+    Small(u8),
+    Pow2(u8),
+    NearMax(u8),
+    Raw(u64),
+}
+
+impl Num {
+    fn get(self) -> u64 {
+        match self {
+            Num::Small(n) => u64::from(n % 72),
+            Num::Pow2(p) => 1u64 << (p % 64),
+            Num::NearMax(n) => u64::MAX - u64::from(n % 4),
+            Num::Raw(n) => n,
+        }
+    }
+}
+
+#[derive(Arbitrary, Clone, Copy, Debug)]
+enum Range {
+    Whole,
+    /// `[start, start + len)`, saturating at `u64::MAX`.
+    Len(Num, u8),
+    /// Any two numbers, in either order.
+    Pair(Num, Num),
+}
+
+impl Range {
+    fn get(self) -> Option<(u64, u64)> {
+        match self {
+            Range::Whole => None,
+            Range::Len(s, len) => {
+                let s = s.get();
+                Some((s, s.saturating_add(u64::from(len % 24))))
+            }
+            Range::Pair(s, e) => Some((s.get(), e.get())),
+        }
+    }
+}
+
+#[derive(Arbitrary, Clone, Copy, Debug)]
+struct B {
+    stream: Stream,
+    memory: Id,
+    range: Range,
+    access: u8,
+}
+
+impl B {
+    fn get(self) -> MBinding {
+        MBinding {
+            stream: self.stream.get(),
+            memory: self.memory.get(),
+            range: self.range.get(),
+            access: self.access % 4,
+        }
+    }
+}
+
+#[derive(Arbitrary, Clone, Copy, Debug)]
+enum O {
+    Ok,
+    DryRun,
+    Failed(u8, u8),
+}
+
+impl O {
+    fn get(self) -> MOutcome {
+        match self {
+            O::Ok => MOutcome::Ok,
+            O::DryRun => MOutcome::DryRun,
+            O::Failed(k, m) => MOutcome::Failed(
+                KINDS[usize::from(k) % KINDS.len()].into(),
+                MESSAGES[usize::from(m) % MESSAGES.len()].into(),
+            ),
+        }
+    }
+}
+
+#[derive(Arbitrary, Clone, Debug)]
+struct L {
+    kernel: u8,
+    stream: Stream,
+    /// 0–4 bindings (the rest is dropped).
+    bindings: Vec<B>,
+    outcome: O,
+}
+
+struct LaunchOp {
+    kernel: &'static str,
+    stream: u64,
+    bindings: Vec<MBinding>,
+    outcome: MOutcome,
+}
+
+impl L {
+    fn get(&self) -> LaunchOp {
+        LaunchOp {
+            kernel: KERNELS[usize::from(self.kernel) % KERNELS.len()],
+            stream: self.stream.get(),
+            bindings: self.bindings.iter().take(4).map(|b| b.get()).collect(),
+            outcome: self.outcome.get(),
+        }
+    }
+}
+
+#[derive(Arbitrary, Clone, Debug)]
+enum Op {
+    Alloc {
+        stream: Stream,
+        memory: Id,
+        size: Num,
+    },
+    AllocFailed {
+        stream: Stream,
+        memory: Id,
+        size: Num,
+    },
+    Free {
+        memory: Id,
+    },
+    Launch(L),
+    Batch(Vec<L>),
+    HostWrite {
+        binding: B,
+        outcome: O,
+    },
+    Read {
+        binding: B,
+    },
+    CaptureBegin {
+        stream: Stream,
+    },
+    CaptureEnd {
+        stream: Stream,
+        graph: u8,
+    },
+    Replay {
+        graph: u8,
+        outcome: O,
+    },
+    GraphDestroy {
+        graph: u8,
+    },
+    ProfileBegin {
+        profile: u8,
+    },
+    ProfileEnd {
+        profile: u8,
+    },
+    DeviceFault,
+    Sync,
+}
+
+#[derive(Arbitrary, Debug)]
+struct Input {
+    chain_limit: u8,
+    strict: u8,
+    max_streams: u8,
+    ops: Vec<Op>,
+}
+
+fn access(a: u8) -> Access {
+    match a {
+        0 => Access::Read,
+        1 => Access::Write,
+        2 => Access::ReadWrite,
+        _ => Access::Dead,
+    }
+}
+
+fn to_binding(b: &MBinding) -> Binding {
+    Binding {
+        stream: b.stream.into(),
+        memory: b.memory.into(),
+        range: b.range,
+        access: access(b.access),
+    }
+}
+
+fn to_outcome(o: &MOutcome) -> Outcome<'_> {
+    match o {
+        MOutcome::Ok => Outcome::Ok,
+        MOutcome::DryRun => Outcome::DryRun,
+        MOutcome::Failed(kind, message) => Outcome::Failed { kind, message },
+    }
+}
+
+fn verdict(v: Verdict) -> MVerdict {
+    match v {
+        Verdict::Ran => MVerdict::Ran,
+        Verdict::Failed(f) => MVerdict::Failed(f.get()),
+        Verdict::Skipped { failure, needed } => MVerdict::Skipped(failure.get(), needed),
+        Verdict::DryRun => MVerdict::DryRun,
+    }
+}
+
+fn report(r: TaintReport) -> MReport {
+    MReport {
+        failure: r.failure.get(),
+        error: (r.error.kind, r.error.kernel, r.error.message),
+        occurrences: r.occurrences,
+        chain: r
+            .chain
+            .into_iter()
+            .map(|h| (h.launch, h.kernel, h.needed))
+            .collect(),
+        truncated: r.truncated,
+    }
+}
+
+fn read_result(r: ReadResult) -> MRead {
+    match r {
+        ReadResult::Clean => MRead::Clean,
+        ReadResult::Unresolved => MRead::Unresolved,
+        ReadResult::Tainted(r) => MRead::Tainted(report(r)),
+        ReadResult::DeviceFault(e) => MRead::DeviceFault(e.kind, e.message),
+    }
+}
+
+/// `(start, end, failure, origin launch)`.
+type ClaimRow = (u64, u64, u64, Option<u64>);
+
+/// Everything observable about a world, in a comparable form.
+#[derive(Debug, PartialEq, Eq)]
+struct State {
+    stats: taintworld::Stats,
+    claims: Vec<(u64, Vec<ClaimRow>)>,
+    failures: Vec<(u64, String, String, String, u64, u64)>,
+    records: Vec<u64>,
+}
+
+fn state(world: &World) -> State {
+    let mut claims: Vec<_> = world
+        .allocations()
+        .iter()
+        .map(|(_, a)| {
+            let list = world
+                .claims(a.memory)
+                .expect("a listed allocation is live")
+                .map(|c| (c.start, c.end, c.failure.get(), c.origin))
+                .collect();
+            (a.memory, list)
+        })
+        .collect();
+    claims.sort();
+    let mut failures: Vec<_> = world
+        .failures()
+        .map(|f| {
+            (
+                f.id.get(),
+                f.error.kind.clone(),
+                f.error.kernel.clone(),
+                f.error.message.clone(),
+                f.occurrences,
+                f.skipped,
+            )
+        })
+        .collect();
+    failures.sort();
+    let mut records: Vec<u64> = world.skip_records().map(|r| r.launch).collect();
+    records.sort();
+    State {
+        stats: world.stats(),
+        claims,
+        failures,
+        records,
+    }
+}
+
+fn model_state(m: &Model) -> State {
+    let claims = m.allocs.keys().map(|&mem| (mem, m.claims(mem))).collect();
+    let failures = m
+        .failures
+        .iter()
+        .map(|(&id, f)| {
+            (
+                id,
+                f.kind.clone(),
+                f.kernel.clone(),
+                f.message.clone(),
+                f.occurrences,
+                f.skipped,
+            )
+        })
+        .collect();
+    let records: Vec<u64> = m.live_records().into_iter().collect();
+    let claim_count: u64 = m.allocs.keys().map(|&mem| m.claims(mem).len() as u64).sum();
+    State {
+        stats: taintworld::Stats {
+            live_failures: m.failures.len() as u64,
+            tainted_allocations: m.tainted_allocations(),
+            tainted_bytes: m.tainted_bytes(),
+            claims: claim_count,
+            failures_minted: m.minted,
+            unresolved_bindings: m.unresolved,
+            live_records: records.len() as u64,
+            allocations: m.allocs.len() as u64,
+            launches: m.launches,
+        },
+        claims,
+        failures,
+        records,
+    }
+}
+
+fn run_launch(world: &mut World, op: &LaunchOp) -> Result<(u64, MVerdict), ()> {
+    let bindings: Vec<Binding> = op.bindings.iter().map(to_binding).collect();
+    world
+        .launch(&Launch {
+            kernel: op.kernel,
+            stream: op.stream.into(),
+            bindings: &bindings,
+            outcome: to_outcome(&op.outcome),
+        })
+        .map(|r| (r.launch, verdict(r.verdict)))
+        .map_err(|_| ())
+}
+
+fn batch(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
+    let owned: Vec<Vec<Binding>> = launches
+        .iter()
+        .map(|l| l.bindings.iter().map(to_binding).collect())
+        .collect();
+    let batch: Vec<Launch> = launches
+        .iter()
+        .zip(&owned)
+        .map(|(l, bindings)| Launch {
+            kernel: l.kernel,
+            stream: l.stream.into(),
+            bindings,
+            outcome: to_outcome(&l.outcome),
+        })
+        .collect();
+    let mut results = Vec::new();
+    match world.launch_batch(&batch, &mut results) {
+        Ok(()) => Ok(results
+            .iter()
+            .map(|r| (r.launch, verdict(r.verdict)))
+            .collect()),
+        Err(_) => {
+            assert!(results.is_empty(), "a rejected batch gives no results");
+            Err(())
+        }
+    }
+}
+
+/// The model's size of an allocation the huge world makes `size` bytes.
+fn small(size: u64) -> u64 {
+    size % 65
+}
+
+/// Applies one operation to the model, the one-at-a-time world `a`, the
+/// batching world `b` and the huge world `h`, and checks that the first
+/// three agree and that `a` and `h` keep SPEC §10.
+fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
+    match op {
+        Op::Alloc {
+            stream,
+            memory,
+            size,
+        } => {
+            let (s, mem, size) = (stream.get(), memory.get(), size.get());
+            let expected = m.alloc(s, mem, small(size)).is_ok();
+            assert_eq!(a.alloc(s, mem, small(size)).is_ok(), expected);
+            assert_eq!(b.alloc(s, mem, small(size)).is_ok(), expected);
+            let _ = h.alloc(s, mem, size);
+        }
+        Op::AllocFailed {
+            stream,
+            memory,
+            size,
+        } => {
+            let (s, mem, size) = (stream.get(), memory.get(), size.get());
+            let (kind, msg) = ("oom", "out of memory");
+            let expected = m.alloc_failed(s, mem, small(size), kind, msg).is_ok();
+            assert_eq!(
+                a.alloc_failed(s, mem, small(size), kind, msg).is_ok(),
+                expected
+            );
+            assert_eq!(
+                b.alloc_failed(s, mem, small(size), kind, msg).is_ok(),
+                expected
+            );
+            let _ = h.alloc_failed(s, mem, size, kind, msg);
+        }
+        Op::Free { memory } => {
+            let mem = memory.get();
+            let expected = m.free(mem).is_ok();
+            assert_eq!(a.free(mem).is_ok(), expected);
+            assert_eq!(b.free(mem).is_ok(), expected);
+            let _ = h.free(mem);
+        }
+        Op::Launch(l) => {
+            let l = l.get();
+            let expected = m
+                .launch(l.kernel, l.stream, &l.bindings, &l.outcome)
+                .map_err(|_| ());
+            assert_eq!(run_launch(a, &l), expected);
+            assert_eq!(run_launch(b, &l), expected);
+            let _ = run_launch(h, &l);
+        }
+        Op::Batch(launches) => {
+            let launches: Vec<LaunchOp> = launches.iter().take(4).map(L::get).collect();
+            // One at a time on the model and `a`; a bad launch anywhere
+            // rejects the whole batch, so both are rolled back then.
+            let (m0, a0) = (m.clone(), a.clone());
+            let mut expected = Vec::new();
+            let mut bad = false;
+            for l in &launches {
+                let want = m.launch(l.kernel, l.stream, &l.bindings, &l.outcome);
+                let got = run_launch(a, l);
+                assert_eq!(got, want.clone().map_err(|_| ()));
+                match want {
+                    Ok(v) => expected.push(v),
+                    Err(_) => {
+                        bad = true;
+                        break;
+                    }
+                }
+            }
+            if bad {
+                *m = m0;
+                *a = a0;
+            }
+            let got = batch(b, &launches);
+            assert_eq!(got.is_err(), bad);
+            if let Ok(got) = got {
+                assert_eq!(got, expected);
+            }
+            let _ = batch(h, &launches);
+        }
+        Op::HostWrite { binding, outcome } => {
+            let (binding, outcome) = (binding.get(), outcome.get());
+            let expected = m.host_write(&binding, &outcome).map_err(|_| ());
+            for w in [&mut *a, &mut *b] {
+                let got = w
+                    .host_write(&to_binding(&binding), to_outcome(&outcome))
+                    .map(verdict)
+                    .map_err(|_| ());
+                assert_eq!(got, expected);
+            }
+            let _ = h.host_write(&to_binding(&binding), to_outcome(&outcome));
+        }
+        Op::Read { binding } => {
+            let binding = binding.get();
+            let expected = m.read(&binding).map_err(|_| ());
+            for w in [&mut *a, &mut *b] {
+                let got = w
+                    .read(&to_binding(&binding))
+                    .map(read_result)
+                    .map_err(|_| ());
+                assert_eq!(got, expected);
+            }
+            let _ = h.read(&to_binding(&binding));
+        }
+        Op::CaptureBegin { stream } => {
+            let s = stream.get();
+            let expected = m.capture_begin(s).is_ok();
+            assert_eq!(a.capture_begin(s).is_ok(), expected);
+            assert_eq!(b.capture_begin(s).is_ok(), expected);
+            let _ = h.capture_begin(s);
+        }
+        Op::CaptureEnd { stream, graph } => {
+            let (s, g) = (stream.get(), u64::from(graph % 3));
+            let expected = m.capture_end(s, g).map_err(|_| ());
+            for w in [&mut *a, &mut *b] {
+                let got = w.capture_end(s, g).map_err(|_| ()).map(|r| match r {
+                    CaptureResult::Ok => MCapture::Ok,
+                    CaptureResult::Failed(r) => MCapture::Failed(report(r)),
+                });
+                assert_eq!(got, expected);
+            }
+            let _ = h.capture_end(s, g);
+        }
+        Op::Replay { graph, outcome } => {
+            let (g, outcome) = (u64::from(graph % 3), outcome.get());
+            let expected = m.replay(g, &outcome).map_err(|_| ());
+            for w in [&mut *a, &mut *b] {
+                let got = w
+                    .replay(g, to_outcome(&outcome))
+                    .map(verdict)
+                    .map_err(|_| ());
+                assert_eq!(got, expected);
+            }
+            let _ = h.replay(g, to_outcome(&outcome));
+        }
+        Op::GraphDestroy { graph } => {
+            let g = u64::from(graph % 3);
+            let expected = m.graph_destroy(g).is_ok();
+            assert_eq!(a.graph_destroy(g).is_ok(), expected);
+            assert_eq!(b.graph_destroy(g).is_ok(), expected);
+            let _ = h.graph_destroy(g);
+        }
+        Op::ProfileBegin { profile } => {
+            let p = u64::from(profile % 2);
+            let expected = m.profile_begin(p).is_ok();
+            assert_eq!(a.profile_begin(p).is_ok(), expected);
+            assert_eq!(b.profile_begin(p).is_ok(), expected);
+            let _ = h.profile_begin(p);
+        }
+        Op::ProfileEnd { profile } => {
+            let p = u64::from(profile % 2);
+            let expected = m.profile_end(p).map_err(|_| ());
+            for w in [&mut *a, &mut *b] {
+                let got = w.profile_end(p).map_err(|_| ()).map(|r| match r {
+                    ProfileResult::Valid => MProfile::Valid,
+                    ProfileResult::Invalid { failure, error } => {
+                        MProfile::Invalid(failure.get(), (error.kind, error.kernel, error.message))
+                    }
+                });
+                assert_eq!(got, expected);
+            }
+            let _ = h.profile_end(p);
+        }
+        Op::DeviceFault => {
+            m.device_fault("device", "illegal address");
+            a.device_fault("device", "illegal address");
+            b.device_fault("device", "illegal address");
+            h.device_fault("device", "illegal address");
+        }
+        Op::Sync => {
+            let expected = m.fault.clone();
+            for w in [&*a, &*b] {
+                let got = match w.sync() {
+                    SyncResult::Ok => None,
+                    SyncResult::DeviceFault(e) => Some((e.kind, e.message)),
+                };
+                assert_eq!(got, expected);
+            }
+            let _ = h.sync();
+        }
+    }
+    if let Err(e) = a.check_invariants() {
+        panic!("invariant broken after {op:?}: {e}");
+    }
+    if let Err(e) = h.check_invariants() {
+        panic!("invariant broken on the huge world after {op:?}: {e}");
+    }
+    let expected = model_state(m);
+    assert_eq!(
+        state(a),
+        expected,
+        "world differs from the model after {op:?}"
+    );
+    assert_eq!(state(b), expected, "batching world differs after {op:?}");
+}
+
+fuzz_target!(|input: Input| {
+    let chain_limit = [1u32, 2, 3, 1024][usize::from(input.chain_limit % 4)];
+    let strict = input.strict.is_multiple_of(8);
+    let max_streams = [3u64, 1, 2, u64::MAX][usize::from(input.max_streams % 4)];
+    let config = Config {
+        max_streams,
+        num_special: 0,
+        chain_limit,
+        strict,
+    };
+    let mut m = Model::new(max_streams, chain_limit, strict);
+    let mut a = World::new(config).expect("a valid configuration");
+    let mut b = World::new(config).expect("a valid configuration");
+    let mut h = World::new(config).expect("a valid configuration");
+    for op in input.ops.iter().take(256) {
+        step(&mut m, &mut a, &mut b, &mut h, op);
+    }
+    let captured: Vec<u64> = input
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::CaptureBegin { stream } => Some(stream.get()),
+            _ => None,
+        })
+        .collect();
+    // SPEC §10 invariants 2 and 6: once everything is freed and every
+    // window ended, nothing remains — on both worlds.
+    for w in [&mut a, &mut h] {
+        let live: Vec<u64> = w.allocations().iter().map(|(_, al)| al.memory).collect();
+        for memory in live {
+            w.free(memory).expect("a live allocation frees");
+        }
+        let mut g = 1000;
+        for &stream in &captured {
+            while w.capture_end(stream, g).is_ok() {
+                g += 1;
+            }
+        }
+        let stats = w.stats();
+        assert_eq!(stats.live_failures, 0);
+        assert_eq!(stats.live_records, 0);
+        assert_eq!(stats.allocations, 0);
+        assert_eq!(stats.claims, 0);
+        assert_eq!(stats.tainted_bytes, 0);
+        if let Err(e) = w.check_invariants() {
+            panic!("invariant broken at the end: {e}");
+        }
+    }
+});
