@@ -18,11 +18,9 @@ mod model;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MReport, MVerdict, Model};
-use taintworld::{
-    Access, Binding, CaptureResult, Config, Launch, Outcome, ProfileResult, ReadResult, SyncResult,
-    TaintReport, Verdict, World,
-};
+use model::bridge::{model_state, read_result, report, state, to_binding, to_outcome, verdict};
+use model::{MBinding, MCapture, MOutcome, MProfile, MVerdict, Model};
+use taintworld::{Binding, CaptureResult, Config, Launch, ProfileResult, SyncResult, World};
 
 const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
 const KINDS: [&str; 2] = ["compile", "launch"];
@@ -223,150 +221,6 @@ struct Input {
     strict: u8,
     max_streams: u8,
     ops: Vec<Op>,
-}
-
-fn access(a: u8) -> Access {
-    match a {
-        0 => Access::Read,
-        1 => Access::Write,
-        2 => Access::ReadWrite,
-        _ => Access::Dead,
-    }
-}
-
-fn to_binding(b: &MBinding) -> Binding {
-    Binding {
-        stream: b.stream.into(),
-        memory: b.memory.into(),
-        range: b.range,
-        access: access(b.access),
-    }
-}
-
-fn to_outcome(o: &MOutcome) -> Outcome<'_> {
-    match o {
-        MOutcome::Ok => Outcome::Ok,
-        MOutcome::DryRun => Outcome::DryRun,
-        MOutcome::Failed(kind, message) => Outcome::Failed { kind, message },
-    }
-}
-
-fn verdict(v: Verdict) -> MVerdict {
-    match v {
-        Verdict::Ran => MVerdict::Ran,
-        Verdict::Failed(f) => MVerdict::Failed(f.get()),
-        Verdict::Skipped { failure, needed } => MVerdict::Skipped(failure.get(), needed),
-        Verdict::DryRun => MVerdict::DryRun,
-    }
-}
-
-fn report(r: TaintReport) -> MReport {
-    MReport {
-        failure: r.failure.get(),
-        error: (r.error.kind, r.error.kernel, r.error.message),
-        occurrences: r.occurrences,
-        chain: r
-            .chain
-            .into_iter()
-            .map(|h| (h.launch, h.kernel, h.needed))
-            .collect(),
-        truncated: r.truncated,
-    }
-}
-
-fn read_result(r: ReadResult) -> MRead {
-    match r {
-        ReadResult::Clean => MRead::Clean,
-        ReadResult::Unresolved => MRead::Unresolved,
-        ReadResult::Tainted(r) => MRead::Tainted(report(r)),
-        ReadResult::DeviceFault(e) => MRead::DeviceFault(e.kind, e.message),
-    }
-}
-
-/// `(start, end, failure, origin launch)`.
-type ClaimRow = (u64, u64, u64, Option<u64>);
-
-/// Everything observable about a world, in a comparable form.
-#[derive(Debug, PartialEq, Eq)]
-struct State {
-    stats: taintworld::Stats,
-    claims: Vec<(u64, Vec<ClaimRow>)>,
-    failures: Vec<(u64, String, String, String, u64, u64)>,
-    records: Vec<u64>,
-}
-
-fn state(world: &World) -> State {
-    let mut claims: Vec<_> = world
-        .allocations()
-        .iter()
-        .map(|(_, a)| {
-            let list = world
-                .claims(a.memory)
-                .expect("a listed allocation is live")
-                .map(|c| (c.start, c.end, c.failure.get(), c.origin))
-                .collect();
-            (a.memory, list)
-        })
-        .collect();
-    claims.sort();
-    let mut failures: Vec<_> = world
-        .failures()
-        .map(|f| {
-            (
-                f.id.get(),
-                f.error.kind.clone(),
-                f.error.kernel.clone(),
-                f.error.message.clone(),
-                f.occurrences,
-                f.skipped,
-            )
-        })
-        .collect();
-    failures.sort();
-    let mut records: Vec<u64> = world.skip_records().map(|r| r.launch).collect();
-    records.sort();
-    State {
-        stats: world.stats(),
-        claims,
-        failures,
-        records,
-    }
-}
-
-fn model_state(m: &Model) -> State {
-    let claims = m.allocs.keys().map(|&mem| (mem, m.claims(mem))).collect();
-    let failures = m
-        .failures
-        .iter()
-        .map(|(&id, f)| {
-            (
-                id,
-                f.kind.clone(),
-                f.kernel.clone(),
-                f.message.clone(),
-                f.occurrences,
-                f.skipped,
-            )
-        })
-        .collect();
-    let records: Vec<u64> = m.live_records().into_iter().collect();
-    let claim_count: u64 = m.allocs.keys().map(|&mem| m.claims(mem).len() as u64).sum();
-    State {
-        stats: taintworld::Stats {
-            live_failures: m.failures.len() as u64,
-            tainted_allocations: m.tainted_allocations(),
-            tainted_bytes: m.tainted_bytes(),
-            claims: claim_count,
-            failures_minted: m.minted,
-            unresolved_bindings: m.unresolved,
-            live_records: records.len() as u64,
-            allocations: m.allocs.len() as u64,
-            launches: m.launches,
-        },
-        claims,
-        failures,
-        records,
-    }
 }
 
 fn run_launch(world: &mut World, op: &LaunchOp) -> Result<(u64, MVerdict), ()> {

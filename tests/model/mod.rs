@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod bridge;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// What one byte carries: a failure id and the index of the skip record it

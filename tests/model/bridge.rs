@@ -1,0 +1,170 @@
+//! The bridge between the world and the model: the world's types in the
+//! model's terms, and everything observable about either in one comparable
+//! form. Shared by the proptest (`tests/world_matches_model.rs`) and the
+//! fuzz target (`fuzz/fuzz_targets/world_vs_model.rs`), so both compare the
+//! same things the same way.
+
+use taintworld::{Access, Binding, Outcome, ReadResult, Stats, TaintReport, Verdict, World};
+
+use super::{MBinding, MOutcome, MRead, MReport, MVerdict, Model};
+
+/// The model's access code (0 read, 1 write, 2 read_write, 3 dead).
+pub fn access(a: u8) -> Access {
+    match a {
+        0 => Access::Read,
+        1 => Access::Write,
+        2 => Access::ReadWrite,
+        _ => Access::Dead,
+    }
+}
+
+/// A model binding as the world's.
+pub fn to_binding(b: &MBinding) -> Binding {
+    Binding {
+        stream: b.stream.into(),
+        memory: b.memory.into(),
+        range: b.range,
+        access: access(b.access),
+    }
+}
+
+/// A model outcome as the world's.
+pub fn to_outcome(o: &MOutcome) -> Outcome<'_> {
+    match o {
+        MOutcome::Ok => Outcome::Ok,
+        MOutcome::DryRun => Outcome::DryRun,
+        MOutcome::Failed(kind, message) => Outcome::Failed { kind, message },
+    }
+}
+
+/// A world verdict in the model's terms.
+pub fn verdict(v: Verdict) -> MVerdict {
+    match v {
+        Verdict::Ran => MVerdict::Ran,
+        Verdict::Failed(f) => MVerdict::Failed(f.get()),
+        Verdict::Skipped { failure, needed } => MVerdict::Skipped(failure.get(), needed),
+        Verdict::DryRun => MVerdict::DryRun,
+    }
+}
+
+/// A world taint report in the model's terms.
+pub fn report(r: TaintReport) -> MReport {
+    MReport {
+        failure: r.failure.get(),
+        error: (r.error.kind, r.error.kernel, r.error.message),
+        occurrences: r.occurrences,
+        chain: r
+            .chain
+            .into_iter()
+            .map(|h| (h.launch, h.kernel, h.needed))
+            .collect(),
+        truncated: r.truncated,
+    }
+}
+
+/// A world read in the model's terms.
+pub fn read_result(r: ReadResult) -> MRead {
+    match r {
+        ReadResult::Clean => MRead::Clean,
+        ReadResult::Unresolved => MRead::Unresolved,
+        ReadResult::Tainted(r) => MRead::Tainted(report(r)),
+        ReadResult::DeviceFault(e) => MRead::DeviceFault(e.kind, e.message),
+    }
+}
+
+/// `(start, end, failure, origin launch)`.
+pub type ClaimRow = (u64, u64, u64, Option<u64>);
+
+/// `(id, kind, kernel, message, occurrences, skipped)`.
+pub type FailureRow = (u64, String, String, String, u64, u64);
+
+/// Everything observable about a world, in a comparable form.
+#[derive(Debug, PartialEq, Eq)]
+pub struct State {
+    /// The counters.
+    pub stats: Stats,
+    /// Per live memory id, its claims sorted by start.
+    pub claims: Vec<(u64, Vec<ClaimRow>)>,
+    /// The live failures, sorted by id.
+    pub failures: Vec<FailureRow>,
+    /// The launch numbers of the live skip records, sorted.
+    pub records: Vec<u64>,
+}
+
+/// A world's observable state.
+pub fn state(world: &World) -> State {
+    let mut claims: Vec<_> = world
+        .allocations()
+        .iter()
+        .map(|(_, a)| {
+            let list = world
+                .claims(a.memory)
+                .into_iter()
+                .flatten()
+                .map(|c| (c.start, c.end, c.failure.get(), c.origin))
+                .collect();
+            (a.memory, list)
+        })
+        .collect();
+    claims.sort();
+    let mut failures: Vec<_> = world
+        .failures()
+        .map(|f| {
+            let e = f.error;
+            (
+                f.id.get(),
+                e.kind.clone(),
+                e.kernel.clone(),
+                e.message.clone(),
+                f.occurrences,
+                f.skipped,
+            )
+        })
+        .collect();
+    failures.sort();
+    let mut records: Vec<u64> = world.skip_records().map(|r| r.launch).collect();
+    records.sort();
+    State {
+        stats: world.stats(),
+        claims,
+        failures,
+        records,
+    }
+}
+
+/// The model's observable state, in the same form.
+pub fn model_state(m: &Model) -> State {
+    let claims: Vec<_> = m.allocs.keys().map(|&mem| (mem, m.claims(mem))).collect();
+    let failures = m
+        .failures
+        .iter()
+        .map(|(&id, f)| {
+            (
+                id,
+                f.kind.clone(),
+                f.kernel.clone(),
+                f.message.clone(),
+                f.occurrences,
+                f.skipped,
+            )
+        })
+        .collect();
+    let records: Vec<u64> = m.live_records().into_iter().collect();
+    let claim_count = claims.iter().map(|(_, c)| c.len() as u64).sum();
+    State {
+        stats: Stats {
+            live_failures: m.failures.len() as u64,
+            tainted_allocations: m.tainted_allocations(),
+            tainted_bytes: m.tainted_bytes(),
+            claims: claim_count,
+            failures_minted: m.minted,
+            unresolved_bindings: m.unresolved,
+            live_records: records.len() as u64,
+            allocations: m.allocs.len() as u64,
+            launches: m.launches,
+        },
+        claims,
+        failures,
+        records,
+    }
+}
