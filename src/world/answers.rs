@@ -1,0 +1,195 @@
+//! What the world answers: reports of tainted bytes, captures, profiles,
+//! syncs, write scopes, and looks at its entities and counters.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::components::failure::{ErrorInfo, FailureId};
+
+/// One hop of a taint chain: a skipped launch, newest first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainHop {
+    /// The skipped launch's number.
+    pub launch: u64,
+    /// Its kernel.
+    pub kernel: String,
+    /// The memory id it needed, whose bytes carried the failure.
+    pub needed: u64,
+}
+
+/// Why bytes cannot be trusted: the failure they carry and exactly how they
+/// came to carry it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaintReport {
+    /// The failure's id.
+    pub failure: FailureId,
+    /// Its root error.
+    pub error: ErrorInfo,
+    /// How many times it occurred.
+    pub occurrences: u64,
+    /// The skipped launches from the root to these bytes, newest first; the
+    /// last hop read bytes the failure tainted directly. Empty when the
+    /// bytes were tainted directly.
+    pub chain: Vec<ChainHop>,
+    /// Whether the chain was cut at `chain_limit` before reaching the root.
+    pub truncated: bool,
+}
+
+/// What a host read of a binding finds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadResult {
+    /// Every byte was last written by work that ran.
+    Clean,
+    /// Some byte carries a failure: the claim with the lowest start decides.
+    Tainted(TaintReport),
+    /// The binding is not this world's to answer for.
+    Unresolved,
+    /// The device is faulted; no byte can be trusted.
+    DeviceFault(ErrorInfo),
+}
+
+/// What `capture_end` made of a window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CaptureResult {
+    /// The graph was created with the recorded launches' write sets.
+    Ok,
+    /// A launch in the window failed or was skipped: no graph, and the
+    /// report of the failure that doomed it (chain from the memory that
+    /// stopped the skip; empty for a failed launch).
+    Failed(TaintReport),
+}
+
+/// What `profile_end` reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProfileResult {
+    /// Nothing failed or was skipped while the profile was open.
+    Valid,
+    /// The first failure while it was open, as it was then.
+    Invalid {
+        /// Its id.
+        failure: FailureId,
+        /// Its error.
+        error: ErrorInfo,
+    },
+}
+
+/// What `sync` reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SyncResult {
+    /// The device is healthy.
+    Ok,
+    /// The device faulted (the first fault).
+    DeviceFault(ErrorInfo),
+}
+
+/// The counters of a world, as of now.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Failures alive (carried or pinned).
+    pub live_failures: u64,
+    /// Allocations holding at least one claim.
+    pub tainted_allocations: u64,
+    /// Bytes carrying a failure, unbacked allocations included.
+    pub tainted_bytes: u64,
+    /// Claims.
+    pub claims: u64,
+    /// Failure ids minted so far.
+    pub failures_minted: u64,
+    /// Bindings that did not resolve, counted over every accepted call.
+    pub unresolved_bindings: u64,
+    /// Skip records alive.
+    pub live_records: u64,
+    /// Allocations alive.
+    pub allocations: u64,
+    /// Launches processed (the next launch's number).
+    pub launches: u64,
+}
+
+/// A look at one live failure.
+#[derive(Copy, Clone, Debug)]
+pub struct FailureInfo<'w> {
+    /// Its id.
+    pub id: FailureId,
+    /// Its root error.
+    pub error: &'w ErrorInfo,
+    /// How many times it occurred.
+    pub occurrences: u64,
+    /// How many launches it skipped.
+    pub skipped: u64,
+    /// How many allocations carry it.
+    pub carriers: u64,
+    /// How many doomed capture windows pin it.
+    pub pins: u64,
+}
+
+/// A look at one live skip record.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RecordInfo<'w> {
+    /// The skipped launch's number (unique among records: one skip, one
+    /// record).
+    pub launch: u64,
+    /// Its kernel.
+    pub kernel: &'w str,
+    /// The memory id it needed.
+    pub needed: u64,
+    /// The launch number of its cause, `None` for the root or a cut.
+    pub cause: Option<u64>,
+    /// Its depth.
+    pub depth: u32,
+    /// Whether its chain was cut.
+    pub cut: bool,
+    /// The failure it propagated.
+    pub failure: FailureId,
+}
+
+/// A look at one claim.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ClaimInfo {
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+    /// The failure.
+    pub failure: FailureId,
+    /// The launch number of its origin record, `None` for the root.
+    pub origin: Option<u64>,
+}
+
+/// How a write scope ended (see [`World::scope`](crate::World::scope)).
+#[derive(Debug, PartialEq, Eq)]
+pub enum ScopeOutcome<T, E> {
+    /// The body returned `Ok`: the write set was released.
+    Ran(T),
+    /// The body returned `Err`: the write set carries the error.
+    Failed {
+        /// The failure the write set now carries.
+        failure: FailureId,
+        /// The body's error.
+        error: E,
+    },
+    /// The read set was tainted: the body did not run, and the write set
+    /// carries the failure read.
+    Skipped {
+        /// The failure read.
+        failure: FailureId,
+        /// The memory id of the deciding binding.
+        needed: u64,
+    },
+}
+
+/// The error a write scope's body returns: what the failure records.
+pub trait ScopeError {
+    /// The class of error.
+    fn kind(&self) -> &str;
+    /// What the runtime said.
+    fn message(&self) -> &str;
+}
+
+impl ScopeError for ErrorInfo {
+    fn kind(&self) -> &str {
+        &self.kind
+    }
+    fn message(&self) -> &str {
+        &self.message
+    }
+}

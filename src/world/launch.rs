@@ -1,0 +1,64 @@
+//! What a launch is and what the world makes of it.
+
+use crate::components::binding::Binding;
+use crate::components::failure::FailureId;
+use crate::components::stream::StreamRef;
+
+/// How work ended, as the runtime saw it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Outcome<'a> {
+    /// It ran: its write set has a writer again.
+    Ok,
+    /// It was only checked (a launch's `dry_run`): nothing is changed.
+    DryRun,
+    /// It failed with this error; the kernel is the work's own.
+    Failed {
+        /// The class of error.
+        kind: &'a str,
+        /// What the runtime said.
+        message: &'a str,
+    },
+}
+
+/// One kernel launch: its kernel, the stream it is enqueued on, what it
+/// binds and how it ended.
+#[derive(Copy, Clone, Debug)]
+pub struct Launch<'a> {
+    /// The kernel's name.
+    pub kernel: &'a str,
+    /// The stream the launch is enqueued on (its bindings name their own).
+    pub stream: StreamRef,
+    /// The buffers it binds, in the order it lists them.
+    pub bindings: &'a [Binding],
+    /// How it ended.
+    pub outcome: Outcome<'a>,
+}
+
+/// What the world made of one launch (or host write, or replay).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Its reads were clean and it ran: its write set was released.
+    Ran,
+    /// It failed: its write set carries this failure.
+    Failed(FailureId),
+    /// It read bytes carrying `failure` (the binding of memory `needed`
+    /// decided): it was skipped and its write set carries the failure too.
+    Skipped {
+        /// The failure read.
+        failure: FailureId,
+        /// The memory id of the deciding binding.
+        needed: u64,
+    },
+    /// A dry run: nothing changed.
+    DryRun,
+}
+
+/// A launch's number and verdict.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LaunchResult {
+    /// The launch's number: launches are numbered `0, 1, 2, …` in the order
+    /// the world processes them; bad input takes no number.
+    pub launch: u64,
+    /// What happened.
+    pub verdict: Verdict,
+}
