@@ -484,6 +484,7 @@ impl World {
                 failure,
                 Origin::Skip(record),
             );
+            g.records.queue_if_unreferenced(record);
             let id = failure_id(g, failure);
             (
                 Verdict::Skipped {

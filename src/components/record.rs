@@ -118,8 +118,8 @@ impl Records {
     ///
     /// The chain is cut rather than grown past `chain_limit`: the record then
     /// has depth 1, no cause, and remembers the cut. The new record is
-    /// referenced by nothing yet, so it is queued for pruning: a skip with an
-    /// empty write set leaves no record behind.
+    /// referenced by nothing yet: the caller taints the skip's write set with
+    /// it and then calls [`queue_if_unreferenced`](Self::queue_if_unreferenced).
     pub(crate) fn make(
         &mut self,
         launch: u64,
@@ -153,8 +153,17 @@ impl Records {
             cut,
             refs: 0,
         });
-        self.unreferenced.push(key);
         key
+    }
+
+    /// Queues `key` for pruning if nothing refers to it: what the caller of
+    /// [`make`](Self::make) does once the skip's write set is tainted (a skip
+    /// with an empty write set leaves no record behind).
+    #[inline]
+    pub(crate) fn queue_if_unreferenced(&mut self, key: RecordKey) {
+        if self.store.get(key).is_some_and(|r| r.refs == 0) {
+            self.unreferenced.push(key);
+        }
     }
 
     fn intern(&mut self, name: &str) -> KernelKey {
