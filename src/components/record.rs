@@ -143,7 +143,7 @@ impl Records {
             self.add_ref(c);
         }
         let kernel = self.intern(kernel);
-        let key = self.store.insert(SkipRecord {
+        self.store.insert(SkipRecord {
             launch,
             kernel,
             needed,
@@ -152,8 +152,7 @@ impl Records {
             depth,
             cut,
             refs: 0,
-        });
-        key
+        })
     }
 
     /// Queues `key` for pruning if nothing refers to it: what the caller of
