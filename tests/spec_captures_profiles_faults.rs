@@ -1,6 +1,10 @@
 //! SPEC.md §6 and §6a: capture windows, graphs and replays, profiles,
 //! device faults, and allocations whose reservation failed.
 
+mod common;
+
+use common::{claims, named};
+
 use taintworld::{
     Access, Binding, CaptureResult, ChainHop, Error, ErrorInfo, Launch, Outcome, ProfileResult,
     ReadResult, SyncResult, TaintReport, Verdict, World,
@@ -39,19 +43,7 @@ fn go(
         bindings,
         outcome,
     };
-    match w.launch(&launch).expect("valid launch").verdict {
-        Verdict::Ran => ("ran", 0, 0),
-        Verdict::DryRun => ("dry_run", 0, 0),
-        Verdict::Failed(f) => ("failed", f.get(), 0),
-        Verdict::Skipped { failure, needed } => ("skipped", failure.get(), needed),
-    }
-}
-
-fn claims(w: &World, memory: u64) -> Vec<(u64, u64, u64, Option<u64>)> {
-    w.claims(memory)
-        .expect("live")
-        .map(|c| (c.start, c.end, c.failure.get(), c.origin))
-        .collect()
+    named(w.launch(&launch).expect("valid launch").verdict)
 }
 
 fn failed(result: CaptureResult) -> TaintReport {

@@ -1,9 +1,13 @@
 //! SPEC.md §4: failure ids, dedup by identity, pruning, skip counts, skip
 //! records and the chain a tainted read reports.
 
+mod common;
+
+use common::named;
+
 use taintworld::{
     Access, Binding, ChainHop, Config, ErrorInfo, Launch, Outcome, ReadResult, RecordInfo,
-    TaintReport, Verdict, World,
+    TaintReport, World,
 };
 
 const FAIL: Outcome<'static> = Outcome::Failed {
@@ -24,12 +28,7 @@ fn go(
         bindings,
         outcome,
     };
-    match w.launch(&launch).expect("valid launch").verdict {
-        Verdict::Ran => ("ran", 0, 0),
-        Verdict::DryRun => ("dry_run", 0, 0),
-        Verdict::Failed(f) => ("failed", f.get(), 0),
-        Verdict::Skipped { failure, needed } => ("skipped", failure.get(), needed),
-    }
+    named(w.launch(&launch).expect("valid launch").verdict)
 }
 
 /// A world with allocations `ids` of 16 bytes each on stream 0.

@@ -1,5 +1,9 @@
 //! SPEC.md §5: host reads, host writes, alloc and free.
 
+mod common;
+
+use common::claims;
+
 use taintworld::{Access, Binding, Error, ErrorInfo, Launch, Outcome, ReadResult, Verdict, World};
 
 const FAIL: Outcome<'static> = Outcome::Failed {
@@ -27,14 +31,6 @@ fn world() -> World {
     })
     .unwrap();
     w
-}
-
-/// The claims of a live allocation as `(start, end, failure, origin launch)`.
-fn claims(w: &World, memory: u64) -> Vec<(u64, u64, u64, Option<u64>)> {
-    w.claims(memory)
-        .expect("a live allocation")
-        .map(|c| (c.start, c.end, c.failure.get(), c.origin))
-        .collect()
 }
 
 #[test]

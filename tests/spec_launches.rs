@@ -2,6 +2,10 @@
 //! apply_taint's set-and-fuse, release_written, dry runs, numbering and
 //! batches.
 
+mod common;
+
+use common::{claims, named};
+
 use taintworld::{
     Access, Binding, Error, Launch, LaunchResult, Outcome, StreamRef, Verdict, World,
 };
@@ -28,20 +32,7 @@ fn go(
         bindings,
         outcome,
     };
-    match w.launch(&launch).expect("valid launch").verdict {
-        Verdict::Ran => ("ran", 0, 0),
-        Verdict::DryRun => ("dry_run", 0, 0),
-        Verdict::Failed(f) => ("failed", f.get(), 0),
-        Verdict::Skipped { failure, needed } => ("skipped", failure.get(), needed),
-    }
-}
-
-/// The claims of a live allocation as `(start, end, failure, origin launch)`.
-fn claims(w: &World, memory: u64) -> Vec<(u64, u64, u64, Option<u64>)> {
-    w.claims(memory)
-        .expect("a live allocation")
-        .map(|c| (c.start, c.end, c.failure.get(), c.origin))
-        .collect()
+    named(w.launch(&launch).expect("valid launch").verdict)
 }
 
 fn w(ids: &[u64], size: u64) -> World {

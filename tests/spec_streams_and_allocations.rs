@@ -1,7 +1,11 @@
 //! SPEC.md §1–2: stream slots, special streams, allocations, memory-id and
 //! key bindings, resolution, empty ranges and dead bindings.
 
-use taintworld::{Access, Binding, Config, Launch, Outcome, ReadResult, StreamRef, Verdict, World};
+mod common;
+
+use common::{claims, named};
+
+use taintworld::{Access, Binding, Config, Launch, Outcome, ReadResult, StreamRef, World};
 
 const FAIL: Outcome<'static> = Outcome::Failed {
     kind: "compile",
@@ -22,23 +26,7 @@ fn go(
         bindings,
         outcome,
     };
-    match w.launch(&launch).expect("valid launch").verdict {
-        Verdict::Ran => ("ran", 0, 0),
-        Verdict::DryRun => ("dry_run", 0, 0),
-        Verdict::Failed(f) => ("failed", f.get(), 0),
-        Verdict::Skipped { failure, needed } => ("skipped", failure.get(), needed),
-    }
-}
-
-/// The claims of a live allocation as `(start, end, failure, origin launch)`.
-fn claims(
-    w: &World,
-    memory: impl Into<taintworld::MemoryRef>,
-) -> Vec<(u64, u64, u64, Option<u64>)> {
-    w.claims(memory)
-        .expect("a live allocation")
-        .map(|c| (c.start, c.end, c.failure.get(), c.origin))
-        .collect()
+    named(w.launch(&launch).expect("valid launch").verdict)
 }
 
 #[test]
