@@ -4,81 +4,27 @@
 //! remains — and the heap the world holds is back to what it held before
 //! the run, give or take the capacity its stores keep once grown.
 //!
-//! The heap is measured with a counting global allocator. The library
-//! forbids `unsafe`; this test binary is not the library, and a
-//! `GlobalAlloc` cannot be written without it. It forwards every call to
-//! the system allocator unchanged and only counts bytes. This file holds a
-//! single test so that no other test thread allocates while it measures.
+//! The heap is measured with the counting allocator of
+//! `tests/common/counting.rs`, on this test's thread.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[path = "common/counting.rs"]
+mod counting;
 
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use taintworld::{Access, Binding, Config, Launch, LaunchResult, Outcome, World};
 
-/// Counts the bytes live on the heap.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every method forwards to `System` with the caller's arguments
-// unchanged, so `System`'s guarantees are the caller's; the counter is only
-// arithmetic on sizes the caller passed in.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded unchanged (see the impl's comment).
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded unchanged.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded unchanged.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_add(new_size, Ordering::Relaxed);
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
+/// Bytes this test's thread holds on the heap.
+fn live_heap() -> isize {
+    counting::live_bytes()
 }
 
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-fn live_heap() -> usize {
-    LIVE.load(Ordering::Relaxed)
-}
-
-/// splitmix64: deterministic, allocation-free.
-struct Rng(u64);
+/// A seeded generator: the same run every time.
+struct Rng(ChaCha8Rng);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.0.random_range(0..n)
     }
 }
 
@@ -279,7 +225,7 @@ fn a_million_random_operations_leave_nothing_behind_and_the_heap_returns() {
         ..Config::default()
     })
     .unwrap();
-    let mut rng = Rng(0x1ea4_5eed);
+    let mut rng = Rng(ChaCha8Rng::seed_from_u64(0x1ea4_5eed));
 
     // Warm-up: the stores grow to their working size, then everything ends.
     for _ in 0..WARM_UP {

@@ -2,63 +2,15 @@
 //! allocations, launches that taint or release one range per binding, and a
 //! successful `World::scope` make no heap allocation once warm.
 //!
-//! The library itself is `#![forbid(unsafe_code)]`; the `unsafe` below is
-//! only this test binary's counting allocator, which has to implement the
-//! `unsafe` trait `GlobalAlloc`.
+//! Allocations are counted by `tests/common/counting.rs`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "common/counting.rs"]
+mod counting;
 
+use counting::allocations_in;
 use taintworld::{
     Access, AllocKey, Binding, ErrorInfo, Launch, Outcome, ScopeOutcome, Verdict, World,
 };
-
-thread_local! {
-    /// Heap allocations made by this thread (const-initialized, no
-    /// destructor: touching it never allocates).
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-struct Counting;
-
-fn count() {
-    // `try_with`: the slot may be gone while the thread is being torn down.
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every call forwards to `System` unchanged; counting touches only a
-// thread-local `Cell`, which does not allocate.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: the caller's contract for `layout` is passed on unchanged.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Heap allocations this thread made while running `f`.
-fn allocations_in(f: impl FnOnce()) -> u64 {
-    let before = ALLOCATIONS.with(Cell::get);
-    f();
-    ALLOCATIONS.with(Cell::get) - before
-}
 
 #[test]
 fn the_hot_path_makes_no_heap_allocation_once_warm() {

@@ -1,46 +1,17 @@
 //! What each entity costs in memory, pinned so a change that grows one is
 //! seen. The crate docs (`lib.rs`, "Costs") state the same figures.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::mem::size_of;
 
+#[path = "common/counting.rs"]
+mod counting;
+
+use counting::live_bytes as live;
 use taintworld::components::allocation::Footprint;
 use taintworld::{
     Access, Allocation, Binding, Claim, ClaimSet, Failure, Launch, Outcome, Resolved, SkipRecord,
     World,
 };
-
-/// Counts live heap bytes on this thread. The library forbids `unsafe`;
-/// a global allocator cannot be written without it, so it lives here, in the
-/// test, and only forwards to the system allocator.
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = LIVE.try_with(|c| c.set(c.get() + layout.size() as isize));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let _ = LIVE.try_with(|c| c.set(c.get() - layout.size() as isize));
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = LIVE.try_with(|c| c.set(c.get() + new_size as isize - layout.size() as isize));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static COUNTING: Counting = Counting;
-
-fn live() -> isize {
-    LIVE.with(Cell::get)
-}
 
 #[test]
 fn each_component_has_the_size_the_docs_state() {
