@@ -237,18 +237,14 @@ pub fn w3_fragmented() -> Pair {
 }
 
 /// Deterministic pseudo-random read ranges of 256 bytes over the W3
-/// allocation (splitmix64, so runs compare).
+/// allocation (a seeded ChaCha generator, so runs compare).
 pub fn w3_reads(pair: &Pair, count: usize) -> Vec<Both> {
+    use rand::{RngExt, SeedableRng};
     let size = pair.allocs[0].2;
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
     (0..count)
         .map(|_| {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^= z >> 31;
-            let start = z % (size - 256);
+            let start = rng.random_range(0..size - 256);
             pair.bind(0, start, start + 256, Access::Read)
         })
         .collect()
