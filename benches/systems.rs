@@ -23,26 +23,39 @@ use workloads::{
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 
+/// One size of a batch workload: the crate's batch call and the baseline's
+/// launches over the same prepared launches, `elements` units of work each.
+fn bench_batch(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    n: usize,
+    elements: u64,
+    kernel: &str,
+    (mut pair, prepared): (workloads::Pair, workloads::Prepared),
+) -> workloads::Pair {
+    let launches = prepared.launches();
+    let mut results = Vec::with_capacity(launches.len());
+    group.throughput(Throughput::Elements(elements));
+    group.bench_function(BenchmarkId::new("crate", n), |b| {
+        b.iter(|| {
+            results.clear();
+            pair.world
+                .launch_batch(black_box(&launches), &mut results)
+                .unwrap();
+        })
+    });
+    let kernel: Rc<str> = Rc::from(kernel);
+    group.bench_function(BenchmarkId::new("baseline", n), |b| {
+        b.iter(|| prepared.run_base_quiet(black_box(&mut pair.base), &kernel))
+    });
+    pair
+}
+
 /// W1: clean launches of 3 reads + 1 write through the batch call; per binding.
 fn w1(c: &mut Criterion) {
     let mut group = c.benchmark_group("w1_clean_per_binding");
     for n in SIZES {
-        let (mut pair, prepared) = w1_clean(n);
-        let launches = prepared.launches();
-        let mut results = Vec::with_capacity(launches.len());
-        group.throughput(Throughput::Elements((launches.len() * 4) as u64));
-        group.bench_function(BenchmarkId::new("crate", n), |b| {
-            b.iter(|| {
-                results.clear();
-                pair.world
-                    .launch_batch(black_box(&launches), &mut results)
-                    .unwrap();
-            })
-        });
-        let kernel: Rc<str> = Rc::from("clean");
-        group.bench_function(BenchmarkId::new("baseline", n), |b| {
-            b.iter(|| prepared.run_base_quiet(black_box(&mut pair.base), &kernel))
-        });
+        let elements = (n / 4 * 4) as u64;
+        bench_batch(&mut group, n, elements, "clean", w1_clean(n));
     }
     group.finish();
 }
@@ -51,22 +64,7 @@ fn w1(c: &mut Criterion) {
 fn w2(c: &mut Criterion) {
     let mut group = c.benchmark_group("w2_chain_per_skip");
     for n in SIZES {
-        let (mut pair, prepared) = w2_chain(n);
-        let launches = prepared.launches();
-        let mut results = Vec::with_capacity(n);
-        group.throughput(Throughput::Elements(n as u64));
-        group.bench_function(BenchmarkId::new("crate", n), |b| {
-            b.iter(|| {
-                results.clear();
-                pair.world
-                    .launch_batch(black_box(&launches), &mut results)
-                    .unwrap();
-            })
-        });
-        let kernel: Rc<str> = Rc::from("gelu");
-        group.bench_function(BenchmarkId::new("baseline", n), |b| {
-            b.iter(|| prepared.run_base_quiet(black_box(&mut pair.base), &kernel))
-        });
+        bench_batch(&mut group, n, n as u64, "gelu", w2_chain(n));
     }
     group.finish();
 }
@@ -153,28 +151,13 @@ fn w3(c: &mut Criterion) {
 fn w4(c: &mut Criterion) {
     let mut group = c.benchmark_group("w4_retaint_per_launch");
     for n in SIZES {
-        let (mut pair, prepared) = w4_retaint(n);
-        let launches = prepared.launches();
-        let mut results = Vec::with_capacity(n);
-        group.throughput(Throughput::Elements(n as u64));
-        group.bench_function(BenchmarkId::new("crate", n), |b| {
-            b.iter(|| {
-                results.clear();
-                pair.world
-                    .launch_batch(black_box(&launches), &mut results)
-                    .unwrap();
-            })
-        });
+        let pair = bench_batch(&mut group, n, n as u64, "fill", w4_retaint(n));
         let stats = pair.world.stats();
         assert_eq!(
             (stats.live_failures, stats.claims),
             (1, 1),
             "memory must stay flat"
         );
-        let kernel: Rc<str> = Rc::from("fill");
-        group.bench_function(BenchmarkId::new("baseline", n), |b| {
-            b.iter(|| prepared.run_base_quiet(black_box(&mut pair.base), &kernel))
-        });
     }
     group.finish();
 }

@@ -405,13 +405,24 @@ impl<F: StreamFactory> StreamPool<F> {
         self.streams[index].as_mut()
     }
 
+    /// The slot a binding's [`StreamRef`] names (it may be out of range for
+    /// a special stream).
+    fn slot_of_ref(&self, stream: StreamRef) -> Option<usize> {
+        match stream {
+            StreamRef::Id(value) => Some(self.stream_index(&StreamId { value })),
+            StreamRef::Special(i) => self.max_streams.checked_add(usize::from(i)),
+        }
+    }
+
     /// The stream on the slot a binding's [`StreamRef`] names, if that slot
     /// was ever initialized; never creates one.
+    pub fn try_get_ref(&self, stream: StreamRef) -> Option<&F::Stream> {
+        self.streams.get(self.slot_of_ref(stream)?)?.as_ref()
+    }
+
+    /// [`try_get_ref`](Self::try_get_ref), mutably.
     pub fn try_get_ref_mut(&mut self, stream: StreamRef) -> Option<&mut F::Stream> {
-        let index = match stream {
-            StreamRef::Id(value) => self.stream_index(&StreamId { value }),
-            StreamRef::Special(i) => self.max_streams.checked_add(usize::from(i))?,
-        };
+        let index = self.slot_of_ref(stream)?;
         self.streams.get_mut(index)?.as_mut()
     }
 
@@ -446,14 +457,9 @@ where
         if !binding.access.reads() {
             continue;
         }
-        let stream = match binding.stream {
-            StreamRef::Id(value) => pool.try_get(&StreamId { value }),
-            StreamRef::Special(i) => pool
-                .streams
-                .get(pool.max_streams.saturating_add(usize::from(i)))
-                .and_then(Option::as_ref),
+        let Some(stream) = pool.try_get_ref(binding.stream) else {
+            continue;
         };
-        let Some(stream) = stream else { continue };
         if let Some(failure) = stream.failure(binding, graph) {
             let key = graph.failures.key_of(failure)?;
             let error = graph.failures.get(key)?.error.clone();

@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use taintworld::log::{
     CaptureResult, GenOptions, LaunchResult, LogReader, LogWriter, ReadResult, Replay, ReplayError,
-    ReplayOptions, Report, Shape, generate,
+    ReplayOptions, Report, Shape, generate, replay,
 };
 
 #[derive(Parser)]
@@ -144,24 +144,12 @@ fn main() -> ExitCode {
 fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), String> {
     let reader = LogReader::open(path).map_err(|e| format!("error: {}: {e}", path.display()))?;
     let progress = Progress::new();
-    let mut replay = Replay::new(options);
-    for line in reader {
-        let line = line.map_err(|e| format!("error: {}: {e}", path.display()))?;
-        let number = line.number;
-        match replay.apply(line) {
-            Ok(()) => {}
-            Err(ReplayError::BadLine { line, error }) => {
-                progress.finish();
-                return Err(format!("error: line {line}: {error}"));
-            }
-            Err(ReplayError::Io(e)) => {
-                progress.finish();
-                return Err(format!("error: {}: {e}", path.display()));
-            }
-        }
-        progress.tick(number);
-    }
+    let replayed = replay(reader, options, |line| progress.tick(line));
     progress.finish();
+    let replay = replayed.map_err(|e| match e {
+        ReplayError::BadLine { line, error } => format!("error: line {line}: {error}"),
+        ReplayError::Io(e) => format!("error: {}: {e}", path.display()),
+    })?;
     let summary = Summary::of(&replay);
     let (report, _) = replay.finish();
     let stdout = io::stdout().lock();
