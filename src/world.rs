@@ -26,8 +26,8 @@ pub use answers::{
 pub use launch::{Launch, LaunchResult, Outcome, Verdict};
 
 use crate::systems::{
-    ReadHit, Resolution, apply_taint, check_reads, prune_failures, release_written, resolve_each,
-    resolve_owner,
+    ReadHit, Resolution, apply_taint, check_reads, count_unresolved, prune_failures,
+    release_written, resolve_owner,
 };
 
 /// How a world is set up. The defaults are SPEC.md's.
@@ -341,34 +341,33 @@ impl World {
             // look-ups, no rows, no systems.
             let mut unresolved = 0u64;
             for (index, launch) in launches.iter().enumerate() {
-                let resolved = self.streams.slot_of(launch.stream).and_then(|_| {
-                    resolve_each(
+                let checked = match launch.stream {
+                    StreamRef::Id(_) => Ok(()),
+                    special => self.streams.slot_of(special).map(|_| ()),
+                }
+                .and_then(|()| {
+                    count_unresolved(
                         launch.bindings,
                         &self.streams,
                         &self.allocs,
                         self.config.strict,
-                        |_| {},
                     )
                 });
-                match resolved {
-                    Ok(r) => unresolved = unresolved.saturating_add(r.unresolved),
+                match checked {
+                    Ok(n) => unresolved = unresolved.saturating_add(n),
                     Err(error) => return Err(in_batch(index, error)),
                 }
             }
             self.unresolved = self.unresolved.saturating_add(unresolved);
-            results.reserve(launches.len());
-            for launch in launches {
-                let number = self.launches;
-                self.launches = self.launches.saturating_add(1);
-                let verdict = match launch.outcome {
+            let first = self.launches;
+            results.extend(launches.iter().zip(0u64..).map(|(launch, i)| LaunchResult {
+                launch: first.saturating_add(i),
+                verdict: match launch.outcome {
                     Outcome::DryRun => Verdict::DryRun,
                     _ => Verdict::Ran,
-                };
-                results.push(LaunchResult {
-                    launch: number,
-                    verdict,
-                });
-            }
+                },
+            }));
+            self.launches = first.saturating_add(launches.len() as u64);
             return Ok(());
         }
         // Every launch resolved into rows first: bad input anywhere in the

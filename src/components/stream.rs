@@ -48,6 +48,7 @@ pub struct Streams {
     by_slot: HashMap<u64, StreamKey>,
     max_streams: u64,
     num_special: u16,
+    wide: bool,
 }
 
 impl Streams {
@@ -67,6 +68,7 @@ impl Streams {
             by_slot: HashMap::default(),
             max_streams,
             num_special,
+            wide: max_streams + u64::from(num_special) > 1 << 32,
         })
     }
 
@@ -82,7 +84,7 @@ impl Streams {
     /// full slot in the allocation's row as well.
     #[inline]
     pub fn wide(&self) -> bool {
-        self.max_streams + u64::from(self.num_special) > 1 << 32
+        self.wide
     }
 
     /// How many special slots there are.

@@ -20,4 +20,4 @@ pub use apply_taint::apply_taint;
 pub use check_reads::{ReadHit, check_reads};
 pub use prune_failures::prune_failures;
 pub use release_written::release_written;
-pub use resolve_owner::{Resolution, resolve_each, resolve_owner};
+pub use resolve_owner::{Resolution, count_unresolved, resolve_each, resolve_owner};

@@ -1,0 +1,141 @@
+//! The workloads of `systems.rs` run a given number of times with no timing
+//! at all, for `scripts/instruction-counts`: under `valgrind --tool=callgrind
+//! --toggle-collect='*measured*'` only the work inside [`measured`] is
+//! counted, and that count divided by the units of work is the instruction
+//! count per unit — exact where wall-clock medians on a shared machine move
+//! by a third. It prints the units of work measured.
+//!
+//! ```text
+//! instructions <workload> <side> <iterations>
+//!   workload: w1 | w2 | w4 | w5
+//!   side:     crate | baseline
+//! ```
+
+mod baseline;
+mod workloads;
+
+use std::hint::black_box;
+use std::rc::Rc;
+
+use taintworld::Outcome;
+use workloads::{Step, w1_clean, w2_chain, w4_retaint, w5_training};
+
+/// Bindings (W1), skips (W2) or launches (W4) per iteration.
+const N: usize = 10_000;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (workload, side, iterations) = match args.as_slice() {
+        [w, s, n, ..] => (w.as_str(), s.as_str(), n.parse::<usize>().unwrap_or(0)),
+        // `cargo bench` runs every bench target with `--bench`: nothing to do.
+        _ => return,
+    };
+    let units = match workload {
+        "w5" => run_w5(side, iterations),
+        _ => {
+            let (mut pair, prepared, kernel, units) = match workload {
+                "w1" => {
+                    let (p, q) = w1_clean(N);
+                    (p, q, "clean", N / 4 * 4)
+                }
+                "w2" => {
+                    let (p, q) = w2_chain(N);
+                    (p, q, "gelu", N)
+                }
+                "w4" => {
+                    let (p, q) = w4_retaint(N);
+                    (p, q, "fill", N)
+                }
+                other => {
+                    eprintln!("unknown workload {other}: w1, w2, w4 or w5");
+                    std::process::exit(2);
+                }
+            };
+            let launches = prepared.launches();
+            let mut results = Vec::with_capacity(launches.len());
+            let kernel: Rc<str> = Rc::from(kernel);
+            for _ in 0..iterations {
+                if side == "crate" {
+                    results.clear();
+                    measured(|| {
+                        pair.world
+                            .launch_batch(black_box(&launches), &mut results)
+                            .expect("valid launches")
+                    });
+                } else {
+                    measured(|| prepared.run_base_quiet(black_box(&mut pair.base), &kernel));
+                }
+            }
+            units * iterations
+        }
+    };
+    println!("{units}");
+}
+
+/// The work counted: callgrind collects only inside this function.
+#[inline(never)]
+fn measured<T>(work: impl FnOnce() -> T) -> T {
+    work()
+}
+
+/// W5 steps on a fresh clone per iteration, as `systems.rs` times them (the
+/// clones are made outside [`measured`]).
+fn run_w5(side: &str, iterations: usize) -> usize {
+    let (pair, prepared, steps) = w5_training(20_000);
+    let launches = prepared.launches();
+    let kernels: Vec<Rc<str>> = prepared.work.iter().map(|w| Rc::from(w.kernel)).collect();
+    let mut worlds: Vec<_> = (0..iterations).map(|_| pair.world.clone()).collect();
+    let mut bases: Vec<_> = (0..iterations).map(|_| pair.base.clone()).collect();
+    for i in 0..iterations {
+        measured(|| {
+            for step in &steps {
+                if side == "crate" {
+                    let world = &mut worlds[i];
+                    match step {
+                        Step::Launch(l) => {
+                            black_box(world.launch(&launches[*l]).expect("valid launch"));
+                        }
+                        Step::HostWrite(b) => {
+                            world
+                                .host_write(&binding(b), Outcome::Ok)
+                                .expect("valid write");
+                        }
+                        Step::Read(b) => {
+                            black_box(world.read_failure(&binding(b)).expect("valid read"));
+                        }
+                    }
+                } else {
+                    let base = &mut bases[i];
+                    match step {
+                        Step::Launch(l) => {
+                            let w = &prepared.work[*l];
+                            black_box(base.launch(&kernels[*l], &prepared.base[*l], w.failed));
+                        }
+                        Step::HostWrite(b) => base.written(&[baseline::BaseBinding {
+                            at: b.at,
+                            start: b.start,
+                            end: b.end,
+                            read: false,
+                            write: true,
+                        }]),
+                        Step::Read(b) => {
+                            black_box(base.failure(b.at, b.start, b.end));
+                        }
+                    }
+                }
+            }
+        });
+    }
+    drop(worlds);
+    drop(bases);
+    launches.len() * iterations
+}
+
+fn binding(b: &workloads::Both) -> taintworld::Binding {
+    taintworld::Binding {
+        stream: (b.at.slot as u64).into(),
+        memory: b.key.into(),
+        range: Some((b.start, b.end)),
+        access: b.access,
+    }
+}
