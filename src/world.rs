@@ -407,7 +407,9 @@ impl World {
     }
 
     /// Steps 2–6 of SPEC §3 for one launch whose rows are
-    /// `self.rows[start..end]`.
+    /// `self.rows[start..end]`. Inlined into the batch loop: its result is
+    /// built where it is pushed, not returned through memory.
+    #[inline(always)]
     fn settle_launch(
         &mut self,
         kernel: &str,
@@ -452,6 +454,7 @@ impl World {
     /// `slot` is the launch's stream slot (`None` for host writes and
     /// replays, which no capture window sees).
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn settle(
         &mut self,
         launch: u64,
@@ -474,7 +477,7 @@ impl World {
                 failure,
                 self.config.chain_limit,
             );
-            g.failures.count_skip(failure);
+            let id = g.failures.count_skip(failure);
             apply_taint(
                 rows,
                 &mut self.allocs,
@@ -484,7 +487,6 @@ impl World {
                 Origin::Skip(record),
             );
             g.records.queue_if_unreferenced(record);
-            let id = failure_id(g, failure);
             (
                 Verdict::Skipped {
                     failure: id,
@@ -498,7 +500,7 @@ impl World {
         } else {
             match outcome {
                 Outcome::Failed { kind, message } => {
-                    let failure = g.failures.find_or_mint(kind, kernel, message);
+                    let (failure, id) = g.failures.occur(kind, kernel, message);
                     apply_taint(
                         rows,
                         &mut self.allocs,
@@ -507,7 +509,6 @@ impl World {
                         failure,
                         Origin::Root,
                     );
-                    let id = failure_id(g, failure);
                     (
                         Verdict::Failed(id),
                         Some(Doom {
@@ -522,10 +523,14 @@ impl World {
                 }
             }
         };
-        if let Some(slot) = slot {
+        if let Some(slot) = slot
+            && !self.windows.is_empty()
+        {
             self.capture_launch(slot, start, end, doom);
         }
-        if let Some(doom) = doom {
+        if let Some(doom) = doom
+            && self.clean_profiles != 0
+        {
             self.profile_failure(doom.failure);
         }
         self.prune();
@@ -534,10 +539,8 @@ impl World {
 
     /// What an open capture window on `slot` makes of a launch: it records
     /// one that ran, and the first failed or skipped launch dooms it.
+    #[inline(never)]
     fn capture_launch(&mut self, slot: u64, start: usize, end: usize, doom: Option<Doom>) {
-        if self.windows.is_empty() {
-            return;
-        }
         let Some(window) = self.windows.get_mut(&slot) else {
             return;
         };
@@ -570,10 +573,8 @@ impl World {
     }
 
     /// Every open profile that has not seen a failure yet sees this one.
+    #[inline(never)]
     fn profile_failure(&mut self, failure: FailureKey) {
-        if self.clean_profiles == 0 {
-            return;
-        }
         let Some(f) = self.graph.failures.get(failure) else {
             return;
         };

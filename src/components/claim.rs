@@ -139,6 +139,37 @@ impl ClaimSet {
             failures.gain_carrier(failure);
             return;
         }
+        if let [only] = self.claims.as_mut_slice()
+            && only.start == start
+            && only.end == end
+        {
+            // One claim, exactly the range: a buffer failing again and again
+            // (nothing to do) or a chain of skips retainting whole buffers
+            // (relabel it in place).
+            let old = *only;
+            if old.same_label(failure, origin) {
+                return;
+            }
+            only.failure = failure;
+            only.origin = origin;
+            relabeled(old, failure, origin, failures, records);
+            return;
+        }
+        self.taint_window(start, end, failure, origin, failures, records);
+    }
+
+    /// [`taint`](Self::taint) where claims overlap or touch the range in
+    /// any other way than one claim being exactly it.
+    #[inline(never)]
+    fn taint_window(
+        &mut self,
+        start: u64,
+        end: u64,
+        failure: FailureKey,
+        origin: Origin,
+        failures: &mut Failures,
+        records: &mut Records,
+    ) {
         // Claims that overlap or touch the range.
         let lo = self.claims.partition_point(|c| c.end < start);
         let hi = lo + self.claims[lo..].partition_point(|c| c.start <= end);
@@ -318,6 +349,28 @@ impl ClaimSet {
         } else if window > n {
             self.claims.drain(lo + n..hi);
         }
+    }
+}
+
+/// The only claim of an allocation, `old`, now carries `failure` through
+/// `origin` instead: the references its labels held move over.
+#[inline]
+fn relabeled(
+    old: Claim,
+    failure: FailureKey,
+    origin: Origin,
+    failures: &mut Failures,
+    records: &mut Records,
+) {
+    if let Origin::Skip(r) = origin {
+        records.add_ref(r);
+    }
+    if let Origin::Skip(r) = old.origin {
+        records.drop_ref(r);
+    }
+    if old.failure != failure {
+        failures.gain_carrier(failure);
+        failures.lose_carrier(old.failure);
     }
 }
 

@@ -147,6 +147,17 @@ impl Failures {
     /// occurrence. A new failure carries nothing yet, so it is queued for
     /// pruning: if the taint that follows claims no byte, it goes.
     pub fn find_or_mint(&mut self, kind: &str, kernel: &str, message: &str) -> FailureKey {
+        self.occur(kind, kernel, message).0
+    }
+
+    /// [`find_or_mint`](Self::find_or_mint), with the failure's public id.
+    #[inline]
+    pub(crate) fn occur(
+        &mut self,
+        kind: &str,
+        kernel: &str,
+        message: &str,
+    ) -> (FailureKey, FailureId) {
         if let Some(key) = self.last
             && let Some(failure) = self.store.get_mut(key)
             && failure.error.kind == kind
@@ -154,11 +165,16 @@ impl Failures {
             && failure.error.message == message
         {
             failure.occurrences = failure.occurrences.saturating_add(1);
-            return key;
+            return (key, failure.id);
         }
+        self.occur_hashed(kind, kernel, message)
+    }
+
+    #[inline(never)]
+    fn occur_hashed(&mut self, kind: &str, kernel: &str, message: &str) -> (FailureKey, FailureId) {
         let key = self.find_or_mint_hashed(kind, kernel, message);
         self.last = Some(key);
-        key
+        (key, self.store.get(key).map_or(FailureId::ZERO, |f| f.id))
     }
 
     fn find_or_mint_hashed(&mut self, kind: &str, kernel: &str, message: &str) -> FailureKey {
@@ -227,11 +243,16 @@ impl Failures {
         }
     }
 
-    /// A launch was skipped because it read bytes `key` taints.
+    /// A launch was skipped because it read bytes `key` taints; returns the
+    /// failure's public id.
     #[inline]
-    pub(crate) fn count_skip(&mut self, key: FailureKey) {
-        if let Some(f) = self.store.get_mut(key) {
-            f.skipped = f.skipped.saturating_add(1);
+    pub(crate) fn count_skip(&mut self, key: FailureKey) -> FailureId {
+        match self.store.get_mut(key) {
+            Some(f) => {
+                f.skipped = f.skipped.saturating_add(1);
+                f.id
+            }
+            None => FailureId::ZERO,
         }
     }
 

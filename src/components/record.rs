@@ -120,6 +120,7 @@ impl Records {
     /// has depth 1, no cause, and remembers the cut. The new record is
     /// referenced by nothing yet: the caller taints the skip's write set with
     /// it and then calls [`queue_if_unreferenced`](Self::queue_if_unreferenced).
+    #[inline]
     pub(crate) fn make(
         &mut self,
         launch: u64,
@@ -131,17 +132,17 @@ impl Records {
     ) -> RecordKey {
         let (cause, depth, cut) = match cause {
             Origin::Root => (None, 1, false),
-            Origin::Skip(c) => match self.store.get(c) {
-                Some(r) if r.depth < chain_limit => (Some(c), r.depth + 1, false),
+            Origin::Skip(c) => match self.store.get_mut(c) {
+                Some(r) if r.depth < chain_limit => {
+                    r.refs = r.refs.saturating_add(1);
+                    (Some(c), r.depth + 1, false)
+                }
                 Some(_) => (None, 1, true),
                 // A claim never outlives its record; treat a stale origin as
                 // the root rather than panic.
                 None => (None, 1, false),
             },
         };
-        if let Some(c) = cause {
-            self.add_ref(c);
-        }
         let kernel = self.intern(kernel);
         self.store.insert(SkipRecord {
             launch,
@@ -165,6 +166,7 @@ impl Records {
         }
     }
 
+    #[inline]
     fn intern(&mut self, name: &str) -> KernelKey {
         if let Some(key) = self.last_kernel
             && let Some(k) = self.kernels.get_mut(key)
@@ -178,6 +180,7 @@ impl Records {
         key
     }
 
+    #[inline(never)]
     fn intern_hashed(&mut self, name: &str) -> KernelKey {
         let hash = self.hasher.hash_one(name);
         let kernels = &self.kernels;
@@ -236,21 +239,30 @@ impl Records {
         !self.unreferenced.is_empty()
     }
 
-    /// The next record that may have nothing left referring to it.
-    #[inline]
-    pub(crate) fn pop_unreferenced(&mut self) -> Option<RecordKey> {
-        self.unreferenced.pop()
+    /// Removes every queued record nothing refers to, and with each its
+    /// cause when nothing else refers to that: a whole dead chain goes in
+    /// one walk, without recursion and without queueing each link.
+    pub(crate) fn prune(&mut self) {
+        while let Some(key) = self.unreferenced.pop() {
+            let mut next = Some(key);
+            while let Some(key) = next {
+                next = self.remove_unreferenced(key);
+            }
+        }
     }
 
-    /// Removes `key`, letting go of its kernel name and its cause; a cause
-    /// that nothing else refers to is queued in turn, so a whole dead chain
-    /// goes in one prune without recursion.
-    pub(crate) fn remove(&mut self, key: RecordKey) -> Option<SkipRecord> {
+    /// Removes `key` if nothing refers to it, letting go of its kernel name
+    /// and its cause; returns the cause if nothing refers to it any more.
+    #[inline]
+    fn remove_unreferenced(&mut self, key: RecordKey) -> Option<RecordKey> {
+        if self.store.get(key)?.refs != 0 {
+            return None;
+        }
         let record = self.store.remove(key)?;
         self.release_kernel(record.kernel);
-        if let Some(cause) = record.cause {
-            self.drop_ref(cause);
-        }
-        Some(record)
+        let cause = record.cause?;
+        let r = self.store.get_mut(cause)?;
+        r.refs = r.refs.saturating_sub(1);
+        (r.refs == 0).then_some(cause)
     }
 }

@@ -10,11 +10,7 @@ use crate::components::record::Records;
 /// Only entities whose counts dropped to zero since the last prune are
 /// looked at, so a launch that freed nothing pays two empty-queue checks.
 pub fn prune_failures(failures: &mut Failures, records: &mut Records) -> usize {
-    while let Some(key) = records.pop_unreferenced() {
-        if records.get(key).is_some_and(|r| r.refs() == 0) {
-            records.remove(key);
-        }
-    }
+    records.prune();
     let mut pruned = 0;
     while let Some(key) = failures.pop_unclaimed() {
         if failures

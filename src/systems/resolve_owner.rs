@@ -27,6 +27,7 @@ use crate::error::Error;
 /// Cost: per binding one slot fold and one slot-map look-up by key, or one
 /// hash probe by memory id; no heap allocation once `rows` has grown to the
 /// batch's size.
+#[inline(always)]
 pub fn resolve_owner(
     bindings: &[Binding],
     streams: &Streams,
@@ -36,11 +37,70 @@ pub fn resolve_owner(
 ) -> Result<Resolution, Error> {
     let mark = rows.len();
     rows.reserve(bindings.len());
-    let resolved = resolve_each(bindings, streams, allocs, strict, |row| rows.push(row));
-    if resolved.is_err() {
-        rows.truncate(mark);
+    // Past 2^32 slots a footprint's slot is not the whole slot.
+    let max_streams = if streams.wide() {
+        0
+    } else {
+        streams.max_streams()
+    };
+    let mut resolution = Resolution::default();
+    for binding in bindings {
+        // The common shape, as in `count_unresolved`.
+        if let StreamRef::Id(slot) = binding.stream
+            && let MemoryRef::Key(key) = binding.memory
+            && let Some(footprint) = allocs.footprint(key)
+            && slot < max_streams
+            && u64::from(footprint.slot) == slot
+        {
+            let (start, end) = match binding.range {
+                None => (0, footprint.size),
+                Some((start, end)) if start <= end && end <= footprint.size => (start, end),
+                Some(_) => {
+                    rows.truncate(mark);
+                    return Err(bad_range(binding, allocs, Some((key, footprint))));
+                }
+            };
+            if binding.access != Access::Dead {
+                resolution.claimed |= footprint.claimed;
+                rows.push(Resolved {
+                    alloc: key,
+                    start,
+                    end,
+                    access: binding.access,
+                });
+            }
+            continue;
+        }
+        match resolve_one(binding, streams, allocs, strict, rows) {
+            Ok(r) => {
+                resolution.unresolved += r.unresolved;
+                resolution.claimed |= r.claimed;
+            }
+            Err(error) => {
+                rows.truncate(mark);
+                return Err(error);
+            }
+        }
     }
-    resolved
+    Ok(resolution)
+}
+
+/// [`resolve_owner`]'s way for any binding but the common one.
+#[inline(never)]
+fn resolve_one(
+    binding: &Binding,
+    streams: &Streams,
+    allocs: &Allocations,
+    strict: bool,
+    rows: &mut Vec<Resolved>,
+) -> Result<Resolution, Error> {
+    resolve_each(
+        core::slice::from_ref(binding),
+        streams,
+        allocs,
+        strict,
+        |row| rows.push(row),
+    )
 }
 
 /// [`resolve_owner`] handing each row to `emit` instead of a buffer: with
