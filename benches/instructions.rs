@@ -8,7 +8,7 @@
 //! ```text
 //! instructions <workload> <side> <iterations>
 //!   workload: w1 | w2 | w4 | w5
-//!   side:     crate | baseline
+//!   side:     crate | rows (pre-resolved) | baseline
 //! ```
 
 mod baseline;
@@ -52,6 +52,7 @@ fn main() {
                 }
             };
             let launches = prepared.launches();
+            let row_launches = prepared.row_launches();
             let mut results = Vec::with_capacity(launches.len());
             let kernel: Rc<str> = Rc::from(kernel);
             // One round outside the count, as criterion warms up: buffers
@@ -61,6 +62,11 @@ fn main() {
                     if side == "crate" {
                         pair.world
                             .launch_batch(&launches, &mut results)
+                            .expect("valid launches");
+                        results.clear();
+                    } else if side == "rows" {
+                        pair.world
+                            .launch_batch(&row_launches, &mut results)
                             .expect("valid launches");
                         results.clear();
                     } else {
@@ -73,6 +79,13 @@ fn main() {
                     measured(|| {
                         pair.world
                             .launch_batch(black_box(&launches), &mut results)
+                            .expect("valid launches")
+                    });
+                } else if side == "rows" {
+                    results.clear();
+                    measured(|| {
+                        pair.world
+                            .launch_batch(black_box(&row_launches), &mut results)
                             .expect("valid launches")
                     });
                 } else {

@@ -142,7 +142,7 @@ pub mod world;
 pub mod log;
 
 pub use components::allocation::{AllocKey, Allocation, Allocations};
-pub use components::binding::{Access, Binding, MemoryRef, Resolved};
+pub use components::binding::{Access, Bind, Binding, MemoryRef, Resolved};
 pub use components::claim::{Claim, ClaimSet, Origin};
 pub use components::failure::{ErrorInfo, Failure, FailureId, FailureKey, Failures};
 pub use components::record::{RecordKey, Records, SkipRecord};

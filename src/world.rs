@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use hashbrown::HashMap;
 
 use crate::components::allocation::{AllocKey, Allocation, Allocations};
-use crate::components::binding::{Access, Binding, MemoryRef, Resolved};
+use crate::components::binding::{Access, Bind, Binding, MemoryRef, Resolved};
 use crate::components::claim::{ClaimSet, Origin};
 use crate::components::failure::{ErrorInfo, FailureId, FailureKey};
 use crate::components::record::RecordKey;
@@ -26,8 +26,8 @@ pub use answers::{
 pub use launch::{Launch, LaunchResult, Outcome, Verdict};
 
 use crate::systems::{
-    ReadHit, Resolution, apply_taint, check_reads, count_unresolved, prune_failures,
-    release_written, resolve_owner,
+    ReadHit, Resolution, apply_taint, check_reads, check_rows, count_unresolved, prune_failures,
+    release_written, resolve_each, resolve_owner,
 };
 
 /// How a world is set up. The defaults are SPEC.md's.
@@ -305,20 +305,80 @@ impl World {
 
     /// Processes one launch (SPEC §3): resolve, check the reads, then skip,
     /// fail or release, then prune.
-    pub fn launch(&mut self, launch: &Launch<'_>) -> Result<LaunchResult, Error> {
+    pub fn launch<B: Bind>(&mut self, launch: &Launch<'_, B>) -> Result<LaunchResult, Error> {
         let slot = self.streams.slot_of(launch.stream)?;
-        let resolution = self.resolve(launch.bindings)?;
-        if !resolution.claimed && launch.outcome == Outcome::Ok && self.windows.is_empty() {
-            // Clean bytes in, and it ran: nothing to skip, taint or release.
-            let number = self.launches;
-            self.launches = self.launches.saturating_add(1);
-            return Ok(LaunchResult {
-                launch: number,
-                verdict: Verdict::Ran,
-            });
+        if let Some(rows) = B::as_rows(launch.bindings) {
+            // Pre-resolved: checked in place, settled on the caller's rows.
+            let resolution = check_rows(rows, &self.allocs, self.config.strict)?;
+            self.unresolved = self.unresolved.saturating_add(resolution.unresolved);
+            if !resolution.claimed && launch.outcome == Outcome::Ok && self.windows.is_empty() {
+                return Ok(self.ran_clean());
+            }
+            return Ok(self.settle_launch(launch.kernel, slot, rows, launch.outcome));
         }
-        let end = self.rows.len();
-        Ok(self.settle_launch(launch.kernel, slot, 0, end, launch.outcome))
+        let bindings = B::as_bindings(launch.bindings).unwrap_or_default();
+        let resolution = self.resolve(bindings)?;
+        if !resolution.claimed && launch.outcome == Outcome::Ok && self.windows.is_empty() {
+            return Ok(self.ran_clean());
+        }
+        let rows = core::mem::take(&mut self.rows);
+        let result = self.settle_launch(launch.kernel, slot, &rows, launch.outcome);
+        self.rows = rows;
+        Ok(result)
+    }
+
+    /// Resolves `binding` once, for a scheduler to keep and bind in later
+    /// launches as a pre-resolved row ([`Resolved`]): the row stays what the
+    /// binding resolves to for as long as its allocation lives. `Ok(None)`
+    /// when it does not resolve (not counted: this is a question, not a
+    /// launch; strict mode rejects it as a launch would). Bad input as for a
+    /// launch's binding.
+    ///
+    /// ```
+    /// use taintworld::{Access, Binding, Launch, Outcome, Verdict, World};
+    ///
+    /// let mut world = World::default();
+    /// world.alloc(0, 1, 4096)?;
+    /// world.alloc(0, 2, 4096)?;
+    /// let rows = [
+    ///     world.resolve_binding(&Binding::whole(0, 1, Access::Read))?.expect("live"),
+    ///     world.resolve_binding(&Binding::whole(0, 2, Access::Write))?.expect("live"),
+    /// ];
+    /// let step = Launch { kernel: "gelu", stream: 0.into(), bindings: &rows[..], outcome: Outcome::Ok };
+    /// assert_eq!(world.launch(&step)?.verdict, Verdict::Ran);
+    /// # Ok::<(), taintworld::Error>(())
+    /// ```
+    pub fn resolve_binding(&self, binding: &Binding) -> Result<Option<Resolved>, Error> {
+        // Resolved as a read, so that a dead binding gets its row too.
+        let read = Binding {
+            access: Access::Read,
+            ..*binding
+        };
+        let mut row = None;
+        let resolution = resolve_each(
+            core::slice::from_ref(&read),
+            &self.streams,
+            &self.allocs,
+            self.config.strict,
+            |r| row = Some(r),
+        )?;
+        debug_assert!(row.is_some() || resolution.unresolved == 1);
+        Ok(row.map(|r| Resolved {
+            access: binding.access,
+            ..r
+        }))
+    }
+
+    /// A launch that read clean bytes and ran, where nothing it writes is
+    /// claimed and no capture window is open: only its number changes.
+    #[inline]
+    fn ran_clean(&mut self) -> LaunchResult {
+        let number = self.launches;
+        self.launches = self.launches.saturating_add(1);
+        LaunchResult {
+            launch: number,
+            verdict: Verdict::Ran,
+        }
     }
 
     /// Processes a batch of launches in order, appending one result per
@@ -328,63 +388,37 @@ impl World {
     /// Launches cannot make or free allocations, so every binding of the
     /// batch is resolved first, in one pass: bad input anywhere in the batch
     /// is found before anything changes, and the error names the launch.
-    pub fn launch_batch(
+    pub fn launch_batch<B: Bind>(
         &mut self,
-        launches: &[Launch<'_>],
+        launches: &[Launch<'_, B>],
         results: &mut Vec<LaunchResult>,
     ) -> Result<(), Error> {
-        let runs = |l: &Launch<'_>| matches!(l.outcome, Outcome::Ok | Outcome::DryRun);
-        if self.graph.failures.is_empty() && self.windows.is_empty() && launches.iter().all(runs) {
-            // No failure exists, so no byte is claimed, and none of these
-            // launches fails: each reads clean bytes and runs, and releasing
-            // clean bytes changes nothing. Only the input needs checking —
-            // look-ups, no rows, no systems.
-            let mut unresolved = 0u64;
-            for (index, launch) in launches.iter().enumerate() {
-                let checked = match launch.stream {
-                    StreamRef::Id(_) => Ok(()),
-                    special => self.streams.slot_of(special).map(|_| ()),
-                }
-                .and_then(|()| {
-                    count_unresolved(
-                        launch.bindings,
-                        &self.streams,
-                        &self.allocs,
-                        self.config.strict,
-                    )
-                });
-                match checked {
-                    Ok(n) => unresolved = unresolved.saturating_add(n),
-                    Err(error) => return Err(in_batch(index, error)),
-                }
-            }
-            self.unresolved = self.unresolved.saturating_add(unresolved);
-            let first = self.launches;
-            results.extend(launches.iter().zip(0u64..).map(|(launch, i)| LaunchResult {
-                launch: first.saturating_add(i),
-                verdict: match launch.outcome {
-                    Outcome::DryRun => Verdict::DryRun,
-                    _ => Verdict::Ran,
-                },
-            }));
-            self.launches = first.saturating_add(launches.len() as u64);
-            return Ok(());
+        if self.graph.failures.is_empty()
+            && self.windows.is_empty()
+            && let Some(done) = self.launch_batch_clean(launches, results)
+        {
+            return done;
         }
-        // Every launch resolved into rows first: bad input anywhere in the
-        // batch is found before anything changes. Launches make and free no
-        // allocation, so the rows stay right while the launches settle.
+        // Every launch resolved into rows first (pre-resolved rows are only
+        // checked): bad input anywhere in the batch is found before anything
+        // changes. Launches make and free no allocation, so the rows stay
+        // right while the launches settle.
         self.rows.clear();
         self.ends.clear();
+        let pre_resolved = B::as_rows(&[]).is_some();
         let mut unresolved = 0u64;
         for (index, launch) in launches.iter().enumerate() {
             let resolved = self.streams.slot_of(launch.stream).and_then(|slot| {
-                resolve_owner(
-                    launch.bindings,
-                    &self.streams,
-                    &self.allocs,
-                    self.config.strict,
-                    &mut self.rows,
-                )
+                match B::as_rows(launch.bindings) {
+                    Some(rows) => check_rows(rows, &self.allocs, self.config.strict),
+                    None => resolve_owner(
+                        B::as_bindings(launch.bindings).unwrap_or_default(),
+                        &self.streams,
+                        &self.allocs,
+                        self.config.strict,
+                        &mut self.rows,
+                    ),
+                }
                 .map(|r| (r, slot))
             });
             match resolved {
@@ -397,25 +431,101 @@ impl World {
         }
         self.unresolved = self.unresolved.saturating_add(unresolved);
         results.reserve(launches.len());
+        let rows = core::mem::take(&mut self.rows);
+        let ends = core::mem::take(&mut self.ends);
         let mut start = 0;
-        for (i, launch) in launches.iter().enumerate() {
-            let (end, slot) = self.ends.get(i).copied().unwrap_or((start, 0));
-            results.push(self.settle_launch(launch.kernel, slot, start, end, launch.outcome));
+        for (launch, &(end, slot)) in launches.iter().zip(&ends) {
+            let mine = match B::as_rows(launch.bindings) {
+                Some(own) if pre_resolved => own,
+                _ => rows.get(start..end).unwrap_or_default(),
+            };
+            results.push(self.settle_launch(launch.kernel, slot, mine, launch.outcome));
             start = end;
         }
+        self.rows = rows;
+        self.ends = ends;
         Ok(())
     }
 
-    /// Steps 2–6 of SPEC §3 for one launch whose rows are
-    /// `self.rows[start..end]`. Inlined into the batch loop: its result is
-    /// built where it is pushed, not returned through memory.
+    /// [`launch_batch`](Self::launch_batch) in a world with no failure and
+    /// no open capture window: no byte is claimed, so as long as no launch
+    /// fails, each reads clean bytes and runs, and releasing clean bytes
+    /// changes nothing. Only the input needs checking — look-ups, no rows,
+    /// no systems. `None`, having changed nothing, at the first launch that
+    /// fails: the batch takes the full path.
+    #[inline]
+    fn launch_batch_clean<B: Bind>(
+        &mut self,
+        launches: &[Launch<'_, B>],
+        results: &mut Vec<LaunchResult>,
+    ) -> Option<Result<(), Error>> {
+        let (allocs, streams, strict) = (&self.allocs, &self.streams, self.config.strict);
+        let mut unresolved = 0u64;
+        for (index, launch) in launches.iter().enumerate() {
+            if let Outcome::Failed { .. } = launch.outcome {
+                return None;
+            }
+            if let StreamRef::Special(_) = launch.stream
+                && let Err(error) = streams.slot_of(launch.stream)
+            {
+                return Some(Err(in_batch(index, error)));
+            }
+            let checked = match B::as_rows(launch.bindings) {
+                Some(rows) => check_rows(rows, allocs, strict).map(|r| r.unresolved),
+                None => count_unresolved(
+                    B::as_bindings(launch.bindings).unwrap_or_default(),
+                    streams,
+                    allocs,
+                    strict,
+                ),
+            };
+            match checked {
+                // At most one per binding: no sum over a slice overflows.
+                Ok(n) => unresolved += n,
+                Err(error) => return Some(Err(in_batch(index, error))),
+            }
+        }
+        self.unresolved = self.unresolved.saturating_add(unresolved);
+        let first = self.launches;
+        let count = launches.len() as u64;
+        let verdict = |launch: &Launch<'_, B>| match launch.outcome {
+            Outcome::DryRun => Verdict::DryRun,
+            _ => Verdict::Ran,
+        };
+        match first.checked_add(count) {
+            Some(next) => {
+                results.extend(
+                    launches
+                        .iter()
+                        .zip(first..)
+                        .map(|(launch, number)| LaunchResult {
+                            launch: number,
+                            verdict: verdict(launch),
+                        }),
+                );
+                self.launches = next;
+            }
+            None => {
+                results.extend(launches.iter().zip(0u64..).map(|(launch, i)| LaunchResult {
+                    launch: first.saturating_add(i),
+                    verdict: verdict(launch),
+                }));
+                self.launches = u64::MAX;
+            }
+        }
+        Some(Ok(()))
+    }
+
+    /// Steps 2–6 of SPEC §3 for one launch whose rows are `rows` (taken out
+    /// of `self.rows`, or the caller's pre-resolved rows). Inlined into the
+    /// batch loop: its result is built where it is pushed, not returned
+    /// through memory.
     #[inline(always)]
     fn settle_launch(
         &mut self,
         kernel: &str,
         slot: u64,
-        start: usize,
-        end: usize,
+        rows: &[Resolved],
         outcome: Outcome<'_>,
     ) -> LaunchResult {
         let launch = self.launches;
@@ -426,35 +536,26 @@ impl World {
                 verdict: Verdict::DryRun,
             };
         }
-        let hit = check_reads(&self.rows[start..end], &self.allocs);
+        let hit = check_reads(rows, &self.allocs);
         if hit.is_none() && outcome == Outcome::Ok && self.windows.is_empty() {
             // The common case, kept short: clean reads, the launch ran, no
             // capture window to record into. Releasing its write set is all
             // there is, and only a release that carved a claim leaves
             // anything to prune.
             let g = &mut self.graph;
-            release_written(
-                &self.rows[start..end],
-                &mut self.allocs,
-                &mut g.failures,
-                &mut g.records,
-            );
+            release_written(rows, &mut self.allocs, &mut g.failures, &mut g.records);
             self.prune();
             return LaunchResult {
                 launch,
                 verdict: Verdict::Ran,
             };
         }
-        let verdict = self.settle(launch, kernel, Some(slot), start, end, hit, outcome);
+        let verdict = self.settle_rows(launch, kernel, Some(slot), rows, hit, outcome);
         LaunchResult { launch, verdict }
     }
 
-    /// Skips, fails or releases the rows `self.rows[start..end]` of launch
-    /// number `launch`, given what the read check found; then prunes.
-    /// `slot` is the launch's stream slot (`None` for host writes and
-    /// replays, which no capture window sees).
+    /// [`settle_rows`](Self::settle_rows) over `self.rows[start..end]`.
     #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
     fn settle(
         &mut self,
         launch: u64,
@@ -465,7 +566,33 @@ impl World {
         hit: Option<ReadHit>,
         outcome: Outcome<'_>,
     ) -> Verdict {
-        let rows = &self.rows[start..end];
+        let rows = core::mem::take(&mut self.rows);
+        let verdict = self.settle_rows(
+            launch,
+            kernel,
+            slot,
+            rows.get(start..end).unwrap_or_default(),
+            hit,
+            outcome,
+        );
+        self.rows = rows;
+        verdict
+    }
+
+    /// Skips, fails or releases `rows`, the rows of launch number `launch`,
+    /// given what the read check found; then prunes. `slot` is the launch's
+    /// stream slot (`None` for host writes and replays, which no capture
+    /// window sees).
+    #[inline(always)]
+    fn settle_rows(
+        &mut self,
+        launch: u64,
+        kernel: &str,
+        slot: Option<u64>,
+        rows: &[Resolved],
+        hit: Option<ReadHit>,
+        outcome: Outcome<'_>,
+    ) -> Verdict {
         let g = &mut self.graph;
         let (verdict, doom) = if let Some(hit) = hit {
             let failure = hit.claim.failure;
@@ -526,7 +653,7 @@ impl World {
         if let Some(slot) = slot
             && !self.windows.is_empty()
         {
-            self.capture_launch(slot, start, end, doom);
+            self.capture_launch(slot, rows, doom);
         }
         if let Some(doom) = doom
             && self.clean_profiles != 0
@@ -540,13 +667,13 @@ impl World {
     /// What an open capture window on `slot` makes of a launch: it records
     /// one that ran, and the first failed or skipped launch dooms it.
     #[inline(never)]
-    fn capture_launch(&mut self, slot: u64, start: usize, end: usize, doom: Option<Doom>) {
+    fn capture_launch(&mut self, slot: u64, rows: &[Resolved], doom: Option<Doom>) {
         let Some(window) = self.windows.get_mut(&slot) else {
             return;
         };
         match doom {
             None => {
-                for row in &self.rows[start..end] {
+                for row in rows {
                     if !row.access.writes() {
                         continue;
                     }

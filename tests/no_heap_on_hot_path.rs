@@ -1,6 +1,7 @@
 //! The crate docs' "Costs" (SPEC.md §3's hot path): launches over clean
-//! allocations, launches that taint or release one range per binding, and a
-//! successful `World::scope` make no heap allocation once warm.
+//! allocations, launches that taint or release one range per binding (bound
+//! by `Binding` or by pre-resolved row), and a successful `World::scope`
+//! make no heap allocation once warm.
 //!
 //! Allocations are counted by `tests/common/counting.rs`.
 
@@ -9,7 +10,7 @@ mod counting;
 
 use counting::allocations_in;
 use taintworld::{
-    Access, AllocKey, Binding, ErrorInfo, Launch, Outcome, ScopeOutcome, Verdict, World,
+    Access, AllocKey, Binding, ErrorInfo, Launch, Outcome, Resolved, ScopeOutcome, Verdict, World,
 };
 
 #[test]
@@ -121,5 +122,44 @@ fn the_hot_path_makes_no_heap_allocation_once_warm() {
         }
     });
     assert_eq!((n, sum), (0, 1000), "successful scopes allocated");
+
+    // (d) The same taint and release through pre-resolved rows, in batches.
+    let rows: Vec<Resolved> = written
+        .iter()
+        .map(|b| w.resolve_binding(b).unwrap().unwrap())
+        .collect();
+    let batch = [
+        Launch {
+            kernel: "fill",
+            stream: 0.into(),
+            bindings: &rows[..],
+            outcome: fail,
+        },
+        Launch {
+            kernel: "fix",
+            stream: 0.into(),
+            bindings: &rows[..],
+            outcome: Outcome::Ok,
+        },
+    ];
+    let mut results = Vec::with_capacity(2000);
+    for _ in 0..10 {
+        w.launch_batch(&batch, &mut results).unwrap();
+    }
+    results.clear();
+    let n = allocations_in(|| {
+        for _ in 0..1000 {
+            w.launch_batch(&batch, &mut results).unwrap();
+        }
+    });
+    let failed = results
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Failed(_)))
+        .count();
+    assert_eq!(
+        (n, failed, results.len()),
+        (0, 1000, 2000),
+        "row batches allocated"
+    );
     w.check_invariants().unwrap();
 }

@@ -1,14 +1,18 @@
 //! The world and the per-byte model, driven with the same random operations:
 //! every result and the whole observable state must agree after every step,
 //! and SPEC.md §10's invariants must hold. A second world takes the same
-//! launches in batches and must end up identical to the first.
+//! launches in batches and must end up identical to the first; a third takes
+//! them in batches of pre-resolved rows ([`World::resolve_binding`]) and
+//! must too.
 
 mod model;
 
 use model::bridge::{model_state, read_result, report, state, to_binding, to_outcome, verdict};
 use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MVerdict, Model};
 use proptest::prelude::*;
-use taintworld::{Binding, CaptureResult, Config, Launch, ProfileResult, World};
+use taintworld::{
+    AllocKey, Binding, CaptureResult, Config, Launch, ProfileResult, Resolved, World,
+};
 
 const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
 const KINDS: [&str; 2] = ["compile", "launch"];
@@ -141,9 +145,81 @@ fn run_launch(world: &mut World, op: &LaunchOp) -> Result<(u64, MVerdict), ()> {
         .map_err(|_| ())
 }
 
-/// Applies one operation to the model, the one-at-a-time world `a` and the
-/// batching world `b`, and checks that all three agree.
-fn step(m: &mut Model, a: &mut World, b: &mut World, op: &Op) -> Result<(), TestCaseError> {
+/// The row a scheduler holding `binding` resolved would bind: the resolved
+/// row; for a binding that does not resolve, a row of a key that names
+/// nothing (unresolved the same way); for bad input, a row that is bad
+/// input the same way (a reversed range, or a range past a live end).
+fn to_row(world: &World, binding: &MBinding) -> Resolved {
+    let b = to_binding(binding);
+    let (start, end) = b.range.unwrap_or((0, 0));
+    match world.resolve_binding(&b) {
+        Ok(Some(row)) => row,
+        Ok(None) => Resolved {
+            alloc: AllocKey::default(),
+            start,
+            end,
+            access: b.access,
+        },
+        // Resolved on its slot, but past the allocation's end.
+        Err(taintworld::Error::RangePastEnd { .. }) => Resolved {
+            alloc: world
+                .allocations()
+                .key_of(binding.memory)
+                .unwrap_or_default(),
+            start,
+            end,
+            access: b.access,
+        },
+        // Reversed, or unresolved in strict mode: a key naming nothing
+        // with the same range is rejected the same way.
+        Err(_) => Resolved {
+            alloc: AllocKey::default(),
+            start,
+            end,
+            access: b.access,
+        },
+    }
+}
+
+/// Launches `launches` as one batch of pre-resolved rows.
+fn run_rows(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
+    let owned: Vec<Vec<Resolved>> = launches
+        .iter()
+        .map(|l| l.bindings.iter().map(|b| to_row(world, b)).collect())
+        .collect();
+    let batch: Vec<Launch<'_, Resolved>> = launches
+        .iter()
+        .zip(&owned)
+        .map(|(l, rows)| Launch {
+            kernel: KERNELS[l.kernel],
+            stream: l.stream.into(),
+            bindings: rows,
+            outcome: to_outcome(&l.outcome),
+        })
+        .collect();
+    let mut results = Vec::new();
+    match world.launch_batch(&batch, &mut results) {
+        Ok(()) => Ok(results
+            .iter()
+            .map(|r| (r.launch, verdict(r.verdict)))
+            .collect()),
+        Err(_) => {
+            assert!(results.is_empty(), "a rejected batch pushes no result");
+            Err(())
+        }
+    }
+}
+
+/// Applies one operation to the model, the one-at-a-time world `a`, the
+/// batching world `b` and the pre-resolved world `c`, and checks that all
+/// four agree.
+fn step(
+    m: &mut Model,
+    a: &mut World,
+    b: &mut World,
+    c: &mut World,
+    op: &Op,
+) -> Result<(), TestCaseError> {
     match op {
         Op::Alloc {
             stream,
@@ -153,6 +229,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, op: &Op) -> Result<(), Test
             let expected = m.alloc(*stream, *memory, *size).is_ok();
             prop_assert_eq!(a.alloc(*stream, *memory, *size).is_ok(), expected);
             prop_assert_eq!(b.alloc(*stream, *memory, *size).is_ok(), expected);
+            prop_assert_eq!(c.alloc(*stream, *memory, *size).is_ok(), expected);
         }
         Op::AllocFailed {
             stream,
@@ -167,16 +244,19 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, op: &Op) -> Result<(), Test
                     .is_ok(),
                 expected
             );
-            prop_assert_eq!(
-                b.alloc_failed(*stream, *memory, *size, "oom", "out of memory")
-                    .is_ok(),
-                expected
-            );
+            for w in [&mut *b, &mut *c] {
+                prop_assert_eq!(
+                    w.alloc_failed(*stream, *memory, *size, "oom", "out of memory")
+                        .is_ok(),
+                    expected
+                );
+            }
         }
         Op::Free { memory } => {
             let expected = m.free(*memory).is_ok();
             prop_assert_eq!(a.free(*memory).is_ok(), expected);
             prop_assert_eq!(b.free(*memory).is_ok(), expected);
+            prop_assert_eq!(c.free(*memory).is_ok(), expected);
         }
         Op::Launch(l) => {
             let expected = m
@@ -184,6 +264,8 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, op: &Op) -> Result<(), Test
                 .map_err(|_| ());
             prop_assert_eq!(&run_launch(a, l), &expected);
             prop_assert_eq!(&run_launch(b, l), &expected);
+            let rows = run_rows(c, core::slice::from_ref(l)).map(|v| v[0].clone());
+            prop_assert_eq!(&rows, &expected);
         }
         Op::Batch(launches) => {
             // One at a time on the model and `a`; a bad launch anywhere
@@ -229,14 +311,18 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, op: &Op) -> Result<(), Test
                     .iter()
                     .map(|r| (r.launch, verdict(r.verdict)))
                     .collect();
-                prop_assert_eq!(got, expected);
+                prop_assert_eq!(got, expected.clone());
             } else {
                 prop_assert!(results.is_empty());
+            }
+            match run_rows(c, launches) {
+                Ok(got) => prop_assert_eq!(got, expected),
+                Err(()) => prop_assert!(bad, "pre-resolved batch rejected, bindings were not"),
             }
         }
         Op::HostWrite { binding, outcome } => {
             let expected = m.host_write(binding, outcome).map_err(|_| ());
-            for w in [&mut *a, &mut *b] {
+            for w in [&mut *a, &mut *b, &mut *c] {
                 let got = w
                     .host_write(&to_binding(binding), to_outcome(outcome))
                     .map(verdict)
@@ -246,7 +332,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, op: &Op) -> Result<(), Test
         }
         Op::Read { binding } => {
             let expected = m.read(binding).map_err(|_| ());
-            for w in [&mut *a, &mut *b] {
+            for w in [&mut *a, &mut *b, &mut *c] {
                 let got = w
                     .read(&to_binding(binding))
                     .map_err(|_| ())
@@ -268,10 +354,11 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, op: &Op) -> Result<(), Test
             let expected = m.capture_begin(*stream).is_ok();
             prop_assert_eq!(a.capture_begin(*stream).is_ok(), expected);
             prop_assert_eq!(b.capture_begin(*stream).is_ok(), expected);
+            prop_assert_eq!(c.capture_begin(*stream).is_ok(), expected);
         }
         Op::CaptureEnd { stream, graph } => {
             let expected = m.capture_end(*stream, *graph).map_err(|_| ());
-            for w in [&mut *a, &mut *b] {
+            for w in [&mut *a, &mut *b, &mut *c] {
                 let got = w
                     .capture_end(*stream, *graph)
                     .map_err(|_| ())
@@ -284,7 +371,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, op: &Op) -> Result<(), Test
         }
         Op::Replay { graph, outcome } => {
             let expected = m.replay(*graph, outcome).map_err(|_| ());
-            for w in [&mut *a, &mut *b] {
+            for w in [&mut *a, &mut *b, &mut *c] {
                 let got = w
                     .replay(*graph, to_outcome(outcome))
                     .map(verdict)
@@ -296,15 +383,17 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, op: &Op) -> Result<(), Test
             let expected = m.graph_destroy(*graph).is_ok();
             prop_assert_eq!(a.graph_destroy(*graph).is_ok(), expected);
             prop_assert_eq!(b.graph_destroy(*graph).is_ok(), expected);
+            prop_assert_eq!(c.graph_destroy(*graph).is_ok(), expected);
         }
         Op::ProfileBegin { profile } => {
             let expected = m.profile_begin(*profile).is_ok();
             prop_assert_eq!(a.profile_begin(*profile).is_ok(), expected);
             prop_assert_eq!(b.profile_begin(*profile).is_ok(), expected);
+            prop_assert_eq!(c.profile_begin(*profile).is_ok(), expected);
         }
         Op::ProfileEnd { profile } => {
             let expected = m.profile_end(*profile).map_err(|_| ());
-            for w in [&mut *a, &mut *b] {
+            for w in [&mut *a, &mut *b, &mut *c] {
                 let got = w.profile_end(*profile).map_err(|_| ()).map(|r| match r {
                     ProfileResult::Valid => MProfile::Valid,
                     ProfileResult::Invalid { failure, error } => {
@@ -318,6 +407,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, op: &Op) -> Result<(), Test
             m.device_fault("device", "illegal address");
             a.device_fault("device", "illegal address");
             b.device_fault("device", "illegal address");
+            c.device_fault("device", "illegal address");
         }
     }
     if let Err(e) = a.check_invariants() {
@@ -338,6 +428,12 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, op: &Op) -> Result<(), Test
         "batching world differs after {:?}",
         op
     );
+    prop_assert_eq!(
+        &state(c),
+        &expected,
+        "pre-resolved world differs after {:?}",
+        op
+    );
     Ok(())
 }
 
@@ -356,8 +452,9 @@ proptest! {
         let mut m = Model::new(3, chain_limit, strict);
         let mut a = World::new(config).unwrap();
         let mut b = World::new(config).unwrap();
+        let mut c = World::new(config).unwrap();
         for op in &ops {
-            step(&mut m, &mut a, &mut b, op)?;
+            step(&mut m, &mut a, &mut b, &mut c, op)?;
         }
         // Invariant 2 and 6: once everything is freed and every window
         // ended, nothing remains.

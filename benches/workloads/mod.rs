@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use taintworld::{Access, AllocKey, Binding, Launch, Outcome, StreamRef, World};
+use taintworld::{Access, AllocKey, Binding, Launch, Outcome, Resolved, StreamRef, World};
 
 use crate::baseline::{BaseBinding, BaseVerdict, Baseline, Location};
 
@@ -108,20 +108,53 @@ impl Pair {
 }
 
 /// Launches prepared for the world's batch call: owns the bindings the
-/// `Launch`es borrow.
+/// `Launch`es borrow — named, pre-resolved, and the baseline's.
 pub struct Prepared {
     pub bindings: Vec<Vec<Binding>>,
+    pub rows: Vec<Vec<Resolved>>,
     pub base: Vec<Vec<BaseBinding>>,
     pub work: Vec<Work>,
 }
 
 impl Prepared {
     pub fn new(work: Vec<Work>) -> Self {
+        let bindings: Vec<Vec<Binding>> = work.iter().map(Work::world_bindings).collect();
+        // What a scheduler holding keys would keep: each binding's row, as
+        // `World::resolve_binding` gives it (a key and a concrete range).
+        let rows = work
+            .iter()
+            .map(|w| {
+                w.bindings
+                    .iter()
+                    .map(|b| Resolved {
+                        alloc: b.key,
+                        start: b.start,
+                        end: b.end,
+                        access: b.access,
+                    })
+                    .collect()
+            })
+            .collect();
         Prepared {
-            bindings: work.iter().map(Work::world_bindings).collect(),
+            bindings,
+            rows,
             base: work.iter().map(Work::base_bindings).collect(),
             work,
         }
+    }
+
+    /// The same launches, binding pre-resolved rows.
+    pub fn row_launches(&self) -> Vec<Launch<'_, Resolved>> {
+        self.work
+            .iter()
+            .zip(&self.rows)
+            .map(|(w, r)| Launch {
+                kernel: w.kernel,
+                stream: StreamRef::Id(0),
+                bindings: r,
+                outcome: w.outcome(),
+            })
+            .collect()
     }
 
     pub fn launches(&self) -> Vec<Launch<'_>> {

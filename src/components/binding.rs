@@ -123,6 +123,20 @@ impl Binding {
 /// A binding [`resolve_owner`](crate::systems::resolve_owner) found: the
 /// allocation's key and a concrete, checked range. Every later system reads
 /// these rows and nothing else. 32 bytes.
+///
+/// A launch may bind rows directly — resolved once by
+/// [`World::resolve_binding`](crate::World::resolve_binding) and kept, as a
+/// scheduler keeps a buffer's handle — instead of [`Binding`]s resolved on
+/// every launch. A row names its allocation by key alone: an allocation's
+/// slot and size never change while it lives, so the row stays what its
+/// binding resolved to for as long as the key is live. On every launch the
+/// world still checks that the key is live (a stale one is unresolved,
+/// counted, or rejected in strict mode as [`Error::UnknownKey`]) and that
+/// the range lies inside the allocation (else bad input, as for a binding);
+/// what it skips is the stream fold, the slot compare and the memory-id
+/// look-up.
+///
+/// [`Error::UnknownKey`]: crate::Error::UnknownKey
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
     /// The allocation.
@@ -133,4 +147,45 @@ pub struct Resolved {
     pub end: u64,
     /// How the launch touches it.
     pub access: Access,
+}
+
+/// What a [`Launch`](crate::Launch) can bind: [`Binding`]s, resolved on
+/// every launch, or pre-resolved [`Resolved`] rows. Sealed: the world knows
+/// how to resolve exactly these two.
+pub trait Bind: Copy + sealed::Sealed {
+    /// The bindings, when they are [`Binding`]s.
+    #[doc(hidden)]
+    fn as_bindings(bindings: &[Self]) -> Option<&[Binding]>;
+    /// The rows, when they are pre-resolved.
+    #[doc(hidden)]
+    fn as_rows(bindings: &[Self]) -> Option<&[Resolved]>;
+}
+
+impl Bind for Binding {
+    #[inline(always)]
+    fn as_bindings(bindings: &[Self]) -> Option<&[Binding]> {
+        Some(bindings)
+    }
+    #[inline(always)]
+    fn as_rows(_: &[Self]) -> Option<&[Resolved]> {
+        None
+    }
+}
+
+impl Bind for Resolved {
+    #[inline(always)]
+    fn as_bindings(_: &[Self]) -> Option<&[Binding]> {
+        None
+    }
+    #[inline(always)]
+    fn as_rows(bindings: &[Self]) -> Option<&[Resolved]> {
+        Some(bindings)
+    }
+}
+
+mod sealed {
+    /// Only this crate's binding types are [`Bind`](super::Bind).
+    pub trait Sealed {}
+    impl Sealed for super::Binding {}
+    impl Sealed for super::Resolved {}
 }

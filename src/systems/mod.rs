@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! resolve_owner    bindings                     -> rows (alloc key, range, access), unresolved count
+//!                  (or check_rows: pre-resolved rows checked in place)
 //! check_reads      rows                         -> the first read failure, if any
 //! apply_taint      rows, failure, origin        -> write set claimed (set, never add)
 //! release_written  rows                         -> write set's claims carved out
@@ -20,4 +21,4 @@ pub use apply_taint::apply_taint;
 pub use check_reads::{ReadHit, check_reads};
 pub use prune_failures::prune_failures;
 pub use release_written::release_written;
-pub use resolve_owner::{Resolution, count_unresolved, resolve_each, resolve_owner};
+pub use resolve_owner::{Resolution, check_rows, count_unresolved, resolve_each, resolve_owner};

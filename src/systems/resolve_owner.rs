@@ -223,6 +223,53 @@ fn count_one(
     .map(|r| r.unresolved)
 }
 
+/// Checks pre-resolved rows as [`resolve_owner`] checks bindings: a row
+/// whose key is stale is unresolved (counted; with `strict`, rejected as
+/// [`Error::UnknownKey`]); a reversed range, or a live row's range running
+/// past its allocation's end, is bad input. Nothing is copied: the systems
+/// read the caller's rows, passing over stale ones as they pass over any
+/// key that names nothing.
+///
+/// Cost: per row one slot-map look-up and two compares.
+#[inline]
+pub fn check_rows(
+    rows: &[Resolved],
+    allocs: &Allocations,
+    strict: bool,
+) -> Result<Resolution, Error> {
+    let mut resolution = Resolution::default();
+    for row in rows {
+        if let Some(footprint) = allocs.footprint(row.alloc)
+            && row.start <= row.end
+            && row.end <= footprint.size
+        {
+            resolution.claimed |= footprint.claimed & (row.access != Access::Dead);
+            continue;
+        }
+        resolution.unresolved += check_row(row, allocs, strict)?;
+    }
+    Ok(resolution)
+}
+
+/// [`check_rows`] past its common case: 1 for a stale key, or the error.
+#[inline(never)]
+fn check_row(row: &Resolved, allocs: &Allocations, strict: bool) -> Result<u64, Error> {
+    let (start, end) = (row.start, row.end);
+    let memory = allocs.get(row.alloc).map_or(0, |a| a.memory);
+    match allocs.footprint(row.alloc) {
+        _ if end < start => Err(Error::RangeReversed { memory, start, end }),
+        Some(footprint) if end > footprint.size => Err(Error::RangePastEnd {
+            memory,
+            start,
+            end,
+            size: footprint.size,
+        }),
+        Some(_) => Ok(0),
+        None if strict => Err(Error::UnknownKey { key: row.alloc }),
+        None => Ok(1),
+    }
+}
+
 /// What [`resolve_owner`] found besides the rows.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Resolution {

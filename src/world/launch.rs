@@ -1,6 +1,6 @@
 //! What a launch is and what the world makes of it.
 
-use crate::components::binding::Binding;
+use crate::components::binding::{Bind, Binding};
 use crate::components::failure::FailureId;
 use crate::components::stream::StreamRef;
 
@@ -22,14 +22,17 @@ pub enum Outcome<'a> {
 
 /// One kernel launch: its kernel, the stream it is enqueued on, what it
 /// binds and how it ended.
+///
+/// It binds [`Binding`]s by default, or [`Resolved`](crate::Resolved) rows
+/// a scheduler resolved once and kept (see [`Bind`]).
 #[derive(Copy, Clone, Debug)]
-pub struct Launch<'a> {
+pub struct Launch<'a, B: Bind = Binding> {
     /// The kernel's name.
     pub kernel: &'a str,
     /// The stream the launch is enqueued on (its bindings name their own).
     pub stream: StreamRef,
     /// The buffers it binds, in the order it lists them.
-    pub bindings: &'a [Binding],
+    pub bindings: &'a [B],
     /// How it ended.
     pub outcome: Outcome<'a>,
 }

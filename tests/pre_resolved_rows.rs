@@ -1,0 +1,224 @@
+//! Launches that bind pre-resolved rows (`World::resolve_binding`): the same
+//! answers as the bindings they came from while their allocation lives, and
+//! the same bad input, with the differences a key makes written down.
+
+mod common;
+
+use common::{claims, named};
+use taintworld::{
+    Access, AllocKey, Binding, Config, Error, Launch, Outcome, Resolved, Verdict, World,
+};
+
+fn launch<'a>(kernel: &'a str, rows: &'a [Resolved], outcome: Outcome<'a>) -> Launch<'a, Resolved> {
+    Launch {
+        kernel,
+        stream: 0.into(),
+        bindings: rows,
+        outcome,
+    }
+}
+
+fn row(world: &World, binding: Binding) -> Resolved {
+    world
+        .resolve_binding(&binding)
+        .expect("good input")
+        .expect("resolves")
+}
+
+const FAILED: Outcome<'static> = Outcome::Failed {
+    kind: "compile",
+    message: "bad PTX",
+};
+
+#[test]
+fn a_row_is_the_key_and_the_concrete_range_its_binding_resolves_to() {
+    let mut world = World::default();
+    let key = world.alloc(1, 7, 4096).unwrap();
+    let whole = row(&world, Binding::whole(1, 7, Access::Write));
+    assert_eq!(
+        whole,
+        Resolved {
+            alloc: key,
+            start: 0,
+            end: 4096,
+            access: Access::Write
+        }
+    );
+    // A dead binding gets its row too: the world passes over it.
+    let dead = row(&world, Binding::range(1, 7, 8, 16, Access::Dead));
+    assert_eq!((dead.start, dead.end, dead.access), (8, 16, Access::Dead));
+}
+
+#[test]
+fn resolving_a_binding_that_does_not_resolve_answers_none_and_counts_nothing() {
+    let mut world = World::default();
+    world.alloc(0, 7, 64).unwrap();
+    // Made on slot 0, named on slot 1.
+    assert_eq!(
+        world.resolve_binding(&Binding::whole(1, 7, Access::Read)),
+        Ok(None)
+    );
+    assert_eq!(
+        world.resolve_binding(&Binding::whole(0, 8, Access::Read)),
+        Ok(None)
+    );
+    assert_eq!(world.stats().unresolved_bindings, 0);
+    // Bad input is bad input whether or not it is launched.
+    assert!(matches!(
+        world.resolve_binding(&Binding::range(0, 7, 0, 65, Access::Read)),
+        Err(Error::RangePastEnd { memory: 7, .. })
+    ));
+}
+
+#[test]
+fn a_launch_of_rows_gives_the_verdicts_and_claims_of_its_bindings() {
+    let mut named_world = World::default();
+    for memory in 1..=3 {
+        named_world.alloc(0, memory, 256).unwrap();
+    }
+    let mut rows_world = named_world.clone();
+    let fill = [Binding::whole(0, 1, Access::Write)];
+    let gelu = [
+        Binding::whole(0, 1, Access::Read),
+        Binding::range(0, 2, 0, 128, Access::Write),
+    ];
+    let copy = [
+        Binding::range(0, 2, 64, 128, Access::Read),
+        Binding::whole(0, 3, Access::ReadWrite),
+    ];
+    let steps: [(&str, &[Binding], Outcome); 3] = [
+        ("fill", &fill, FAILED),
+        ("gelu", &gelu, Outcome::Ok),
+        ("copy", &copy, Outcome::Ok),
+    ];
+    for (kernel, bindings, outcome) in steps {
+        let want = named_world
+            .launch(&Launch {
+                kernel,
+                stream: 0.into(),
+                bindings,
+                outcome,
+            })
+            .unwrap();
+        let rows: Vec<Resolved> = bindings.iter().map(|b| row(&rows_world, *b)).collect();
+        let got = rows_world.launch(&launch(kernel, &rows, outcome)).unwrap();
+        assert_eq!(got, want, "{kernel}");
+    }
+    assert_eq!(rows_world.launches(), named_world.launches());
+    for memory in 1..=3 {
+        assert_eq!(claims(&rows_world, memory), claims(&named_world, memory));
+    }
+    assert_eq!(rows_world.stats(), named_world.stats());
+}
+
+#[test]
+fn a_row_whose_allocation_was_freed_is_unresolved_even_when_its_memory_id_is_reused() {
+    let mut world = World::default();
+    world.alloc(0, 7, 64).unwrap();
+    let old = row(&world, Binding::whole(0, 7, Access::Write));
+    world.free(7).unwrap();
+    world.alloc(0, 7, 64).unwrap();
+    // A binding by memory id would hit the new allocation; the row names
+    // the old one by key, which is gone.
+    let result = world.launch(&launch("fill", &[old], FAILED)).unwrap();
+    assert!(matches!(result.verdict, Verdict::Failed(_)));
+    assert_eq!(claims(&world, 7), vec![]);
+    assert_eq!(world.stats().unresolved_bindings, 1);
+    assert_eq!(world.stats().live_failures, 0);
+}
+
+#[test]
+fn in_strict_mode_a_stale_row_is_rejected_naming_its_key_and_nothing_changes() {
+    let mut world = World::new(Config {
+        strict: true,
+        ..Config::default()
+    })
+    .unwrap();
+    world.alloc(0, 1, 64).unwrap();
+    let good = row(&world, Binding::whole(0, 1, Access::Write));
+    let stale = Resolved {
+        alloc: AllocKey::default(),
+        ..good
+    };
+    let batch = [
+        launch("fill", std::slice::from_ref(&good), FAILED),
+        launch("copy", std::slice::from_ref(&stale), Outcome::Ok),
+    ];
+    let mut results = Vec::new();
+    let error = world.launch_batch(&batch, &mut results).unwrap_err();
+    match error {
+        Error::InBatch { index, error } => {
+            assert_eq!(index, 1);
+            assert_eq!(*error, Error::UnknownKey { key: stale.alloc });
+        }
+        other => panic!("expected the batch to name launch 1, got {other:?}"),
+    }
+    assert!(results.is_empty());
+    assert_eq!(world.launches(), 0);
+    assert_eq!(claims(&world, 1), vec![]);
+}
+
+#[test]
+fn a_row_range_past_its_allocation_or_reversed_is_bad_input_naming_the_memory() {
+    let mut world = World::default();
+    let key = world.alloc(0, 9, 64).unwrap();
+    let past = Resolved {
+        alloc: key,
+        start: 0,
+        end: 65,
+        access: Access::Read,
+    };
+    assert_eq!(
+        world.launch(&launch("k", &[past], Outcome::Ok)),
+        Err(Error::RangePastEnd {
+            memory: 9,
+            start: 0,
+            end: 65,
+            size: 64
+        })
+    );
+    let reversed = Resolved {
+        start: 9,
+        end: 3,
+        ..past
+    };
+    assert_eq!(
+        world.launch(&launch("k", &[reversed], Outcome::Ok)),
+        Err(Error::RangeReversed {
+            memory: 9,
+            start: 9,
+            end: 3
+        })
+    );
+    // Even a dead row is checked, as a dead binding is.
+    let dead = Resolved {
+        access: Access::Dead,
+        ..past
+    };
+    assert!(world.launch(&launch("k", &[dead], Outcome::Ok)).is_err());
+    assert_eq!(world.launches(), 0);
+}
+
+#[test]
+fn a_clean_batch_of_rows_counts_stale_ones_and_numbers_every_launch() {
+    let mut world = World::default();
+    world.alloc(0, 1, 64).unwrap();
+    let good = row(&world, Binding::whole(0, 1, Access::Read));
+    let stale = Resolved {
+        alloc: AllocKey::default(),
+        ..good
+    };
+    let rows = [good, stale, good];
+    let batch = [
+        launch("a", &rows, Outcome::Ok),
+        launch("b", &rows[..1], Outcome::DryRun),
+    ];
+    let mut results = Vec::new();
+    world.launch_batch(&batch, &mut results).unwrap();
+    let verdicts: Vec<_> = results
+        .iter()
+        .map(|r| (r.launch, named(r.verdict)))
+        .collect();
+    assert_eq!(verdicts, vec![(0, ("ran", 0, 0)), (1, ("dry_run", 0, 0))]);
+    assert_eq!(world.stats().unresolved_bindings, 1);
+}
