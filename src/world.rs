@@ -73,6 +73,25 @@ struct Window {
     doom: Option<Doom>,
 }
 
+/// Within one batch call, the strings of the last launch that made a skip
+/// record and of the last that failed, by address and length. Every launch
+/// of a batch borrows its strings for the whole call, so the same address
+/// and length is the same bytes: the look-up that string led to can be
+/// reused without comparing it again (the stores still check that what it
+/// found is alive). A fresh `Seen` per call: outside one call, an address
+/// says nothing about the bytes behind it.
+#[derive(Copy, Clone, Debug, Default)]
+struct Seen {
+    kernel: Option<(usize, usize)>,
+    failure: Option<[(usize, usize); 3]>,
+}
+
+/// A string's address and length: what [`Seen`] compares.
+#[inline(always)]
+fn address(s: &str) -> (usize, usize) {
+    (s.as_ptr() as usize, s.len())
+}
+
 /// The world: streams, allocations, their claims, failures and skip
 /// records, and the operations of SPEC.md.
 ///
@@ -314,7 +333,8 @@ impl World {
             if !resolution.claimed && launch.outcome == Outcome::Ok && self.windows.is_empty() {
                 return Ok(self.ran_clean());
             }
-            return Ok(self.settle_launch(launch.kernel, slot, rows, launch.outcome));
+            let seen = &mut Seen::default();
+            return Ok(self.settle_launch(launch.kernel, slot, rows, launch.outcome, seen));
         }
         let bindings = B::as_bindings(launch.bindings).unwrap_or_default();
         let resolution = self.resolve(bindings)?;
@@ -322,7 +342,8 @@ impl World {
             return Ok(self.ran_clean());
         }
         let rows = core::mem::take(&mut self.rows);
-        let result = self.settle_launch(launch.kernel, slot, &rows, launch.outcome);
+        let seen = &mut Seen::default();
+        let result = self.settle_launch(launch.kernel, slot, &rows, launch.outcome, seen);
         self.rows = rows;
         Ok(result)
     }
@@ -434,12 +455,13 @@ impl World {
         let rows = core::mem::take(&mut self.rows);
         let ends = core::mem::take(&mut self.ends);
         let mut start = 0;
+        let seen = &mut Seen::default();
         for (launch, &(end, slot)) in launches.iter().zip(&ends) {
             let mine = match B::as_rows(launch.bindings) {
                 Some(own) if pre_resolved => own,
                 _ => rows.get(start..end).unwrap_or_default(),
             };
-            results.push(self.settle_launch(launch.kernel, slot, mine, launch.outcome));
+            results.push(self.settle_launch(launch.kernel, slot, mine, launch.outcome, seen));
             start = end;
         }
         self.rows = rows;
@@ -453,7 +475,7 @@ impl World {
     /// changes nothing. Only the input needs checking — look-ups, no rows,
     /// no systems. `None`, having changed nothing, at the first launch that
     /// fails: the batch takes the full path.
-    #[inline]
+    #[inline(never)]
     fn launch_batch_clean<B: Bind>(
         &mut self,
         launches: &[Launch<'_, B>],
@@ -527,6 +549,7 @@ impl World {
         slot: u64,
         rows: &[Resolved],
         outcome: Outcome<'_>,
+        seen: &mut Seen,
     ) -> LaunchResult {
         let launch = self.launches;
         self.launches = self.launches.saturating_add(1);
@@ -550,7 +573,7 @@ impl World {
                 verdict: Verdict::Ran,
             };
         }
-        let verdict = self.settle_rows(launch, kernel, Some(slot), rows, hit, outcome);
+        let verdict = self.settle_rows(launch, kernel, Some(slot), rows, hit, outcome, seen);
         LaunchResult { launch, verdict }
     }
 
@@ -574,6 +597,7 @@ impl World {
             rows.get(start..end).unwrap_or_default(),
             hit,
             outcome,
+            &mut Seen::default(),
         );
         self.rows = rows;
         verdict
@@ -582,7 +606,8 @@ impl World {
     /// Skips, fails or releases `rows`, the rows of launch number `launch`,
     /// given what the read check found; then prunes. `slot` is the launch's
     /// stream slot (`None` for host writes and replays, which no capture
-    /// window sees).
+    /// window sees). `seen` is the batch's (see [`Seen`]).
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn settle_rows(
         &mut self,
@@ -592,13 +617,17 @@ impl World {
         rows: &[Resolved],
         hit: Option<ReadHit>,
         outcome: Outcome<'_>,
+        seen: &mut Seen,
     ) -> Verdict {
         let g = &mut self.graph;
         let (verdict, doom) = if let Some(hit) = hit {
             let failure = hit.claim.failure;
+            let this = address(kernel);
+            let repeat = seen.kernel == Some(this);
+            seen.kernel = Some(this);
             let record = g.records.make(
                 launch,
-                kernel,
+                (kernel, repeat),
                 hit.needed,
                 hit.claim.origin,
                 failure,
@@ -627,7 +656,10 @@ impl World {
         } else {
             match outcome {
                 Outcome::Failed { kind, message } => {
-                    let (failure, id) = g.failures.occur(kind, kernel, message);
+                    let this = [address(kind), address(kernel), address(message)];
+                    let repeat = seen.failure == Some(this);
+                    seen.failure = Some(this);
+                    let (failure, id) = g.failures.occur(kind, kernel, message, repeat);
                     apply_taint(
                         rows,
                         &mut self.allocs,

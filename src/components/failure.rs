@@ -147,22 +147,26 @@ impl Failures {
     /// occurrence. A new failure carries nothing yet, so it is queued for
     /// pruning: if the taint that follows claims no byte, it goes.
     pub fn find_or_mint(&mut self, kind: &str, kernel: &str, message: &str) -> FailureKey {
-        self.occur(kind, kernel, message).0
+        self.occur(kind, kernel, message, false).0
     }
 
     /// [`find_or_mint`](Self::find_or_mint), with the failure's public id.
+    /// `repeat`: the three strings are known to be those of the previous
+    /// call (the same bytes), so they need not be compared again.
     #[inline]
     pub(crate) fn occur(
         &mut self,
         kind: &str,
         kernel: &str,
         message: &str,
+        repeat: bool,
     ) -> (FailureKey, FailureId) {
         if let Some(key) = self.last
             && let Some(failure) = self.store.get_mut(key)
-            && failure.error.kind == kind
-            && failure.error.kernel == kernel
-            && failure.error.message == message
+            && (repeat
+                || (failure.error.kind == kind
+                    && failure.error.kernel == kernel
+                    && failure.error.message == message))
         {
             failure.occurrences = failure.occurrences.saturating_add(1);
             return (key, failure.id);

@@ -115,6 +115,9 @@ impl Records {
     }
 
     /// Makes the record of a skip whose deciding claim had origin `cause`.
+    /// `kernel` is the name and whether it is known to be the name of the
+    /// previous record made (the same bytes), so that it need not be
+    /// compared again.
     ///
     /// The chain is cut rather than grown past `chain_limit`: the record then
     /// has depth 1, no cause, and remembers the cut. The new record is
@@ -124,7 +127,7 @@ impl Records {
     pub(crate) fn make(
         &mut self,
         launch: u64,
-        kernel: &str,
+        (kernel, repeat): (&str, bool),
         needed: u64,
         cause: Origin,
         failure: FailureKey,
@@ -143,7 +146,7 @@ impl Records {
                 None => (None, 1, false),
             },
         };
-        let kernel = self.intern(kernel);
+        let kernel = self.intern(kernel, repeat);
         self.store.insert(SkipRecord {
             launch,
             kernel,
@@ -167,10 +170,10 @@ impl Records {
     }
 
     #[inline]
-    fn intern(&mut self, name: &str) -> KernelKey {
+    fn intern(&mut self, name: &str, repeat: bool) -> KernelKey {
         if let Some(key) = self.last_kernel
             && let Some(k) = self.kernels.get_mut(key)
-            && &*k.name == name
+            && (repeat || &*k.name == name)
         {
             k.refs = k.refs.saturating_add(1);
             return key;
