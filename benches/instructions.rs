@@ -109,15 +109,19 @@ fn measured<T>(work: impl FnOnce() -> T) -> T {
 fn run_w5(side: &str, iterations: usize) -> usize {
     let (pair, prepared, steps) = w5_training(20_000);
     let launches = prepared.launches();
+    let row_launches = prepared.row_launches();
     let kernels: Vec<Rc<str>> = prepared.work.iter().map(|w| Rc::from(w.kernel)).collect();
     let mut worlds: Vec<_> = (0..iterations).map(|_| pair.world.clone()).collect();
     let mut bases: Vec<_> = (0..iterations).map(|_| pair.base.clone()).collect();
     for i in 0..iterations {
         measured(|| {
             for step in &steps {
-                if side == "crate" {
+                if side == "crate" || side == "rows" {
                     let world = &mut worlds[i];
                     match step {
+                        Step::Launch(l) if side == "rows" => {
+                            black_box(world.launch(&row_launches[*l]).expect("valid launch"));
+                        }
                         Step::Launch(l) => {
                             black_box(world.launch(&launches[*l]).expect("valid launch"));
                         }

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use taintworld::systems::check_reads;
-use taintworld::{Access, Outcome, Resolved};
+use taintworld::{Access, Bind, Launch, Outcome, Resolved, World};
 
 use workloads::{
     Step, w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training,
@@ -192,27 +192,19 @@ fn w5(c: &mut Criterion) {
             Step::Launch(_) => None,
         })
         .collect();
+    let row_launches = prepared.row_launches();
     group.throughput(Throughput::Elements(launches.len() as u64));
     group.bench_function(BenchmarkId::new("crate", launches.len()), |b| {
         b.iter_batched(
             || pair.world.clone(),
-            |mut world| {
-                for (step, binding) in steps.iter().zip(&writes) {
-                    match (step, binding) {
-                        (Step::Launch(i), _) => {
-                            black_box(world.launch(&launches[*i]).unwrap());
-                        }
-                        (Step::HostWrite(_), Some(b)) => {
-                            world.host_write(b, Outcome::Ok).unwrap();
-                        }
-                        (Step::Read(_), Some(b)) => {
-                            black_box(world.read_failure(b).unwrap());
-                        }
-                        _ => {}
-                    }
-                }
-                world
-            },
+            |world| w5_steps(world, &steps, &writes, &launches),
+            BatchSize::PerIteration,
+        )
+    });
+    group.bench_function(BenchmarkId::new("crate_rows", launches.len()), |b| {
+        b.iter_batched(
+            || pair.world.clone(),
+            |world| w5_steps(world, &steps, &writes, &row_launches),
             BatchSize::PerIteration,
         )
     });
@@ -245,6 +237,31 @@ fn w5(c: &mut Criterion) {
         )
     });
     group.finish();
+}
+
+/// The W5 steps on `world`: each launch one at a time (bound by binding
+/// or by pre-resolved row), host writes and reads between them.
+fn w5_steps<B: Bind>(
+    mut world: World,
+    steps: &[Step],
+    writes: &[Option<taintworld::Binding>],
+    launches: &[Launch<'_, B>],
+) -> World {
+    for (step, binding) in steps.iter().zip(writes) {
+        match (step, binding) {
+            (Step::Launch(i), _) => {
+                black_box(world.launch(&launches[*i]).unwrap());
+            }
+            (Step::HostWrite(_), Some(b)) => {
+                world.host_write(b, Outcome::Ok).unwrap();
+            }
+            (Step::Read(_), Some(b)) => {
+                black_box(world.read_failure(b).unwrap());
+            }
+            _ => {}
+        }
+    }
+    world
 }
 
 fn config() -> Criterion {

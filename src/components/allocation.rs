@@ -98,6 +98,37 @@ impl Allocations {
         Some(result)
     }
 
+    /// Taints `[start, end)` of the allocation behind `key` (see
+    /// [`ClaimSet::taint`](crate::components::claim::ClaimSet::taint)),
+    /// unless it is unbacked. A taint never empties a claim set, so the
+    /// footprint is touched only when the allocation was clean.
+    #[inline]
+    pub(crate) fn taint(
+        &mut self,
+        key: AllocKey,
+        (start, end): (u64, u64),
+        failure: FailureKey,
+        origin: crate::components::claim::Origin,
+        failures: &mut crate::components::failure::Failures,
+        records: &mut crate::components::record::Records,
+    ) {
+        let Some(row) = self.rows.get_mut(key) else {
+            return;
+        };
+        if row.unbacked.is_some() {
+            return;
+        }
+        let was_clean = row.claims.is_empty();
+        row.claims
+            .taint(start, end, failure, origin, failures, records);
+        if was_clean
+            && !row.claims.is_empty()
+            && let Some(hot) = self.hot.get_mut(key)
+        {
+            hot.claimed = true;
+        }
+    }
+
     /// The key of the live allocation with memory id `memory`.
     #[inline]
     pub fn key_of(&self, memory: u64) -> Option<AllocKey> {

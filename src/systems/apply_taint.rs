@@ -26,12 +26,13 @@ pub fn apply_taint(
         if !row.access.writes() {
             continue;
         }
-        allocs.change(row.alloc, |allocation| {
-            if allocation.unbacked.is_none() {
-                allocation
-                    .claims
-                    .taint(row.start, row.end, failure, origin, failures, records);
-            }
-        });
+        allocs.taint(
+            row.alloc,
+            (row.start, row.end),
+            failure,
+            origin,
+            failures,
+            records,
+        );
     }
 }
