@@ -420,26 +420,24 @@ impl World {
         {
             return done;
         }
-        // Every launch resolved into rows first (pre-resolved rows are only
-        // checked): bad input anywhere in the batch is found before anything
-        // changes. Launches make and free no allocation, so the rows stay
-        // right while the launches settle.
+        if B::as_rows(&[]).is_some() {
+            return self.launch_batch_rows(launches, results);
+        }
+        // Every launch resolved into rows first: bad input anywhere in the
+        // batch is found before anything changes. Launches make and free no
+        // allocation, so the rows stay right while the launches settle.
         self.rows.clear();
         self.ends.clear();
-        let pre_resolved = B::as_rows(&[]).is_some();
         let mut unresolved = 0u64;
         for (index, launch) in launches.iter().enumerate() {
             let resolved = self.streams.slot_of(launch.stream).and_then(|slot| {
-                match B::as_rows(launch.bindings) {
-                    Some(rows) => check_rows(rows, &self.allocs, self.config.strict),
-                    None => resolve_owner(
-                        B::as_bindings(launch.bindings).unwrap_or_default(),
-                        &self.streams,
-                        &self.allocs,
-                        self.config.strict,
-                        &mut self.rows,
-                    ),
-                }
+                resolve_owner(
+                    B::as_bindings(launch.bindings).unwrap_or_default(),
+                    &self.streams,
+                    &self.allocs,
+                    self.config.strict,
+                    &mut self.rows,
+                )
                 .map(|r| (r, slot))
             });
             match resolved {
@@ -457,15 +455,48 @@ impl World {
         let mut start = 0;
         let seen = &mut Seen::default();
         for (launch, &(end, slot)) in launches.iter().zip(&ends) {
-            let mine = match B::as_rows(launch.bindings) {
-                Some(own) if pre_resolved => own,
-                _ => rows.get(start..end).unwrap_or_default(),
-            };
+            let mine = rows.get(start..end).unwrap_or_default();
             results.push(self.settle_launch(launch.kernel, slot, mine, launch.outcome, seen));
             start = end;
         }
         self.rows = rows;
         self.ends = ends;
+        Ok(())
+    }
+
+    /// [`launch_batch`](Self::launch_batch) of pre-resolved rows: every
+    /// launch's rows checked in place first, then each launch settled on
+    /// its own rows — nothing copied, no per-launch bookkeeping kept
+    /// between the two passes.
+    fn launch_batch_rows<B: Bind>(
+        &mut self,
+        launches: &[Launch<'_, B>],
+        results: &mut Vec<LaunchResult>,
+    ) -> Result<(), Error> {
+        let mut unresolved = 0u64;
+        for (index, launch) in launches.iter().enumerate() {
+            let checked = self.streams.slot_of(launch.stream).and_then(|_| {
+                check_rows(
+                    B::as_rows(launch.bindings).unwrap_or_default(),
+                    &self.allocs,
+                    self.config.strict,
+                )
+            });
+            match checked {
+                // At most one per row: no sum over a slice overflows.
+                Ok(r) => unresolved += r.unresolved,
+                Err(error) => return Err(in_batch(index, error)),
+            }
+        }
+        self.unresolved = self.unresolved.saturating_add(unresolved);
+        results.reserve(launches.len());
+        let seen = &mut Seen::default();
+        for launch in launches {
+            // Checked above; a regular id folds without a look-up.
+            let slot = self.streams.slot_of(launch.stream).unwrap_or_default();
+            let rows = B::as_rows(launch.bindings).unwrap_or_default();
+            results.push(self.settle_launch(launch.kernel, slot, rows, launch.outcome, seen));
+        }
         Ok(())
     }
 

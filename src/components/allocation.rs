@@ -115,7 +115,11 @@ impl Allocations {
         let Some(row) = self.rows.get_mut(key) else {
             return;
         };
-        if row.unbacked.is_some() {
+        if row.unbacked.is_some()
+            || row
+                .claims
+                .retaint_whole(start, end, failure, origin, failures, records)
+        {
             return;
         }
         let was_clean = row.claims.is_empty();

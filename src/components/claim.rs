@@ -95,6 +95,36 @@ impl ClaimSet {
         self.claims.get(i).filter(|c| c.start < end)
     }
 
+    /// [`taint`](Self::taint) where the set is exactly one claim of
+    /// `[start, end)`, the common case of a buffer written whole again and
+    /// again: a claim of the same label stays (the retaint loop), another is
+    /// relabelled in place (a chain of skips). Returns whether that was the
+    /// case; small enough to sit in line before the general call.
+    #[inline(always)]
+    pub(crate) fn retaint_whole(
+        &mut self,
+        start: u64,
+        end: u64,
+        failure: FailureKey,
+        origin: Origin,
+        failures: &mut Failures,
+        records: &mut Records,
+    ) -> bool {
+        let [only] = self.claims.as_mut_slice() else {
+            return false;
+        };
+        if only.start != start || only.end != end {
+            return false;
+        }
+        let old = *only;
+        if !old.same_label(failure, origin) {
+            only.failure = failure;
+            only.origin = origin;
+            relabeled(old, failure, origin, failures, records);
+        }
+        true
+    }
+
     /// Whether any claim carries `failure`. O(n), stops at the first.
     #[inline]
     pub fn carries(&self, failure: FailureKey) -> bool {
