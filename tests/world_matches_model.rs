@@ -7,12 +7,12 @@
 
 mod model;
 
-use model::bridge::{model_state, read_result, report, state, to_binding, to_outcome, verdict};
+use model::bridge::{
+    model_state, read_result, report, state, to_binding, to_outcome, to_row, verdict,
+};
 use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MVerdict, Model};
 use proptest::prelude::*;
-use taintworld::{
-    AllocKey, Binding, CaptureResult, Config, Launch, ProfileResult, Resolved, World,
-};
+use taintworld::{Binding, CaptureResult, Config, Launch, ProfileResult, Resolved, World};
 
 const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
 const KINDS: [&str; 2] = ["compile", "launch"];
@@ -143,42 +143,6 @@ fn run_launch(world: &mut World, op: &LaunchOp) -> Result<(u64, MVerdict), ()> {
         })
         .map(|r| (r.launch, verdict(r.verdict)))
         .map_err(|_| ())
-}
-
-/// The row a scheduler holding `binding` resolved would bind: the resolved
-/// row; for a binding that does not resolve, a row of a key that names
-/// nothing (unresolved the same way); for bad input, a row that is bad
-/// input the same way (a reversed range, or a range past a live end).
-fn to_row(world: &World, binding: &MBinding) -> Resolved {
-    let b = to_binding(binding);
-    let (start, end) = b.range.unwrap_or((0, 0));
-    match world.resolve_binding(&b) {
-        Ok(Some(row)) => row,
-        Ok(None) => Resolved {
-            alloc: AllocKey::default(),
-            start,
-            end,
-            access: b.access,
-        },
-        // Resolved on its slot, but past the allocation's end.
-        Err(taintworld::Error::RangePastEnd { .. }) => Resolved {
-            alloc: world
-                .allocations()
-                .key_of(binding.memory)
-                .unwrap_or_default(),
-            start,
-            end,
-            access: b.access,
-        },
-        // Reversed, or unresolved in strict mode: a key naming nothing
-        // with the same range is rejected the same way.
-        Err(_) => Resolved {
-            alloc: AllocKey::default(),
-            start,
-            end,
-            access: b.access,
-        },
-    }
 }
 
 /// Launches `launches` as one batch of pre-resolved rows.

@@ -1,7 +1,8 @@
 //! (b) The world driven by arbitrary operation sequences, every step checked
 //! against the per-byte model of the tests (tests/model/mod.rs), exactly as
 //! tests/world_matches_model.rs compares them: the one-at-a-time world `a`,
-//! the batching world `b` and the model must give the same results and the
+//! the batching world `b`, the world `r` that takes every launch as a batch
+//! of pre-resolved rows, and the model must give the same results and the
 //! same observable state after every operation, and `a` must keep SPEC §10.
 //!
 //! Sizes go to the model worlds as `size % 65` (the model holds one entry
@@ -18,9 +19,14 @@ mod model;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use model::bridge::{model_state, read_result, report, state, to_binding, to_outcome, verdict};
+use model::bridge::{
+    model_state, read_result, report, state, to_binding, to_outcome, to_row, verdict,
+};
 use model::{MBinding, MCapture, MOutcome, MProfile, MVerdict, Model};
-use taintworld::{Binding, CaptureResult, Config, Launch, ProfileResult, SyncResult, World};
+use taintworld::{
+    Bind, Binding, CaptureResult, Config, Launch, LaunchResult, ProfileResult, Resolved,
+    SyncResult, World,
+};
 
 const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
 const KINDS: [&str; 2] = ["compile", "launch"];
@@ -236,12 +242,17 @@ fn run_launch(world: &mut World, op: &LaunchOp) -> Result<(u64, MVerdict), ()> {
         .map_err(|_| ())
 }
 
-fn batch(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
-    let owned: Vec<Vec<Binding>> = launches
+/// `launches` as one batch, each binding made a `B` by `bind`.
+fn batch_of<B: Bind>(
+    world: &mut World,
+    launches: &[LaunchOp],
+    bind: impl Fn(&World, &MBinding) -> B,
+) -> Result<Vec<(u64, MVerdict)>, ()> {
+    let owned: Vec<Vec<B>> = launches
         .iter()
-        .map(|l| l.bindings.iter().map(to_binding).collect())
+        .map(|l| l.bindings.iter().map(|b| bind(world, b)).collect())
         .collect();
-    let batch: Vec<Launch> = launches
+    let batch: Vec<Launch<'_, B>> = launches
         .iter()
         .zip(&owned)
         .map(|(l, bindings)| Launch {
@@ -251,7 +262,7 @@ fn batch(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)
             outcome: to_outcome(&l.outcome),
         })
         .collect();
-    let mut results = Vec::new();
+    let mut results: Vec<LaunchResult> = Vec::new();
     match world.launch_batch(&batch, &mut results) {
         Ok(()) => Ok(results
             .iter()
@@ -264,15 +275,23 @@ fn batch(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)
     }
 }
 
+fn batch(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
+    batch_of::<Binding>(world, launches, |_, b| to_binding(b))
+}
+
+fn batch_rows(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
+    batch_of::<Resolved>(world, launches, to_row)
+}
+
 /// The model's size of an allocation the huge world makes `size` bytes.
 fn small(size: u64) -> u64 {
     size % 65
 }
 
 /// Applies one operation to the model, the one-at-a-time world `a`, the
-/// batching world `b` and the huge world `h`, and checks that the first
-/// three agree and that `a` and `h` keep SPEC §10.
-fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
+/// batching world `b`, the pre-resolved world `r` and the huge world `h`,
+/// and checks that the first four agree and that `a` and `h` keep SPEC §10.
+fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut World, h: &mut World, op: &Op) {
     match op {
         Op::Alloc {
             stream,
@@ -283,6 +302,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
             let expected = m.alloc(s, mem, small(size)).is_ok();
             assert_eq!(a.alloc(s, mem, small(size)).is_ok(), expected);
             assert_eq!(b.alloc(s, mem, small(size)).is_ok(), expected);
+            assert_eq!(r.alloc(s, mem, small(size)).is_ok(), expected);
             let _ = h.alloc(s, mem, size);
         }
         Op::AllocFailed {
@@ -297,10 +317,12 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
                 a.alloc_failed(s, mem, small(size), kind, msg).is_ok(),
                 expected
             );
-            assert_eq!(
-                b.alloc_failed(s, mem, small(size), kind, msg).is_ok(),
-                expected
-            );
+            for w in [&mut *b, &mut *r] {
+                assert_eq!(
+                    w.alloc_failed(s, mem, small(size), kind, msg).is_ok(),
+                    expected
+                );
+            }
             let _ = h.alloc_failed(s, mem, size, kind, msg);
         }
         Op::Free { memory } => {
@@ -308,6 +330,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
             let expected = m.free(mem).is_ok();
             assert_eq!(a.free(mem).is_ok(), expected);
             assert_eq!(b.free(mem).is_ok(), expected);
+            assert_eq!(r.free(mem).is_ok(), expected);
             let _ = h.free(mem);
         }
         Op::Launch(l) => {
@@ -317,6 +340,8 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
                 .map_err(|_| ());
             assert_eq!(run_launch(a, &l), expected);
             assert_eq!(run_launch(b, &l), expected);
+            let rows = batch_rows(r, std::slice::from_ref(&l)).map(|v| v[0].clone());
+            assert_eq!(rows, expected);
             let _ = run_launch(h, &l);
         }
         Op::Batch(launches) => {
@@ -344,15 +369,16 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
             }
             let got = batch(b, &launches);
             assert_eq!(got.is_err(), bad);
-            if let Ok(got) = got {
-                assert_eq!(got, expected);
+            if let Ok(got) = &got {
+                assert_eq!(got, &expected);
             }
+            assert_eq!(batch_rows(r, &launches), got);
             let _ = batch(h, &launches);
         }
         Op::HostWrite { binding, outcome } => {
             let (binding, outcome) = (binding.get(), outcome.get());
             let expected = m.host_write(&binding, &outcome).map_err(|_| ());
-            for w in [&mut *a, &mut *b] {
+            for w in [&mut *a, &mut *b, &mut *r] {
                 let got = w
                     .host_write(&to_binding(&binding), to_outcome(&outcome))
                     .map(verdict)
@@ -364,7 +390,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
         Op::Read { binding } => {
             let binding = binding.get();
             let expected = m.read(&binding).map_err(|_| ());
-            for w in [&mut *a, &mut *b] {
+            for w in [&mut *a, &mut *b, &mut *r] {
                 let got = w
                     .read(&to_binding(&binding))
                     .map(read_result)
@@ -378,12 +404,13 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
             let expected = m.capture_begin(s).is_ok();
             assert_eq!(a.capture_begin(s).is_ok(), expected);
             assert_eq!(b.capture_begin(s).is_ok(), expected);
+            assert_eq!(r.capture_begin(s).is_ok(), expected);
             let _ = h.capture_begin(s);
         }
         Op::CaptureEnd { stream, graph } => {
             let (s, g) = (stream.get(), u64::from(graph % 3));
             let expected = m.capture_end(s, g).map_err(|_| ());
-            for w in [&mut *a, &mut *b] {
+            for w in [&mut *a, &mut *b, &mut *r] {
                 let got = w.capture_end(s, g).map_err(|_| ()).map(|r| match r {
                     CaptureResult::Ok => MCapture::Ok,
                     CaptureResult::Failed(r) => MCapture::Failed(report(r)),
@@ -395,7 +422,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
         Op::Replay { graph, outcome } => {
             let (g, outcome) = (u64::from(graph % 3), outcome.get());
             let expected = m.replay(g, &outcome).map_err(|_| ());
-            for w in [&mut *a, &mut *b] {
+            for w in [&mut *a, &mut *b, &mut *r] {
                 let got = w
                     .replay(g, to_outcome(&outcome))
                     .map(verdict)
@@ -409,6 +436,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
             let expected = m.graph_destroy(g).is_ok();
             assert_eq!(a.graph_destroy(g).is_ok(), expected);
             assert_eq!(b.graph_destroy(g).is_ok(), expected);
+            assert_eq!(r.graph_destroy(g).is_ok(), expected);
             let _ = h.graph_destroy(g);
         }
         Op::ProfileBegin { profile } => {
@@ -416,12 +444,13 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
             let expected = m.profile_begin(p).is_ok();
             assert_eq!(a.profile_begin(p).is_ok(), expected);
             assert_eq!(b.profile_begin(p).is_ok(), expected);
+            assert_eq!(r.profile_begin(p).is_ok(), expected);
             let _ = h.profile_begin(p);
         }
         Op::ProfileEnd { profile } => {
             let p = u64::from(profile % 2);
             let expected = m.profile_end(p).map_err(|_| ());
-            for w in [&mut *a, &mut *b] {
+            for w in [&mut *a, &mut *b, &mut *r] {
                 let got = w.profile_end(p).map_err(|_| ()).map(|r| match r {
                     ProfileResult::Valid => MProfile::Valid,
                     ProfileResult::Invalid { failure, error } => {
@@ -436,11 +465,12 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
             m.device_fault("device", "illegal address");
             a.device_fault("device", "illegal address");
             b.device_fault("device", "illegal address");
+            r.device_fault("device", "illegal address");
             h.device_fault("device", "illegal address");
         }
         Op::Sync => {
             let expected = m.fault.clone();
-            for w in [&*a, &*b] {
+            for w in [&*a, &*b, &*r] {
                 let got = match w.sync() {
                     SyncResult::Ok => None,
                     SyncResult::DeviceFault(e) => Some((e.kind, e.message)),
@@ -463,6 +493,11 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, h: &mut World, op: &Op) {
         "world differs from the model after {op:?}"
     );
     assert_eq!(state(b), expected, "batching world differs after {op:?}");
+    assert_eq!(
+        state(r),
+        expected,
+        "pre-resolved world differs after {op:?}"
+    );
 }
 
 fuzz_target!(|input: Input| {
@@ -478,9 +513,10 @@ fuzz_target!(|input: Input| {
     let mut m = Model::new(max_streams, chain_limit, strict);
     let mut a = World::new(config).expect("a valid configuration");
     let mut b = World::new(config).expect("a valid configuration");
+    let mut r = World::new(config).expect("a valid configuration");
     let mut h = World::new(config).expect("a valid configuration");
     for op in input.ops.iter().take(256) {
-        step(&mut m, &mut a, &mut b, &mut h, op);
+        step(&mut m, &mut a, &mut b, &mut r, &mut h, op);
     }
     let captured: Vec<u64> = input
         .ops

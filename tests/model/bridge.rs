@@ -4,7 +4,10 @@
 //! fuzz target (`fuzz/fuzz_targets/world_vs_model.rs`), so both compare the
 //! same things the same way.
 
-use taintworld::{Access, Binding, Outcome, ReadResult, Stats, TaintReport, Verdict, World};
+use taintworld::{
+    Access, AllocKey, Binding, Error, Outcome, ReadResult, Resolved, Stats, TaintReport, Verdict,
+    World,
+};
 
 use super::{MBinding, MOutcome, MRead, MReport, MVerdict, Model};
 
@@ -25,6 +28,36 @@ pub fn to_binding(b: &MBinding) -> Binding {
         memory: b.memory.into(),
         range: b.range,
         access: access(b.access),
+    }
+}
+
+/// The row a scheduler holding `binding` would have resolved and kept
+/// (`World::resolve_binding`): the resolved row; for a binding that does
+/// not resolve, a row of a key that names nothing (unresolved the same
+/// way); for bad input, a row that is bad input the same way (a reversed
+/// range, or a range past a live allocation's end).
+pub fn to_row(world: &World, binding: &MBinding) -> Resolved {
+    let b = to_binding(binding);
+    let (start, end) = b.range.unwrap_or((0, 0));
+    let nothing = Resolved {
+        alloc: AllocKey::default(),
+        start,
+        end,
+        access: b.access,
+    };
+    match world.resolve_binding(&b) {
+        Ok(Some(row)) => row,
+        // Resolved on its slot, but past the allocation's end.
+        Err(Error::RangePastEnd { .. }) => Resolved {
+            alloc: world
+                .allocations()
+                .key_of(binding.memory)
+                .unwrap_or_default(),
+            ..nothing
+        },
+        // Unresolved; or reversed, or unresolved in strict mode: a key
+        // naming nothing with the same range is rejected the same way.
+        Ok(None) | Err(_) => nothing,
     }
 }
 
