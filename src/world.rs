@@ -713,6 +713,17 @@ impl World {
                 }
             }
         };
+        if !self.windows.is_empty() || self.clean_profiles != 0 {
+            self.watch(slot, rows, doom);
+        }
+        self.prune();
+        verdict
+    }
+
+    /// What an open capture window or profile makes of a settled launch:
+    /// the rare case, out of line.
+    #[inline(never)]
+    fn watch(&mut self, slot: Option<u64>, rows: &[Resolved], doom: Option<Doom>) {
         if let Some(slot) = slot
             && !self.windows.is_empty()
         {
@@ -723,8 +734,6 @@ impl World {
         {
             self.profile_failure(doom.failure);
         }
-        self.prune();
-        verdict
     }
 
     /// What an open capture window on `slot` makes of a launch: it records
