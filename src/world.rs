@@ -86,6 +86,28 @@ struct Seen {
     failure: Option<[(usize, usize); 3]>,
 }
 
+/// The verdict of a launch that ran or was only checked.
+#[inline]
+fn ran_or_dry(outcome: Outcome<'_>) -> Verdict {
+    match outcome {
+        Outcome::DryRun => Verdict::DryRun,
+        _ => Verdict::Ran,
+    }
+}
+
+/// Whether every row names a live allocation and a range inside it: the
+/// question a clean batch asks of each launch, with nothing to count.
+#[inline]
+fn rows_are_good(rows: &[Resolved], allocs: &Allocations) -> bool {
+    let mut good = true;
+    for row in rows {
+        good &= allocs
+            .footprint(row.alloc)
+            .is_some_and(|f| row.start <= row.end && row.end <= f.size);
+    }
+    good
+}
+
 /// A string's address and length: what [`Seen`] compares.
 #[inline(always)]
 fn address(s: &str) -> (usize, usize) {
@@ -514,9 +536,12 @@ impl World {
     ) -> Option<Result<(), Error>> {
         let (allocs, streams, strict) = (&self.allocs, &self.streams, self.config.strict);
         let mut unresolved = 0u64;
+        let mut dry_runs = false;
         for (index, launch) in launches.iter().enumerate() {
-            if let Outcome::Failed { .. } = launch.outcome {
-                return None;
+            match launch.outcome {
+                Outcome::Failed { .. } => return None,
+                Outcome::DryRun => dry_runs = true,
+                Outcome::Ok => {}
             }
             if let StreamRef::Special(_) = launch.stream
                 && let Err(error) = streams.slot_of(launch.stream)
@@ -524,6 +549,9 @@ impl World {
                 return Some(Err(in_batch(index, error)));
             }
             let checked = match B::as_rows(launch.bindings) {
+                // Good rows count nothing: only a launch with a stale key or
+                // a bad range is looked at again, to count or to name it.
+                Some(rows) if rows_are_good(rows, allocs) => Ok(0),
                 Some(rows) => check_rows(rows, allocs, strict).map(|r| r.unresolved),
                 None => count_unresolved(
                     B::as_bindings(launch.bindings).unwrap_or_default(),
@@ -541,31 +569,32 @@ impl World {
         self.unresolved = self.unresolved.saturating_add(unresolved);
         let first = self.launches;
         let count = launches.len() as u64;
-        let verdict = |launch: &Launch<'_, B>| match launch.outcome {
-            Outcome::DryRun => Verdict::DryRun,
-            _ => Verdict::Ran,
+        let Some(next) = first.checked_add(count) else {
+            // Launch numbers saturate; no world gets here.
+            results.extend(launches.iter().zip(0u64..).map(|(launch, i)| LaunchResult {
+                launch: first.saturating_add(i),
+                verdict: ran_or_dry(launch.outcome),
+            }));
+            self.launches = u64::MAX;
+            return Some(Ok(()));
         };
-        match first.checked_add(count) {
-            Some(next) => {
-                results.extend(
-                    launches
-                        .iter()
-                        .zip(first..)
-                        .map(|(launch, number)| LaunchResult {
-                            launch: number,
-                            verdict: verdict(launch),
-                        }),
-                );
-                self.launches = next;
-            }
-            None => {
-                results.extend(launches.iter().zip(0u64..).map(|(launch, i)| LaunchResult {
-                    launch: first.saturating_add(i),
-                    verdict: verdict(launch),
-                }));
-                self.launches = u64::MAX;
-            }
+        if dry_runs {
+            results.extend(
+                launches
+                    .iter()
+                    .zip(first..next)
+                    .map(|(launch, number)| LaunchResult {
+                        launch: number,
+                        verdict: ran_or_dry(launch.outcome),
+                    }),
+            );
+        } else {
+            results.extend((first..next).map(|number| LaunchResult {
+                launch: number,
+                verdict: Verdict::Ran,
+            }));
         }
+        self.launches = next;
         Some(Ok(()))
     }
 
