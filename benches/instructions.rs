@@ -6,7 +6,7 @@
 //! by a third. It prints the units of work measured.
 //!
 //! ```text
-//! instructions <workload> <side> <iterations>
+//! instructions <workload> <side> <iterations> [size]
 //!   workload: w1 | w2 | w4 | w5
 //!   side:     crate | rows (pre-resolved) | baseline
 //! ```
@@ -20,31 +20,40 @@ use std::rc::Rc;
 use taintworld::Outcome;
 use workloads::{Step, w1_clean, w2_chain, w4_retaint, w5_training};
 
-/// Bindings (W1), skips (W2) or launches (W4) per iteration.
-const N: usize = 10_000;
+thread_local! {
+    /// Bindings (W1), skips (W2) or launches (W4) per iteration: 10,000
+    /// unless the command line says otherwise.
+    static SIZE: std::cell::Cell<usize> = const { std::cell::Cell::new(10_000) };
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (workload, side, iterations) = match args.as_slice() {
-        [w, s, n, ..] => (w.as_str(), s.as_str(), n.parse::<usize>().unwrap_or(0)),
+        [w, s, n, rest @ ..] => {
+            if let Some(size) = rest.first().and_then(|s| s.parse::<usize>().ok()) {
+                SIZE.with(|c| c.set(size));
+            }
+            (w.as_str(), s.as_str(), n.parse::<usize>().unwrap_or(0))
+        }
         // `cargo bench` runs every bench target with `--bench`: nothing to do.
         _ => return,
     };
+    let n = SIZE.with(|c| c.get());
     let units = match workload {
         "w5" => run_w5(side, iterations),
         _ => {
             let (mut pair, prepared, kernel, units) = match workload {
                 "w1" => {
-                    let (p, q) = w1_clean(N);
-                    (p, q, "clean", N / 4 * 4)
+                    let (p, q) = w1_clean(n);
+                    (p, q, "clean", n / 4 * 4)
                 }
                 "w2" => {
-                    let (p, q) = w2_chain(N);
-                    (p, q, "gelu", N)
+                    let (p, q) = w2_chain(n);
+                    (p, q, "gelu", n)
                 }
                 "w4" => {
-                    let (p, q) = w4_retaint(N);
-                    (p, q, "fill", N)
+                    let (p, q) = w4_retaint(n);
+                    (p, q, "fill", n)
                 }
                 other => {
                     eprintln!("unknown workload {other}: w1, w2, w4 or w5");

@@ -56,7 +56,7 @@
 //! buffer's cached location. A row names its allocation by key; on every
 //! launch the world still checks that the key is live and the range inside
 //! the allocation, and skips only the stream fold, the slot compare and the
-//! copy: about 15 instructions a binding instead of 30.
+//! copy: about 15 instructions a binding instead of about 30.
 //!
 //! ## Shape
 //!
@@ -139,10 +139,10 @@
 //!
 //! | workload | instructions | baseline |
 //! | --- | ---: | ---: |
-//! | a clean binding in a batch (3 reads + 1 write a launch) | 37 / 24 | 66 |
-//! | a skipped launch of a chain (1 read, 1 write) | 731 / 604 | 874 |
-//! | a kernel failing again on the same buffer | 399 / 311 | 728 |
-//! | a launch of a training step with an early failure | 1,166 / 957 | 1,204 |
+//! | a clean binding in a batch (3 reads + 1 write a launch) | 35 / 24 | 63 |
+//! | a skipped launch of a chain (1 read, 1 write) | 728 / 600 | 866 |
+//! | a kernel failing again on the same buffer | 401 / 312 | 735 |
+//! | a launch of a training step with an early failure | 1,157 / 955 | 1,192 |
 //!
 //! A declared allocation size never turns into memory, and a range's length
 //! never turns into work: claims are ranges. A launch over clean
