@@ -345,7 +345,9 @@ impl World {
     }
 
     /// Processes one launch (SPEC §3): resolve, check the reads, then skip,
-    /// fail or release, then prune.
+    /// fail or release, then prune. The launch binds [`Binding`]s, resolved
+    /// here, or pre-resolved [`Resolved`] rows, only checked (see
+    /// [`resolve_binding`](Self::resolve_binding)).
     pub fn launch<B: Bind>(&mut self, launch: &Launch<'_, B>) -> Result<LaunchResult, Error> {
         let slot = self.streams.slot_of(launch.stream)?;
         if let Some(rows) = B::as_rows(launch.bindings) {
@@ -429,8 +431,10 @@ impl World {
     /// those of calling [`launch`](Self::launch) on each in turn.
     ///
     /// Launches cannot make or free allocations, so every binding of the
-    /// batch is resolved first, in one pass: bad input anywhere in the batch
-    /// is found before anything changes, and the error names the launch.
+    /// batch is resolved (every pre-resolved row checked) first, in one
+    /// pass: bad input anywhere in the batch is found before anything
+    /// changes, and the error names the launch. On `Err`, `results` is as it
+    /// was.
     pub fn launch_batch<B: Bind>(
         &mut self,
         launches: &[Launch<'_, B>],
