@@ -99,13 +99,11 @@ fn ran_or_dry(outcome: Outcome<'_>) -> Verdict {
 /// question a clean batch asks of each launch, with nothing to count.
 #[inline]
 fn rows_are_good(rows: &[Resolved], allocs: &Allocations) -> bool {
-    let mut good = true;
-    for row in rows {
-        good &= allocs
+    rows.iter().all(|row| {
+        allocs
             .footprint(row.alloc)
-            .is_some_and(|f| row.start <= row.end && row.end <= f.size);
-    }
-    good
+            .is_some_and(|f| row.start <= row.end && row.end <= f.size)
+    })
 }
 
 /// A string's address and length: what [`Seen`] compares.

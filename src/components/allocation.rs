@@ -69,10 +69,11 @@ pub struct Allocations {
 }
 
 impl Allocations {
-    /// The hot part of the live allocation behind `key`.
+    /// The hot part of the live allocation behind `key`. A reference, so
+    /// that reading one field does not copy the others.
     #[inline]
-    pub fn footprint(&self, key: AllocKey) -> Option<Footprint> {
-        self.hot.get(key).copied()
+    pub fn footprint(&self, key: AllocKey) -> Option<&Footprint> {
+        self.hot.get(key)
     }
 
     /// The live allocation behind `key`.

@@ -57,7 +57,7 @@ pub fn resolve_owner(
                 Some((start, end)) if start <= end && end <= footprint.size => (start, end),
                 Some(_) => {
                     rows.truncate(mark);
-                    return Err(bad_range(binding, allocs, Some((key, footprint))));
+                    return Err(bad_range(binding, allocs, Some((key, *footprint))));
                 }
             };
             if binding.access != Access::Dead {
@@ -128,7 +128,7 @@ pub fn resolve_each(
             MemoryRef::Key(key) => Some(key),
             MemoryRef::Id(memory) => allocs.key_of(memory),
         };
-        let found = key.and_then(|key| allocs.footprint(key).map(|f| (key, f)));
+        let found = key.and_then(|key| allocs.footprint(key).map(|f| (key, *f)));
         if let Some((key, footprint)) = found
             && footprint.slot == slot as u32
             && (!wide || allocs.get(key).is_some_and(|a| a.slot == slot))
