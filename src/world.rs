@@ -398,14 +398,13 @@ impl World {
             ..*binding
         };
         let mut row = None;
-        let resolution = resolve_each(
+        resolve_each(
             core::slice::from_ref(&read),
             &self.streams,
             &self.allocs,
             self.config.strict,
             |r| row = Some(r),
         )?;
-        debug_assert!(row.is_some() || resolution.unresolved == 1);
         Ok(row.map(|r| Resolved {
             access: binding.access,
             ..r
