@@ -1,6 +1,8 @@
 //! The seed-shaped baseline the benchmarks compare against is correct too:
 //! on every workload it gives the world's verdicts, failure ids and claimed
-//! bytes, so a ratio is between two correct implementations.
+//! bytes, so a ratio is between two correct implementations. The world is
+//! run both ways the benches run it: binding `Binding`s and binding
+//! pre-resolved rows.
 
 #[path = "../benches/baseline/mod.rs"]
 mod baseline;
@@ -12,15 +14,18 @@ use std::rc::Rc;
 use baseline::{BaseBinding, BaseVerdict};
 use taintworld::{Binding, Outcome, ReadResult};
 use workloads::{
-    Pair, Prepared, Step, W3_CLAIMS, w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads,
-    w4_retaint, w5_training, world_claimed, world_verdicts,
+    Pair, Prepared, Step, W3_CLAIMS, base_verdict, w1_clean, w2_chain, w3_carve, w3_fragmented,
+    w3_reads, w4_retaint, w5_training, world_claimed, world_row_verdicts, world_verdicts,
 };
 
 fn agree(mut pair: Pair, prepared: Prepared, kernel: &str) -> Vec<BaseVerdict> {
+    let mut rows_world = pair.world.clone();
     let expected = prepared.run_base(&mut pair.base, &[Rc::from(kernel)]);
     let got = world_verdicts(&mut pair.world, &prepared);
     assert_eq!(got, expected);
     assert_eq!(world_claimed(&pair.world), pair.base.claimed());
+    assert_eq!(world_row_verdicts(&mut rows_world, &prepared), expected);
+    assert_eq!(world_claimed(&rows_world), pair.base.claimed());
     got
 }
 
@@ -91,6 +96,8 @@ fn the_fragmented_allocation_answers_every_check_alike_and_carves_alike() {
 fn the_training_workload_gives_the_same_verdicts_and_reads_on_both() {
     let (mut pair, prepared, steps) = w5_training(3_000);
     let launches = prepared.launches();
+    let row_launches = prepared.row_launches();
+    let mut rows_world = pair.world.clone();
     let kernels: Vec<Rc<str>> = prepared.work.iter().map(|w| Rc::from(w.kernel)).collect();
     let mut skipped = 0;
     for step in &steps {
@@ -100,24 +107,16 @@ fn the_training_workload_gives_the_same_verdicts_and_reads_on_both() {
                 let expected =
                     pair.base
                         .launch(&kernels[*i], &prepared.base[*i], prepared.work[*i].failed);
-                let got = match r.verdict {
-                    taintworld::Verdict::Ran => BaseVerdict::Ran,
-                    taintworld::Verdict::Failed(f) => BaseVerdict::Failed(f.get()),
-                    taintworld::Verdict::Skipped { failure, needed } => {
-                        BaseVerdict::Skipped(failure.get(), needed)
-                    }
-                    taintworld::Verdict::DryRun => unreachable!("no dry runs here"),
-                };
+                let got = base_verdict(r.verdict);
                 assert_eq!(got, expected, "launch {i}");
+                let by_row = rows_world.launch(&row_launches[*i]).unwrap();
+                assert_eq!(by_row, r, "launch {i} bound by rows");
                 skipped += matches!(got, BaseVerdict::Skipped(..)) as usize;
             }
             Step::HostWrite(b) => {
-                pair.world
-                    .host_write(
-                        &Binding::range(b.at.slot as u64, b.key, b.start, b.end, b.access),
-                        Outcome::Ok,
-                    )
-                    .unwrap();
+                let write = Binding::range(b.at.slot as u64, b.key, b.start, b.end, b.access);
+                pair.world.host_write(&write, Outcome::Ok).unwrap();
+                rows_world.host_write(&write, Outcome::Ok).unwrap();
                 pair.base.written(&[BaseBinding {
                     at: b.at,
                     start: b.start,
@@ -150,4 +149,5 @@ fn the_training_workload_gives_the_same_verdicts_and_reads_on_both() {
         "the early failure poisons the steps after it"
     );
     assert_eq!(world_claimed(&pair.world), pair.base.claimed());
+    assert_eq!(world_claimed(&rows_world), pair.base.claimed());
 }

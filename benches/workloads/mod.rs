@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use taintworld::{Access, AllocKey, Binding, Launch, Outcome, Resolved, StreamRef, World};
+use taintworld::{Access, AllocKey, Bind, Binding, Launch, Outcome, Resolved, StreamRef, World};
 
 use crate::baseline::{BaseBinding, BaseVerdict, Baseline, Location};
 
@@ -304,20 +304,32 @@ pub fn w4_retaint(launches: usize) -> (Pair, Prepared) {
 
 /// The world's verdicts, in the baseline's terms.
 pub fn world_verdicts(world: &mut World, prepared: &Prepared) -> Vec<BaseVerdict> {
+    verdicts_of(world, &prepared.launches())
+}
+
+/// The same, the launches binding pre-resolved rows.
+pub fn world_row_verdicts(world: &mut World, prepared: &Prepared) -> Vec<BaseVerdict> {
+    verdicts_of(world, &prepared.row_launches())
+}
+
+fn verdicts_of<B: Bind>(world: &mut World, launches: &[Launch<'_, B>]) -> Vec<BaseVerdict> {
     let mut results = Vec::new();
     world
-        .launch_batch(&prepared.launches(), &mut results)
+        .launch_batch(launches, &mut results)
         .expect("valid launches");
-    results
-        .iter()
-        .map(|r| match r.verdict {
-            taintworld::Verdict::Ran | taintworld::Verdict::DryRun => BaseVerdict::Ran,
-            taintworld::Verdict::Failed(f) => BaseVerdict::Failed(f.get()),
-            taintworld::Verdict::Skipped { failure, needed } => {
-                BaseVerdict::Skipped(failure.get(), needed)
-            }
-        })
-        .collect()
+    results.iter().map(|r| base_verdict(r.verdict)).collect()
+}
+
+/// A world verdict in the baseline's terms (a dry run ran, as far as the
+/// baseline can tell).
+pub fn base_verdict(verdict: taintworld::Verdict) -> BaseVerdict {
+    match verdict {
+        taintworld::Verdict::Ran | taintworld::Verdict::DryRun => BaseVerdict::Ran,
+        taintworld::Verdict::Failed(f) => BaseVerdict::Failed(f.get()),
+        taintworld::Verdict::Skipped { failure, needed } => {
+            BaseVerdict::Skipped(failure.get(), needed)
+        }
+    }
 }
 
 /// The world's claimed bytes per failure, as `(memory, start, end, failure)`
