@@ -7,7 +7,8 @@
 //!
 //! ```text
 //! instructions <workload> <side> <iterations> [size]
-//!   workload: w1 | w2 | w4 | w5
+//!   workload: w1 | w1-single (W1's launches one `World::launch` at a
+//!             time) | w2 | w4 | w5
 //!   side:     crate | rows (pre-resolved) | baseline
 //! ```
 
@@ -41,6 +42,7 @@ fn main() {
     let n = SIZE.with(|c| c.get());
     let units = match workload {
         "w5" => run_w5(side, iterations),
+        "w1-single" => run_w1_single(side, iterations, n),
         _ => {
             let (mut pair, prepared, kernel, units) = match workload {
                 "w1" => {
@@ -105,6 +107,36 @@ fn main() {
         }
     };
     println!("{units}");
+}
+
+/// W1's clean launches, each through `World::launch` on its own (as a
+/// scheduler that does not batch calls it); per binding.
+fn run_w1_single(side: &str, iterations: usize, n: usize) -> usize {
+    let (mut pair, prepared) = w1_clean(n);
+    let launches = prepared.launches();
+    let row_launches = prepared.row_launches();
+    let kernel: Rc<str> = Rc::from("clean");
+    for round in 0..=iterations {
+        let run = |pair: &mut workloads::Pair| match side {
+            "crate" => {
+                for launch in &launches {
+                    black_box(pair.world.launch(black_box(launch)).expect("valid launch"));
+                }
+            }
+            "rows" => {
+                for launch in &row_launches {
+                    black_box(pair.world.launch(black_box(launch)).expect("valid launch"));
+                }
+            }
+            _ => prepared.run_base_quiet(&mut pair.base, &kernel),
+        };
+        if round == 0 {
+            run(&mut pair);
+        } else {
+            measured(|| run(&mut pair));
+        }
+    }
+    n / 4 * 4 * iterations
 }
 
 /// The work counted: callgrind collects only inside this function.

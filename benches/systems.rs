@@ -72,6 +72,37 @@ fn w1(c: &mut Criterion) {
     group.finish();
 }
 
+/// W1's launches one `World::launch` call at a time, as a scheduler that
+/// does not batch makes them; per binding. Not one of issue 5's workloads:
+/// it shows what the clean path costs a caller without batches.
+fn w1_single(c: &mut Criterion) {
+    let mut group = c.benchmark_group("w1_single_per_binding");
+    let n = 10_000;
+    let (mut pair, prepared) = w1_clean(n);
+    let launches = prepared.launches();
+    let row_launches = prepared.row_launches();
+    group.throughput(Throughput::Elements((n / 4 * 4) as u64));
+    group.bench_function(BenchmarkId::new("crate", n), |b| {
+        b.iter(|| {
+            for launch in &launches {
+                black_box(pair.world.launch(black_box(launch)).unwrap());
+            }
+        })
+    });
+    group.bench_function(BenchmarkId::new("crate_rows", n), |b| {
+        b.iter(|| {
+            for launch in &row_launches {
+                black_box(pair.world.launch(black_box(launch)).unwrap());
+            }
+        })
+    });
+    let kernel: Rc<str> = Rc::from("clean");
+    group.bench_function(BenchmarkId::new("baseline", n), |b| {
+        b.iter(|| prepared.run_base_quiet(black_box(&mut pair.base), &kernel))
+    });
+    group.finish();
+}
+
 /// W2: a poisoned chain; per skipped launch (skip record + taint).
 fn w2(c: &mut Criterion) {
     let mut group = c.benchmark_group("w2_chain_per_skip");
@@ -274,6 +305,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = w1, w2, w3, w4, w5
+    targets = w1, w1_single, w2, w3, w4, w5
 }
 criterion_main!(benches);

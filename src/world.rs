@@ -347,6 +347,43 @@ impl World {
     /// here, or pre-resolved [`Resolved`] rows, only checked (see
     /// [`resolve_binding`](Self::resolve_binding)).
     pub fn launch<B: Bind>(&mut self, launch: &Launch<'_, B>) -> Result<LaunchResult, Error> {
+        if !(self.graph.failures.is_empty()
+            && self.windows.is_empty()
+            && matches!(launch.outcome, Outcome::Ok | Outcome::DryRun))
+        {
+            return self.launch_settled(launch);
+        }
+        // No failure exists, so no byte is claimed: a launch that does not
+        // fail reads clean bytes and runs (or is only checked), and needs
+        // no rows — only its input checked, as in a clean batch.
+        if let StreamRef::Special(_) = launch.stream {
+            self.streams.slot_of(launch.stream)?;
+        }
+        let (allocs, strict) = (&self.allocs, self.config.strict);
+        let unresolved = match B::as_rows(launch.bindings) {
+            Some(rows) if rows_are_good(rows, allocs) => 0,
+            Some(rows) => check_rows(rows, allocs, strict)?.unresolved,
+            None => count_unresolved(
+                B::as_bindings(launch.bindings).unwrap_or_default(),
+                &self.streams,
+                allocs,
+                strict,
+            )?,
+        };
+        self.unresolved = self.unresolved.saturating_add(unresolved);
+        let number = self.launches;
+        self.launches = self.launches.saturating_add(1);
+        Ok(LaunchResult {
+            launch: number,
+            verdict: ran_or_dry(launch.outcome),
+        })
+    }
+
+    /// [`launch`](Self::launch) in a world where something may be claimed:
+    /// resolve (or check the rows), then settle. Out of line, so that the
+    /// clean launch above stays small.
+    #[inline(never)]
+    fn launch_settled<B: Bind>(&mut self, launch: &Launch<'_, B>) -> Result<LaunchResult, Error> {
         let slot = self.streams.slot_of(launch.stream)?;
         if let Some(rows) = B::as_rows(launch.bindings) {
             // Pre-resolved: checked in place, settled on the caller's rows.
@@ -358,8 +395,7 @@ impl World {
             let seen = &mut Seen::default();
             return Ok(self.settle_launch(launch.kernel, slot, rows, launch.outcome, seen));
         }
-        let bindings = B::as_bindings(launch.bindings).unwrap_or_default();
-        let resolution = self.resolve(bindings)?;
+        let resolution = self.resolve(B::as_bindings(launch.bindings).unwrap_or_default())?;
         if !resolution.claimed && launch.outcome == Outcome::Ok && self.windows.is_empty() {
             return Ok(self.ran_clean());
         }

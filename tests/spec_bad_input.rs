@@ -3,7 +3,8 @@
 //! it was.
 
 use taintworld::{
-    Access, Binding, Config, Error, Launch, Outcome, ReadResult, Stats, StreamRef, World,
+    Access, AllocKey, Binding, Config, Error, Launch, Outcome, ReadResult, Resolved, Stats,
+    StreamRef, World,
 };
 
 const FAIL: Outcome<'static> = Outcome::Failed {
@@ -334,6 +335,25 @@ fn a_special_stream_index_out_of_range_is_bad_input_everywhere() {
         .unwrap_err(),
         expected
     );
+    // The same with outcomes that cannot fail, which a world without a
+    // failure answers without building rows: still bad input.
+    for outcome in [Outcome::Ok, Outcome::DryRun] {
+        let on_bad_stream = [Binding::whole(0, 3, Access::Write)];
+        let result = w.launch(&Launch {
+            kernel: "k",
+            stream: bad,
+            bindings: &on_bad_stream,
+            outcome,
+        });
+        assert_eq!(result.unwrap_err(), expected);
+        let result = w.launch(&Launch {
+            kernel: "k",
+            stream: 0.into(),
+            bindings: &b,
+            outcome,
+        });
+        assert_eq!(result.unwrap_err(), expected);
+    }
     assert_eq!(w.capture_begin(bad).unwrap_err(), expected);
     assert_eq!(w.initialize_stream(bad).unwrap_err(), expected);
     assert_eq!(
@@ -490,4 +510,98 @@ fn rejected_operations_leave_open_windows_profiles_and_graphs_as_they_were() {
         ReadResult::Clean
     );
     w.check_invariants().unwrap();
+}
+
+#[test]
+fn in_a_world_without_failures_a_launch_that_cannot_fail_is_checked_as_input_all_the_same() {
+    // Such a world answers launches that cannot fail without building rows;
+    // bad input is bad input there too, and changes nothing.
+    let mut w = World::new(Config {
+        num_special: 1,
+        strict: true,
+        ..Config::default()
+    })
+    .unwrap();
+    let key = w.alloc(0, 1, 16).unwrap();
+    let cases: [(Binding, Error); 4] = [
+        (
+            Binding::whole(StreamRef::Special(1), 1, Access::Read),
+            Error::SpecialOutOfRange {
+                index: 1,
+                num_special: 1,
+            },
+        ),
+        (
+            Binding::range(0, 1, 0, 17, Access::Read),
+            Error::RangePastEnd {
+                memory: 1,
+                start: 0,
+                end: 17,
+                size: 16,
+            },
+        ),
+        (
+            Binding::range(0, 1, 9, 3, Access::Write),
+            Error::RangeReversed {
+                memory: 1,
+                start: 9,
+                end: 3,
+            },
+        ),
+        (
+            Binding::whole(1, 1, Access::Read),
+            Error::Unresolved { memory: 1, slot: 1 },
+        ),
+    ];
+    for outcome in [Outcome::Ok, Outcome::DryRun] {
+        for (binding, expected) in &cases {
+            let bindings = [Binding::whole(0, key, Access::Write), *binding];
+            let launch = Launch {
+                kernel: "k",
+                stream: 0.into(),
+                bindings: &bindings,
+                outcome,
+            };
+            assert_eq!(w.launch(&launch).unwrap_err(), *expected, "{binding:?}");
+            let mut results = Vec::new();
+            let batch = w.launch_batch(&[launch], &mut results).unwrap_err();
+            assert!(
+                matches!(&batch, Error::InBatch { index: 0, error } if **error == *expected),
+                "{batch:?}"
+            );
+            assert!(results.is_empty());
+        }
+        // The launch's own stream is checked too.
+        let fine = [Binding::whole(0, key, Access::Write)];
+        let on_bad_stream = Launch {
+            kernel: "k",
+            stream: StreamRef::Special(1),
+            bindings: &fine,
+            outcome,
+        };
+        assert_eq!(w.launch(&on_bad_stream).unwrap_err(), cases[0].1);
+        let stale = Resolved {
+            alloc: AllocKey::default(),
+            start: 0,
+            end: 16,
+            access: Access::Read,
+        };
+        let rows = [stale];
+        let launch = Launch {
+            kernel: "k",
+            stream: 0.into(),
+            bindings: &rows[..],
+            outcome,
+        };
+        assert_eq!(
+            w.launch(&launch).unwrap_err(),
+            Error::UnknownKey { key: stale.alloc }
+        );
+    }
+    assert_eq!((w.launches(), w.stats().unresolved_bindings), (0, 0));
+    assert_eq!(
+        w.stats().live_failures,
+        0,
+        "the world stayed without failures"
+    );
 }

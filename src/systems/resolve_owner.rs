@@ -173,7 +173,7 @@ pub fn resolve_each(
 /// [`AllocKey`], a live allocation on that slot, a range inside it — costs
 /// one slot-map look-up and about thirty instructions; any other goes
 /// through [`resolve_each`], out of line.
-#[inline]
+#[inline(always)]
 pub fn count_unresolved(
     bindings: &[Binding],
     streams: &Streams,
