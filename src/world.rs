@@ -716,8 +716,11 @@ impl World {
         outcome: Outcome<'_>,
         seen: &mut Seen,
     ) -> Verdict {
+        // Capture windows and profiles are rare: the failure that dooms
+        // them is handed over only when one is open.
+        let watched = !self.windows.is_empty() || self.clean_profiles != 0;
         let g = &mut self.graph;
-        let (verdict, doom) = if let Some(hit) = hit {
+        let verdict = if let Some(hit) = hit {
             let failure = hit.claim.failure;
             let this = address(kernel);
             let repeat = seen.kernel == Some(this);
@@ -740,16 +743,17 @@ impl World {
                 Origin::Skip(record),
             );
             g.records.queue_if_unreferenced(record);
-            (
-                Verdict::Skipped {
-                    failure: id,
-                    needed: hit.needed,
-                },
-                Some(Doom {
+            if watched {
+                let doom = Doom {
                     failure,
                     record: Some(record),
-                }),
-            )
+                };
+                self.watch(slot, rows, Some(doom));
+            }
+            Verdict::Skipped {
+                failure: id,
+                needed: hit.needed,
+            }
         } else {
             match outcome {
                 Outcome::Failed { kind, message } => {
@@ -765,23 +769,24 @@ impl World {
                         failure,
                         Origin::Root,
                     );
-                    (
-                        Verdict::Failed(id),
-                        Some(Doom {
+                    if watched {
+                        let doom = Doom {
                             failure,
                             record: None,
-                        }),
-                    )
+                        };
+                        self.watch(slot, rows, Some(doom));
+                    }
+                    Verdict::Failed(id)
                 }
                 Outcome::Ok | Outcome::DryRun => {
                     release_written(rows, &mut self.allocs, &mut g.failures, &mut g.records);
-                    (Verdict::Ran, None)
+                    if watched {
+                        self.watch(slot, rows, None);
+                    }
+                    Verdict::Ran
                 }
             }
         };
-        if !self.windows.is_empty() || self.clean_profiles != 0 {
-            self.watch(slot, rows, doom);
-        }
         self.prune();
         verdict
     }
