@@ -2,8 +2,8 @@
 //! at all, for `scripts/instruction-counts`: under `valgrind --tool=callgrind
 //! --toggle-collect='*measured*'` only the work inside [`measured`] is
 //! counted, and that count divided by the units of work is the instruction
-//! count per unit — exact where wall-clock medians on a shared machine move
-//! by a third. It prints the units of work measured.
+//! count per unit — repeatable to within 1 % where wall-clock medians on a
+//! shared machine move by a third. It prints the units of work measured.
 //!
 //! ```text
 //! instructions <workload> <side> <iterations> [size]

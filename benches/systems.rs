@@ -1,6 +1,8 @@
-//! The systems under the workloads of issue 5, each run on the crate and on
-//! the seed-shaped baseline in the same process, so every median has a
-//! ratio from one run. `scripts/bench-summary` prints the table.
+//! The systems under the workloads of issue 5, each run on the crate — its
+//! launches binding `Binding`s (`crate`) and pre-resolved rows
+//! (`crate_rows`) — and on the seed-shaped baseline in the same process, so
+//! every median has a ratio from one run. `scripts/bench-summary` prints
+//! the table.
 //!
 //! Every group's throughput is its unit of work (a binding, a skipped
 //! launch, a check, a launch), so criterion's per-element time is the figure
