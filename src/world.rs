@@ -356,27 +356,31 @@ impl World {
         // No failure exists, so no byte is claimed: a launch that does not
         // fail reads clean bytes and runs (or is only checked), and needs
         // no rows — only its input checked, as in a clean batch.
+        let unresolved = self.count_unclaimed(launch)?;
+        self.unresolved = self.unresolved.saturating_add(unresolved);
+        Ok(self.numbered(ran_or_dry(launch.outcome)))
+    }
+
+    /// How many of a launch's bindings (or rows) are unresolved, or the
+    /// error that makes it bad input — all a launch that cannot fail needs
+    /// in a world where no byte is claimed. Good rows are only looked at
+    /// again to count stale ones or name the error.
+    #[inline(always)]
+    fn count_unclaimed<B: Bind>(&self, launch: &Launch<'_, B>) -> Result<u64, Error> {
         if let StreamRef::Special(_) = launch.stream {
             self.streams.slot_of(launch.stream)?;
         }
         let (allocs, strict) = (&self.allocs, self.config.strict);
-        let unresolved = match B::as_rows(launch.bindings) {
-            Some(rows) if rows_are_good(rows, allocs) => 0,
-            Some(rows) => check_rows(rows, allocs, strict)?.unresolved,
+        match B::as_rows(launch.bindings) {
+            Some(rows) if rows_are_good(rows, allocs) => Ok(0),
+            Some(rows) => check_rows(rows, allocs, strict).map(|r| r.unresolved),
             None => count_unresolved(
                 B::as_bindings(launch.bindings).unwrap_or_default(),
                 &self.streams,
                 allocs,
                 strict,
-            )?,
-        };
-        self.unresolved = self.unresolved.saturating_add(unresolved);
-        let number = self.launches;
-        self.launches = self.launches.saturating_add(1);
-        Ok(LaunchResult {
-            launch: number,
-            verdict: ran_or_dry(launch.outcome),
-        })
+            ),
+        }
     }
 
     /// [`launch`](Self::launch) in a world where something may be claimed:
@@ -390,14 +394,14 @@ impl World {
             let resolution = check_rows(rows, &self.allocs, self.config.strict)?;
             self.unresolved = self.unresolved.saturating_add(resolution.unresolved);
             if !resolution.claimed && launch.outcome == Outcome::Ok && self.windows.is_empty() {
-                return Ok(self.ran_clean());
+                return Ok(self.numbered(Verdict::Ran));
             }
             let seen = &mut Seen::default();
             return Ok(self.settle_launch(launch.kernel, slot, rows, launch.outcome, seen));
         }
         let resolution = self.resolve(B::as_bindings(launch.bindings).unwrap_or_default())?;
         if !resolution.claimed && launch.outcome == Outcome::Ok && self.windows.is_empty() {
-            return Ok(self.ran_clean());
+            return Ok(self.numbered(Verdict::Ran));
         }
         let rows = core::mem::take(&mut self.rows);
         let seen = &mut Seen::default();
@@ -447,15 +451,16 @@ impl World {
         }))
     }
 
-    /// A launch that read clean bytes and ran, where nothing it writes is
-    /// claimed and no capture window is open: only its number changes.
+    /// The next launch number with `verdict`, for a launch that changes
+    /// nothing else: one that read clean bytes and ran with nothing it
+    /// writes claimed and no capture window open, or a dry run.
     #[inline]
-    fn ran_clean(&mut self) -> LaunchResult {
+    fn numbered(&mut self, verdict: Verdict) -> LaunchResult {
         let number = self.launches;
         self.launches = self.launches.saturating_add(1);
         LaunchResult {
             launch: number,
-            verdict: Verdict::Ran,
+            verdict,
         }
     }
 
@@ -571,7 +576,6 @@ impl World {
         launches: &[Launch<'_, B>],
         results: &mut Vec<LaunchResult>,
     ) -> Option<Result<(), Error>> {
-        let (allocs, streams, strict) = (&self.allocs, &self.streams, self.config.strict);
         let mut unresolved = 0u64;
         let mut dry_runs = false;
         for (index, launch) in launches.iter().enumerate() {
@@ -580,24 +584,7 @@ impl World {
                 Outcome::DryRun => dry_runs = true,
                 Outcome::Ok => {}
             }
-            if let StreamRef::Special(_) = launch.stream
-                && let Err(error) = streams.slot_of(launch.stream)
-            {
-                return Some(Err(in_batch(index, error)));
-            }
-            let checked = match B::as_rows(launch.bindings) {
-                // Good rows count nothing: only a launch with a stale key or
-                // a bad range is looked at again, to count or to name it.
-                Some(rows) if rows_are_good(rows, allocs) => Ok(0),
-                Some(rows) => check_rows(rows, allocs, strict).map(|r| r.unresolved),
-                None => count_unresolved(
-                    B::as_bindings(launch.bindings).unwrap_or_default(),
-                    streams,
-                    allocs,
-                    strict,
-                ),
-            };
-            match checked {
+            match self.count_unclaimed(launch) {
                 // At most one per binding: no sum over a slice overflows.
                 Ok(n) => unresolved += n,
                 Err(error) => return Some(Err(in_batch(index, error))),

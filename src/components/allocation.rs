@@ -125,7 +125,7 @@ impl Allocations {
         }
         let was_clean = row.claims.is_empty();
         row.claims
-            .taint(start, end, failure, origin, failures, records);
+            .taint_other(start, end, failure, origin, failures, records);
         if was_clean
             && !row.claims.is_empty()
             && let Some(hot) = self.hot.get_mut(key)

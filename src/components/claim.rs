@@ -152,6 +152,23 @@ impl ClaimSet {
         failures: &mut Failures,
         records: &mut Records,
     ) {
+        if !self.retaint_whole(start, end, failure, origin, failures, records) {
+            self.taint_other(start, end, failure, origin, failures, records);
+        }
+    }
+
+    /// [`taint`](Self::taint) where the set is not exactly one claim of the
+    /// range (the caller asked [`retaint_whole`](Self::retaint_whole)
+    /// first): an empty range, a clean allocation, or a window of claims.
+    pub(crate) fn taint_other(
+        &mut self,
+        start: u64,
+        end: u64,
+        failure: FailureKey,
+        origin: Origin,
+        failures: &mut Failures,
+        records: &mut Records,
+    ) {
         if start >= end {
             return;
         }
@@ -167,22 +184,6 @@ impl ClaimSet {
                 origin,
             });
             failures.gain_carrier(failure);
-            return;
-        }
-        if let [only] = self.claims.as_mut_slice()
-            && only.start == start
-            && only.end == end
-        {
-            // One claim, exactly the range: a buffer failing again and again
-            // (nothing to do) or a chain of skips retainting whole buffers
-            // (relabel it in place).
-            let old = *only;
-            if old.same_label(failure, origin) {
-                return;
-            }
-            only.failure = failure;
-            only.origin = origin;
-            relabeled(old, failure, origin, failures, records);
             return;
         }
         self.taint_window(start, end, failure, origin, failures, records);

@@ -8,12 +8,11 @@ use std::io;
 use crate::log::{
     CaptureEntry, CaptureResult as LogCapture, Event, FinalState, LaunchResult as Entry, Line,
     LogBinding, Outcome as LogOutcome, ProfileEntry, ProfileResult as LogProfile, ReadEntry,
-    ReadResult as LogRead, Rejected, Report, SyncEntry, SyncResult as LogSync,
-    TaintReport as LogTaint,
+    ReadResult as LogRead, Rejected, Report, SyncEntry, TaintReport as LogTaint,
 };
 use crate::{
     Binding, CaptureResult, Config, Error, ErrorInfo, FailureId, Launch, MemoryRef, Outcome,
-    ProfileResult, ReadResult, StreamRef, SyncResult, TaintReport, Verdict, World,
+    ProfileResult, ReadResult, StreamRef, TaintReport, Verdict, World,
 };
 
 /// How a replay is run: the command line's options.
@@ -367,10 +366,7 @@ impl Replay {
             }
             Event::DeviceFault { error: e } => world.device_fault(&e.kind, &e.message),
             Event::Sync => {
-                let result = match world.sync() {
-                    SyncResult::Ok => LogSync::Ok,
-                    SyncResult::DeviceFault(e) => LogSync::DeviceFault(e),
-                };
+                let result = world.sync();
                 if keep {
                     self.report.syncs.push(SyncEntry { line, result });
                 }

@@ -11,6 +11,7 @@ use std::io::{self, Write};
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+pub use crate::SyncResult;
 use crate::{ChainHop, ErrorInfo};
 
 /// The whole report of one replay: what `replay --json` prints.
@@ -198,15 +199,6 @@ pub struct SyncEntry {
     pub line: u64,
     /// What it returned.
     pub result: SyncResult,
-}
-
-/// What a sync returned.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SyncResult {
-    /// The device is healthy.
-    Ok,
-    /// The device is faulted; carries the fault's error.
-    DeviceFault(ErrorInfo),
 }
 
 /// The world after the last event (`final`).

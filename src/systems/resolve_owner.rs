@@ -37,30 +37,12 @@ pub fn resolve_owner(
 ) -> Result<Resolution, Error> {
     let mark = rows.len();
     rows.reserve(bindings.len());
-    // Past 2^32 slots a footprint's slot is not the whole slot.
-    let max_streams = if streams.wide() {
-        0
-    } else {
-        streams.max_streams()
-    };
+    let max_streams = common_slots(streams);
     let mut resolution = Resolution::default();
     for binding in bindings {
-        // The common shape, as in `count_unresolved`.
-        if let StreamRef::Id(slot) = binding.stream
-            && let MemoryRef::Key(key) = binding.memory
-            && let Some(footprint) = allocs.footprint(key)
-            && slot < max_streams
-            && u64::from(footprint.slot) == slot
-        {
-            let (start, end) = match binding.range {
-                None => (0, footprint.size),
-                Some((start, end)) if start <= end && end <= footprint.size => (start, end),
-                Some(_) => {
-                    rows.truncate(mark);
-                    return Err(bad_range(binding, allocs, Some((key, *footprint))));
-                }
-            };
+        if let Some((key, footprint)) = common(binding, allocs, max_streams) {
             if binding.access != Access::Dead {
+                let (start, end) = binding.range.unwrap_or((0, footprint.size));
                 resolution.claimed |= footprint.claimed;
                 rows.push(Resolved {
                     alloc: key,
@@ -180,29 +162,53 @@ pub fn count_unresolved(
     allocs: &Allocations,
     strict: bool,
 ) -> Result<u64, Error> {
-    // Past 2^32 slots a footprint's slot is not the whole slot.
-    let max_streams = if streams.wide() {
-        0
-    } else {
-        streams.max_streams()
-    };
+    let max_streams = common_slots(streams);
     let mut unresolved = 0u64;
     for binding in bindings {
-        if let StreamRef::Id(slot) = binding.stream
-            && let MemoryRef::Key(key) = binding.memory
-            && let Some(footprint) = allocs.footprint(key)
-            && slot < max_streams
-            && u64::from(footprint.slot) == slot
-        {
-            match binding.range {
-                None => continue,
-                Some((start, end)) if start <= end && end <= footprint.size => continue,
-                Some(_) => {}
-            }
+        if common(binding, allocs, max_streams).is_some() {
+            continue;
         }
         unresolved += count_one(binding, streams, allocs, strict)?;
     }
     Ok(unresolved)
+}
+
+/// The slots a common binding's stream id may name: every regular one, or
+/// none past 2^32 slots, where a footprint's slot is not the whole slot.
+#[inline(always)]
+fn common_slots(streams: &Streams) -> u64 {
+    if streams.wide() {
+        0
+    } else {
+        streams.max_streams()
+    }
+}
+
+/// A binding of the common shape — a regular stream id that is already a
+/// slot, a key, a live allocation made on that slot, a range inside it —
+/// as its key and footprint; `None` for any other binding, which
+/// [`resolve_each`] answers (bad input included).
+#[inline(always)]
+fn common<'a>(
+    binding: &Binding,
+    allocs: &'a Allocations,
+    max_streams: u64,
+) -> Option<(AllocKey, &'a Footprint)> {
+    if let StreamRef::Id(slot) = binding.stream
+        && let MemoryRef::Key(key) = binding.memory
+        && let Some(footprint) = allocs.footprint(key)
+        && slot < max_streams
+        && u64::from(footprint.slot) == slot
+    {
+        match binding.range {
+            None => return Some((key, footprint)),
+            Some((start, end)) if start <= end && end <= footprint.size => {
+                return Some((key, footprint));
+            }
+            Some(_) => {}
+        }
+    }
+    None
 }
 
 /// [`count_unresolved`]'s way for any binding but the common one.
