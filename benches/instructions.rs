@@ -18,8 +18,9 @@ mod workloads;
 use std::hint::black_box;
 use std::rc::Rc;
 
-use taintworld::Outcome;
-use workloads::{Step, w1_clean, w2_chain, w4_retaint, w5_training};
+use workloads::{
+    base_steps, step_bindings, w1_clean, w2_chain, w4_retaint, w5_training, world_steps,
+};
 
 thread_local! {
     /// Bindings (W1), skips (W2) or launches (W4) per iteration: 10,000
@@ -151,62 +152,18 @@ fn run_w5(side: &str, iterations: usize) -> usize {
     let (pair, prepared, steps) = w5_training(20_000);
     let launches = prepared.launches();
     let row_launches = prepared.row_launches();
+    let bindings = step_bindings(&steps);
     let kernels: Vec<Rc<str>> = prepared.work.iter().map(|w| Rc::from(w.kernel)).collect();
     let mut worlds: Vec<_> = (0..iterations).map(|_| pair.world.clone()).collect();
     let mut bases: Vec<_> = (0..iterations).map(|_| pair.base.clone()).collect();
-    for i in 0..iterations {
-        measured(|| {
-            for step in &steps {
-                if side == "crate" || side == "rows" {
-                    let world = &mut worlds[i];
-                    match step {
-                        Step::Launch(l) if side == "rows" => {
-                            black_box(world.launch(&row_launches[*l]).expect("valid launch"));
-                        }
-                        Step::Launch(l) => {
-                            black_box(world.launch(&launches[*l]).expect("valid launch"));
-                        }
-                        Step::HostWrite(b) => {
-                            world
-                                .host_write(&binding(b), Outcome::Ok)
-                                .expect("valid write");
-                        }
-                        Step::Read(b) => {
-                            black_box(world.read_failure(&binding(b)).expect("valid read"));
-                        }
-                    }
-                } else {
-                    let base = &mut bases[i];
-                    match step {
-                        Step::Launch(l) => {
-                            let w = &prepared.work[*l];
-                            black_box(base.launch(&kernels[*l], &prepared.base[*l], w.failed));
-                        }
-                        Step::HostWrite(b) => base.written(&[baseline::BaseBinding {
-                            at: b.at,
-                            start: b.start,
-                            end: b.end,
-                            read: false,
-                            write: true,
-                        }]),
-                        Step::Read(b) => {
-                            black_box(base.failure(b.at, b.start, b.end));
-                        }
-                    }
-                }
-            }
+    for (world, base) in worlds.iter_mut().zip(&mut bases) {
+        measured(|| match side {
+            "crate" => world_steps(world, &steps, &bindings, &launches),
+            "rows" => world_steps(world, &steps, &bindings, &row_launches),
+            _ => base_steps(base, &steps, &prepared, &kernels),
         });
     }
     drop(worlds);
     drop(bases);
     launches.len() * iterations
-}
-
-fn binding(b: &workloads::Both) -> taintworld::Binding {
-    taintworld::Binding {
-        stream: (b.at.slot as u64).into(),
-        memory: b.key.into(),
-        range: Some((b.start, b.end)),
-        access: b.access,
-    }
 }

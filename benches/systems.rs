@@ -17,10 +17,11 @@ use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use taintworld::systems::check_reads;
-use taintworld::{Access, Bind, Launch, Outcome, Resolved, World};
+use taintworld::{Access, Outcome, Resolved};
 
 use workloads::{
-    Step, w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training,
+    base_steps, step_bindings, w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint,
+    w5_training, world_steps,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -155,12 +156,7 @@ fn w3(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("w3_write_carving_100_claims");
     let carve = w3_carve(&pair);
-    let binding = taintworld::Binding {
-        stream: 0.into(),
-        memory: carve.key.into(),
-        range: Some((carve.start, carve.end)),
-        access: Access::Write,
-    };
+    let binding = carve.binding();
     group.bench_function("crate", |b| {
         b.iter_batched(
             || pair.world.clone(),
@@ -171,13 +167,7 @@ fn w3(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
-    let base_binding = baseline::BaseBinding {
-        at: carve.at,
-        start: carve.start,
-        end: carve.end,
-        read: false,
-        write: true,
-    };
+    let base_binding = carve.base_binding();
     group.bench_function("baseline", |b| {
         b.iter_batched(
             || pair.base.clone(),
@@ -213,31 +203,26 @@ fn w5(c: &mut Criterion) {
     let mut group = c.benchmark_group("w5_training_per_launch");
     let (pair, prepared, steps) = w5_training(20_000);
     let launches = prepared.launches();
-    let writes: Vec<Option<taintworld::Binding>> = steps
-        .iter()
-        .map(|s| match s {
-            Step::HostWrite(b) | Step::Read(b) => Some(taintworld::Binding {
-                stream: (b.at.slot as u64).into(),
-                memory: b.key.into(),
-                range: Some((b.start, b.end)),
-                access: b.access,
-            }),
-            Step::Launch(_) => None,
-        })
-        .collect();
     let row_launches = prepared.row_launches();
+    let bindings = step_bindings(&steps);
     group.throughput(Throughput::Elements(launches.len() as u64));
     group.bench_function(BenchmarkId::new("crate", launches.len()), |b| {
         b.iter_batched(
             || pair.world.clone(),
-            |world| w5_steps(world, &steps, &writes, &launches),
+            |mut world| {
+                world_steps(&mut world, &steps, &bindings, &launches);
+                world
+            },
             BatchSize::PerIteration,
         )
     });
     group.bench_function(BenchmarkId::new("crate_rows", launches.len()), |b| {
         b.iter_batched(
             || pair.world.clone(),
-            |world| w5_steps(world, &steps, &writes, &row_launches),
+            |mut world| {
+                world_steps(&mut world, &steps, &bindings, &row_launches);
+                world
+            },
             BatchSize::PerIteration,
         )
     });
@@ -246,55 +231,13 @@ fn w5(c: &mut Criterion) {
         b.iter_batched(
             || pair.base.clone(),
             |mut base| {
-                for step in &steps {
-                    match step {
-                        Step::Launch(i) => {
-                            let w = &prepared.work[*i];
-                            black_box(base.launch(&kernels[*i], &prepared.base[*i], w.failed));
-                        }
-                        Step::HostWrite(b) => base.written(&[baseline::BaseBinding {
-                            at: b.at,
-                            start: b.start,
-                            end: b.end,
-                            read: false,
-                            write: true,
-                        }]),
-                        Step::Read(b) => {
-                            black_box(base.failure(b.at, b.start, b.end));
-                        }
-                    }
-                }
+                base_steps(&mut base, &steps, &prepared, &kernels);
                 base
             },
             BatchSize::PerIteration,
         )
     });
     group.finish();
-}
-
-/// The W5 steps on `world`: each launch one at a time (bound by binding
-/// or by pre-resolved row), host writes and reads between them.
-fn w5_steps<B: Bind>(
-    mut world: World,
-    steps: &[Step],
-    writes: &[Option<taintworld::Binding>],
-    launches: &[Launch<'_, B>],
-) -> World {
-    for (step, binding) in steps.iter().zip(writes) {
-        match (step, binding) {
-            (Step::Launch(i), _) => {
-                black_box(world.launch(&launches[*i]).unwrap());
-            }
-            (Step::HostWrite(_), Some(b)) => {
-                world.host_write(b, Outcome::Ok).unwrap();
-            }
-            (Step::Read(_), Some(b)) => {
-                black_box(world.read_failure(b).unwrap());
-            }
-            _ => {}
-        }
-    }
-    world
 }
 
 fn config() -> Criterion {

@@ -11,8 +11,8 @@ mod workloads;
 
 use std::rc::Rc;
 
-use baseline::{BaseBinding, BaseVerdict};
-use taintworld::{Binding, Outcome, ReadResult};
+use baseline::BaseVerdict;
+use taintworld::{Outcome, ReadResult};
 use workloads::{
     Pair, Prepared, Step, W3_CLAIMS, base_verdict, w1_clean, w2_chain, w3_carve, w3_fragmented,
     w3_reads, w4_retaint, w5_training, world_claimed, world_row_verdicts, world_verdicts,
@@ -62,8 +62,7 @@ fn the_fragmented_allocation_answers_every_check_alike_and_carves_alike() {
     assert_eq!(world_claimed(&pair.world), pair.base.claimed());
     let mut tainted = 0;
     for r in w3_reads(&pair, 2_000) {
-        let b = Binding::range(0, r.key, r.start, r.end, r.access);
-        let world = match pair.world.read(&b).unwrap() {
+        let world = match pair.world.read(&r.binding()).unwrap() {
             ReadResult::Tainted(t) => Some(t.failure.get()),
             _ => None,
         };
@@ -76,18 +75,9 @@ fn the_fragmented_allocation_answers_every_check_alike_and_carves_alike() {
     );
     let carve = w3_carve(&pair);
     pair.world
-        .host_write(
-            &Binding::range(0, carve.key, carve.start, carve.end, carve.access),
-            Outcome::Ok,
-        )
+        .host_write(&carve.binding(), Outcome::Ok)
         .unwrap();
-    pair.base.written(&[BaseBinding {
-        at: carve.at,
-        start: carve.start,
-        end: carve.end,
-        read: false,
-        write: true,
-    }]);
+    pair.base.written(&[carve.base_binding()]);
     assert_eq!(pair.world.stats().claims, W3_CLAIMS - 100);
     assert_eq!(world_claimed(&pair.world), pair.base.claimed());
 }
@@ -114,29 +104,13 @@ fn the_training_workload_gives_the_same_verdicts_and_reads_on_both() {
                 skipped += matches!(got, BaseVerdict::Skipped(..)) as usize;
             }
             Step::HostWrite(b) => {
-                let write = Binding::range(b.at.slot as u64, b.key, b.start, b.end, b.access);
+                let write = b.binding();
                 pair.world.host_write(&write, Outcome::Ok).unwrap();
                 rows_world.host_write(&write, Outcome::Ok).unwrap();
-                pair.base.written(&[BaseBinding {
-                    at: b.at,
-                    start: b.start,
-                    end: b.end,
-                    read: false,
-                    write: true,
-                }]);
+                pair.base.written(&[b.base_binding()]);
             }
             Step::Read(b) => {
-                let got = match pair
-                    .world
-                    .read(&Binding::range(
-                        b.at.slot as u64,
-                        b.key,
-                        b.start,
-                        b.end,
-                        b.access,
-                    ))
-                    .unwrap()
-                {
+                let got = match pair.world.read(&b.binding()).unwrap() {
                     ReadResult::Tainted(t) => Some(t.failure.get()),
                     _ => None,
                 };

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{claims, named};
+use common::{FAIL, claims, named};
 use taintworld::{
     Access, AllocKey, Binding, Config, Error, Launch, Outcome, Resolved, Verdict, World,
 };
@@ -24,11 +24,6 @@ fn row(world: &World, binding: Binding) -> Resolved {
         .expect("good input")
         .expect("resolves")
 }
-
-const FAILED: Outcome<'static> = Outcome::Failed {
-    kind: "compile",
-    message: "bad PTX",
-};
 
 #[test]
 fn a_row_is_the_key_and_the_concrete_range_its_binding_resolves_to() {
@@ -87,7 +82,7 @@ fn a_launch_of_rows_gives_the_verdicts_and_claims_of_its_bindings() {
         Binding::whole(0, 3, Access::ReadWrite),
     ];
     let steps: [(&str, &[Binding], Outcome); 3] = [
-        ("fill", &fill, FAILED),
+        ("fill", &fill, FAIL),
         ("gelu", &gelu, Outcome::Ok),
         ("copy", &copy, Outcome::Ok),
     ];
@@ -120,7 +115,7 @@ fn a_row_whose_allocation_was_freed_is_unresolved_even_when_its_memory_id_is_reu
     world.alloc(0, 7, 64).unwrap();
     // A binding by memory id would hit the new allocation; the row names
     // the old one by key, which is gone.
-    let result = world.launch(&launch("fill", &[old], FAILED)).unwrap();
+    let result = world.launch(&launch("fill", &[old], FAIL)).unwrap();
     assert!(matches!(result.verdict, Verdict::Failed(_)));
     assert_eq!(claims(&world, 7), vec![]);
     assert_eq!(world.stats().unresolved_bindings, 1);
@@ -141,7 +136,7 @@ fn in_strict_mode_a_stale_row_is_rejected_naming_its_key_and_nothing_changes() {
         ..good
     };
     let batch = [
-        launch("fill", std::slice::from_ref(&good), FAILED),
+        launch("fill", std::slice::from_ref(&good), FAIL),
         launch("copy", std::slice::from_ref(&stale), Outcome::Ok),
     ];
     let mut results = Vec::new();

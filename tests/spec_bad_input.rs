@@ -2,14 +2,12 @@
 //! error naming the offending id or range, and leaves the world exactly as
 //! it was.
 
+mod common;
+
+use common::FAIL;
 use taintworld::{
     Access, AllocKey, Binding, Config, Error, Launch, Outcome, ReadResult, Resolved, Stats,
     StreamRef, World,
-};
-
-const FAIL: Outcome<'static> = Outcome::Failed {
-    kind: "compile",
-    message: "bad PTX",
 };
 
 /// A world with some of everything: memory 1 tainted at the root, memory 2

@@ -3,17 +3,13 @@
 
 mod common;
 
-use common::{claims, named};
+use common::{FAIL, claims, go_on as go};
 
 use taintworld::{
-    Access, Binding, CaptureResult, ChainHop, Error, ErrorInfo, Launch, Outcome, ProfileResult,
-    ReadResult, SyncResult, TaintReport, Verdict, World,
+    Access, Binding, CaptureResult, ChainHop, Error, ErrorInfo, Outcome, ProfileResult, ReadResult,
+    SyncResult, TaintReport, Verdict, World,
 };
 
-const FAIL: Outcome<'static> = Outcome::Failed {
-    kind: "compile",
-    message: "bad PTX",
-};
 const FAIL2: Outcome<'static> = Outcome::Failed {
     kind: "launch",
     message: "out of resources",
@@ -27,23 +23,6 @@ fn world() -> World {
         w.alloc(stream, m, 16).unwrap();
     }
     w
-}
-
-/// Runs one launch on `stream`; the verdict as `(name, failure, needed)`.
-fn go(
-    w: &mut World,
-    kernel: &str,
-    stream: u64,
-    bindings: &[Binding],
-    outcome: Outcome<'_>,
-) -> (&'static str, u64, u64) {
-    let launch = Launch {
-        kernel,
-        stream: stream.into(),
-        bindings,
-        outcome,
-    };
-    named(w.launch(&launch).expect("valid launch").verdict)
 }
 
 fn failed(result: CaptureResult) -> TaintReport {

@@ -3,33 +3,12 @@
 
 mod common;
 
-use common::named;
+use common::{FAIL, go};
 
 use taintworld::{
-    Access, Binding, ChainHop, Config, ErrorInfo, Launch, Outcome, ReadResult, RecordInfo,
-    TaintReport, World,
+    Access, Binding, ChainHop, Config, ErrorInfo, Outcome, ReadResult, RecordInfo, TaintReport,
+    World,
 };
-
-const FAIL: Outcome<'static> = Outcome::Failed {
-    kind: "compile",
-    message: "bad PTX",
-};
-
-/// Runs one launch on stream 0; the verdict as `(name, failure, needed)`.
-fn go(
-    w: &mut World,
-    kernel: &str,
-    bindings: &[Binding],
-    outcome: Outcome<'_>,
-) -> (&'static str, u64, u64) {
-    let launch = Launch {
-        kernel,
-        stream: 0.into(),
-        bindings,
-        outcome,
-    };
-    named(w.launch(&launch).expect("valid launch").verdict)
-}
 
 /// A world with allocations `ids` of 16 bytes each on stream 0.
 fn world(config: Config, ids: impl IntoIterator<Item = u64>) -> World {

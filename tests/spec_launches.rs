@@ -4,36 +4,14 @@
 
 mod common;
 
-use common::{claims, named};
+use common::{FAIL, claims, go};
 
-use taintworld::{
-    Access, Binding, Error, Launch, LaunchResult, Outcome, StreamRef, Verdict, World,
-};
+use taintworld::{Access, Binding, Error, Launch, LaunchResult, Outcome, Verdict, World};
 
-const FAIL: Outcome<'static> = Outcome::Failed {
-    kind: "compile",
-    message: "bad PTX",
-};
 const FAIL2: Outcome<'static> = Outcome::Failed {
     kind: "launch",
     message: "too many resources",
 };
-
-/// Runs one launch on stream 0; the verdict as `(name, failure, needed)`.
-fn go(
-    w: &mut World,
-    kernel: &str,
-    bindings: &[Binding],
-    outcome: Outcome<'_>,
-) -> (&'static str, u64, u64) {
-    let launch = Launch {
-        kernel,
-        stream: StreamRef::Id(0),
-        bindings,
-        outcome,
-    };
-    named(w.launch(&launch).expect("valid launch").verdict)
-}
 
 fn w(ids: &[u64], size: u64) -> World {
     let mut w = World::default();

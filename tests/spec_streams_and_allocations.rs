@@ -3,31 +3,9 @@
 
 mod common;
 
-use common::{claims, named};
+use common::{FAIL, claims, go_on as go};
 
-use taintworld::{Access, Binding, Config, Launch, Outcome, ReadResult, StreamRef, World};
-
-const FAIL: Outcome<'static> = Outcome::Failed {
-    kind: "compile",
-    message: "bad PTX",
-};
-
-/// Runs one launch on `stream`; the verdict as `(name, failure, needed)`.
-fn go(
-    w: &mut World,
-    kernel: &str,
-    stream: impl Into<StreamRef>,
-    bindings: &[Binding],
-    outcome: Outcome<'_>,
-) -> (&'static str, u64, u64) {
-    let launch = Launch {
-        kernel,
-        stream: stream.into(),
-        bindings,
-        outcome,
-    };
-    named(w.launch(&launch).expect("valid launch").verdict)
-}
+use taintworld::{Access, Binding, Config, Outcome, ReadResult, StreamRef, World};
 
 #[test]
 fn the_default_config_has_eight_slots_no_special_streams_and_chain_limit_1024() {

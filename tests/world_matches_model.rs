@@ -8,11 +8,12 @@
 mod model;
 
 use model::bridge::{
-    model_state, read_result, report, state, to_binding, to_outcome, to_row, verdict,
+    self, MLaunch, model_state, read_result, report, run_batch, state, to_binding, to_outcome,
+    to_row, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MVerdict, Model};
 use proptest::prelude::*;
-use taintworld::{Binding, CaptureResult, Config, Launch, ProfileResult, Resolved, World};
+use taintworld::{Binding, CaptureResult, Config, ProfileResult, Resolved, World};
 
 const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
 const KINDS: [&str; 2] = ["compile", "launch"];
@@ -132,46 +133,24 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn run_launch(world: &mut World, op: &LaunchOp) -> Result<(u64, MVerdict), ()> {
-    let bindings: Vec<Binding> = op.bindings.iter().map(to_binding).collect();
-    world
-        .launch(&Launch {
-            kernel: KERNELS[op.kernel],
-            stream: op.stream.into(),
-            bindings: &bindings,
-            outcome: to_outcome(&op.outcome),
-        })
-        .map(|r| (r.launch, verdict(r.verdict)))
-        .map_err(|_| ())
+/// A launch as the model takes it.
+fn model_launch(l: &LaunchOp) -> MLaunch<'_> {
+    (KERNELS[l.kernel], l.stream, &l.bindings[..], &l.outcome)
+}
+
+/// The launches as the model takes them.
+fn model_launches(launches: &[LaunchOp]) -> Vec<MLaunch<'_>> {
+    launches.iter().map(model_launch).collect()
+}
+
+/// One launch on `world`, one at a time.
+fn run_launch(world: &mut World, l: &LaunchOp) -> Result<(u64, MVerdict), ()> {
+    bridge::run_launch(world, model_launch(l))
 }
 
 /// Launches `launches` as one batch of pre-resolved rows.
 fn run_rows(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
-    let owned: Vec<Vec<Resolved>> = launches
-        .iter()
-        .map(|l| l.bindings.iter().map(|b| to_row(world, b)).collect())
-        .collect();
-    let batch: Vec<Launch<'_, Resolved>> = launches
-        .iter()
-        .zip(&owned)
-        .map(|(l, rows)| Launch {
-            kernel: KERNELS[l.kernel],
-            stream: l.stream.into(),
-            bindings: rows,
-            outcome: to_outcome(&l.outcome),
-        })
-        .collect();
-    let mut results = Vec::new();
-    match world.launch_batch(&batch, &mut results) {
-        Ok(()) => Ok(results
-            .iter()
-            .map(|r| (r.launch, verdict(r.verdict)))
-            .collect()),
-        Err(_) => {
-            assert!(results.is_empty(), "a rejected batch pushes no result");
-            Err(())
-        }
-    }
+    run_batch::<Resolved>(world, &model_launches(launches), to_row)
 }
 
 /// Applies one operation to the model, the one-at-a-time world `a`, the
@@ -253,31 +232,10 @@ fn step(
                 *m = m0;
                 *a = a0;
             }
-            let owned: Vec<Vec<Binding>> = launches
-                .iter()
-                .map(|l| l.bindings.iter().map(to_binding).collect())
-                .collect();
-            let batch: Vec<Launch> = launches
-                .iter()
-                .zip(&owned)
-                .map(|(l, bindings)| Launch {
-                    kernel: KERNELS[l.kernel],
-                    stream: l.stream.into(),
-                    bindings,
-                    outcome: to_outcome(&l.outcome),
-                })
-                .collect();
-            let mut results = Vec::new();
-            let got = b.launch_batch(&batch, &mut results);
+            let got = run_batch::<Binding>(b, &model_launches(launches), |_, b| to_binding(b));
             prop_assert_eq!(got.is_err(), bad);
-            if !bad {
-                let got: Vec<_> = results
-                    .iter()
-                    .map(|r| (r.launch, verdict(r.verdict)))
-                    .collect();
+            if let Ok(got) = got {
                 prop_assert_eq!(got, expected.clone());
-            } else {
-                prop_assert!(results.is_empty());
             }
             match run_rows(c, launches) {
                 Ok(got) => prop_assert_eq!(got, expected),

@@ -19,6 +19,29 @@ pub struct Both {
     pub access: Access,
 }
 
+impl Both {
+    /// The binding as the world names it.
+    pub fn binding(&self) -> Binding {
+        Binding {
+            stream: StreamRef::Id(self.at.slot as u64),
+            memory: self.key.into(),
+            range: Some((self.start, self.end)),
+            access: self.access,
+        }
+    }
+
+    /// The binding as the baseline names it.
+    pub fn base_binding(&self) -> BaseBinding {
+        BaseBinding {
+            at: self.at,
+            start: self.start,
+            end: self.end,
+            read: self.access.reads(),
+            write: self.access.writes(),
+        }
+    }
+}
+
 /// One launch, described once.
 #[derive(Clone, Debug)]
 pub struct Work {
@@ -29,28 +52,11 @@ pub struct Work {
 
 impl Work {
     pub fn world_bindings(&self) -> Vec<Binding> {
-        self.bindings
-            .iter()
-            .map(|b| Binding {
-                stream: StreamRef::Id(b.at.slot as u64),
-                memory: b.key.into(),
-                range: Some((b.start, b.end)),
-                access: b.access,
-            })
-            .collect()
+        self.bindings.iter().map(Both::binding).collect()
     }
 
     pub fn base_bindings(&self) -> Vec<BaseBinding> {
-        self.bindings
-            .iter()
-            .map(|b| BaseBinding {
-                at: b.at,
-                start: b.start,
-                end: b.end,
-                read: b.access.reads(),
-                write: b.access.writes(),
-            })
-            .collect()
+        self.bindings.iter().map(Both::base_binding).collect()
     }
 
     pub fn outcome(&self) -> Outcome<'static> {
@@ -143,24 +149,20 @@ impl Prepared {
         }
     }
 
-    /// The same launches, binding pre-resolved rows.
-    pub fn row_launches(&self) -> Vec<Launch<'_, Resolved>> {
-        self.work
-            .iter()
-            .zip(&self.rows)
-            .map(|(w, r)| Launch {
-                kernel: w.kernel,
-                stream: StreamRef::Id(0),
-                bindings: r,
-                outcome: w.outcome(),
-            })
-            .collect()
+    /// The launches, binding `Binding`s.
+    pub fn launches(&self) -> Vec<Launch<'_>> {
+        self.launches_of(&self.bindings)
     }
 
-    pub fn launches(&self) -> Vec<Launch<'_>> {
+    /// The same launches, binding pre-resolved rows.
+    pub fn row_launches(&self) -> Vec<Launch<'_, Resolved>> {
+        self.launches_of(&self.rows)
+    }
+
+    fn launches_of<'a, B: Bind>(&'a self, bound: &'a [Vec<B>]) -> Vec<Launch<'a, B>> {
         self.work
             .iter()
-            .zip(&self.bindings)
+            .zip(bound)
             .map(|(w, b)| Launch {
                 kernel: w.kernel,
                 stream: StreamRef::Id(0),
@@ -369,6 +371,58 @@ pub enum Step {
     HostWrite(Both),
     /// A host read of one buffer.
     Read(Both),
+}
+
+/// The bindings of the W5 host writes and reads, by step (`None` for a
+/// launch), made once outside any timed loop.
+pub fn step_bindings(steps: &[Step]) -> Vec<Option<Binding>> {
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::HostWrite(b) | Step::Read(b) => Some(b.binding()),
+            Step::Launch(_) => None,
+        })
+        .collect()
+}
+
+/// The W5 steps on `world`: each launch one at a time (bound by binding
+/// or by pre-resolved row), host writes and reads between them.
+pub fn world_steps<B: Bind>(
+    world: &mut World,
+    steps: &[Step],
+    bindings: &[Option<Binding>],
+    launches: &[Launch<'_, B>],
+) {
+    for (step, binding) in steps.iter().zip(bindings) {
+        match (step, binding) {
+            (Step::Launch(i), _) => {
+                std::hint::black_box(world.launch(&launches[*i]).expect("valid launch"));
+            }
+            (Step::HostWrite(_), Some(b)) => {
+                world.host_write(b, Outcome::Ok).expect("valid write");
+            }
+            (Step::Read(_), Some(b)) => {
+                std::hint::black_box(world.read_failure(b).expect("valid read"));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The same W5 steps on the baseline.
+pub fn base_steps(base: &mut Baseline, steps: &[Step], prepared: &Prepared, kernels: &[Rc<str>]) {
+    for step in steps {
+        match step {
+            Step::Launch(i) => {
+                let w = &prepared.work[*i];
+                std::hint::black_box(base.launch(&kernels[*i], &prepared.base[*i], w.failed));
+            }
+            Step::HostWrite(b) => base.written(&[b.base_binding()]),
+            Step::Read(b) => {
+                std::hint::black_box(base.failure(b.at, b.start, b.end));
+            }
+        }
+    }
 }
 
 /// W5: a generated training-step log (forward, loss, backward and optimizer

@@ -20,13 +20,11 @@ mod model;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use model::bridge::{
-    model_state, read_result, report, state, to_binding, to_outcome, to_row, verdict,
+    self, MLaunch, model_state, read_result, report, run_batch, state, to_binding, to_outcome,
+    to_row, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MVerdict, Model};
-use taintworld::{
-    Bind, Binding, CaptureResult, Config, Launch, LaunchResult, ProfileResult, Resolved,
-    SyncResult, World,
-};
+use taintworld::{Binding, CaptureResult, Config, ProfileResult, Resolved, SyncResult, World};
 
 const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
 const KINDS: [&str; 2] = ["compile", "launch"];
@@ -229,58 +227,27 @@ struct Input {
     ops: Vec<Op>,
 }
 
-fn run_launch(world: &mut World, op: &LaunchOp) -> Result<(u64, MVerdict), ()> {
-    let bindings: Vec<Binding> = op.bindings.iter().map(to_binding).collect();
-    world
-        .launch(&Launch {
-            kernel: op.kernel,
-            stream: op.stream.into(),
-            bindings: &bindings,
-            outcome: to_outcome(&op.outcome),
-        })
-        .map(|r| (r.launch, verdict(r.verdict)))
-        .map_err(|_| ())
+/// A launch as the model takes it.
+fn model_launch(l: &LaunchOp) -> MLaunch<'_> {
+    (l.kernel, l.stream, &l.bindings[..], &l.outcome)
 }
 
-/// `launches` as one batch, each binding made a `B` by `bind`.
-fn batch_of<B: Bind>(
-    world: &mut World,
-    launches: &[LaunchOp],
-    bind: impl Fn(&World, &MBinding) -> B,
-) -> Result<Vec<(u64, MVerdict)>, ()> {
-    let owned: Vec<Vec<B>> = launches
-        .iter()
-        .map(|l| l.bindings.iter().map(|b| bind(world, b)).collect())
-        .collect();
-    let batch: Vec<Launch<'_, B>> = launches
-        .iter()
-        .zip(&owned)
-        .map(|(l, bindings)| Launch {
-            kernel: l.kernel,
-            stream: l.stream.into(),
-            bindings,
-            outcome: to_outcome(&l.outcome),
-        })
-        .collect();
-    let mut results: Vec<LaunchResult> = Vec::new();
-    match world.launch_batch(&batch, &mut results) {
-        Ok(()) => Ok(results
-            .iter()
-            .map(|r| (r.launch, verdict(r.verdict)))
-            .collect()),
-        Err(_) => {
-            assert!(results.is_empty(), "a rejected batch gives no results");
-            Err(())
-        }
-    }
+/// The launches as the model takes them.
+fn model_launches(launches: &[LaunchOp]) -> Vec<MLaunch<'_>> {
+    launches.iter().map(model_launch).collect()
+}
+
+/// One launch on `world`, one at a time.
+fn run_launch(world: &mut World, l: &LaunchOp) -> Result<(u64, MVerdict), ()> {
+    bridge::run_launch(world, model_launch(l))
 }
 
 fn batch(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
-    batch_of::<Binding>(world, launches, |_, b| to_binding(b))
+    run_batch::<Binding>(world, &model_launches(launches), |_, b| to_binding(b))
 }
 
 fn batch_rows(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
-    batch_of::<Resolved>(world, launches, to_row)
+    run_batch::<Resolved>(world, &model_launches(launches), to_row)
 }
 
 /// The model's size of an allocation the huge world makes `size` bytes.

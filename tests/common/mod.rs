@@ -1,9 +1,43 @@
-//! Helpers the SPEC rule tests share: a verdict as a comparable tuple, and
-//! an allocation's claims as plain rows.
+//! Helpers the SPEC rule tests share: the failed outcome most of them use,
+//! one launch run to its verdict, a verdict as a comparable tuple, and an
+//! allocation's claims as plain rows.
 
 #![allow(dead_code)]
 
-use taintworld::{MemoryRef, Verdict, World};
+use taintworld::{Binding, Launch, MemoryRef, Outcome, StreamRef, Verdict, World};
+
+/// The failed outcome of most rules: a kernel that does not compile.
+pub const FAIL: Outcome<'static> = Outcome::Failed {
+    kind: "compile",
+    message: "bad PTX",
+};
+
+/// Runs one launch on stream 0; the verdict as `(name, failure, needed)`.
+pub fn go(
+    w: &mut World,
+    kernel: &str,
+    bindings: &[Binding],
+    outcome: Outcome<'_>,
+) -> (&'static str, u64, u64) {
+    go_on(w, kernel, 0, bindings, outcome)
+}
+
+/// Runs one launch on `stream`; the verdict as `(name, failure, needed)`.
+pub fn go_on(
+    w: &mut World,
+    kernel: &str,
+    stream: impl Into<StreamRef>,
+    bindings: &[Binding],
+    outcome: Outcome<'_>,
+) -> (&'static str, u64, u64) {
+    let launch = Launch {
+        kernel,
+        stream: stream.into(),
+        bindings,
+        outcome,
+    };
+    named(w.launch(&launch).expect("valid launch").verdict)
+}
 
 /// A verdict as `(name, failure id, needed memory)`; ids are 0 where the
 /// verdict has none. `FailureId` has no public constructor, so tests compare

@@ -5,8 +5,8 @@
 //! same things the same way.
 
 use taintworld::{
-    Access, AllocKey, Binding, Error, Outcome, ReadResult, Resolved, Stats, TaintReport, Verdict,
-    World,
+    Access, AllocKey, Bind, Binding, Error, Launch, LaunchResult, Outcome, ReadResult, Resolved,
+    Stats, TaintReport, Verdict, World,
 };
 
 use super::{MBinding, MOutcome, MRead, MReport, MVerdict, Model};
@@ -58,6 +58,62 @@ pub fn to_row(world: &World, binding: &MBinding) -> Resolved {
         // Unresolved; or reversed, or unresolved in strict mode: a key
         // naming nothing with the same range is rejected the same way.
         Ok(None) | Err(_) => nothing,
+    }
+}
+
+/// One launch as the model takes it: kernel, stream, bindings, outcome.
+pub type MLaunch<'a> = (&'a str, u64, &'a [MBinding], &'a MOutcome);
+
+/// One launch on `world`, one at a time: its number and verdict, or `Err`
+/// for bad input.
+pub fn run_launch(
+    world: &mut World,
+    (kernel, stream, bindings, outcome): MLaunch<'_>,
+) -> Result<(u64, MVerdict), ()> {
+    let bindings: Vec<Binding> = bindings.iter().map(to_binding).collect();
+    world
+        .launch(&Launch {
+            kernel,
+            stream: stream.into(),
+            bindings: &bindings,
+            outcome: to_outcome(outcome),
+        })
+        .map(|r| (r.launch, verdict(r.verdict)))
+        .map_err(|_| ())
+}
+
+/// `launches` as one batch on `world`, each binding made a `B` by `bind`
+/// (against the world as it is before the batch): the results, or `Err`
+/// for a rejected batch, which must have pushed no result.
+pub fn run_batch<B: Bind>(
+    world: &mut World,
+    launches: &[MLaunch<'_>],
+    bind: impl Fn(&World, &MBinding) -> B,
+) -> Result<Vec<(u64, MVerdict)>, ()> {
+    let owned: Vec<Vec<B>> = launches
+        .iter()
+        .map(|(_, _, bindings, _)| bindings.iter().map(|b| bind(world, b)).collect())
+        .collect();
+    let batch: Vec<Launch<'_, B>> = launches
+        .iter()
+        .zip(&owned)
+        .map(|(&(kernel, stream, _, outcome), bindings)| Launch {
+            kernel,
+            stream: stream.into(),
+            bindings,
+            outcome: to_outcome(outcome),
+        })
+        .collect();
+    let mut results: Vec<LaunchResult> = Vec::new();
+    match world.launch_batch(&batch, &mut results) {
+        Ok(()) => Ok(results
+            .iter()
+            .map(|r| (r.launch, verdict(r.verdict)))
+            .collect()),
+        Err(_) => {
+            assert!(results.is_empty(), "a rejected batch pushes no result");
+            Err(())
+        }
     }
 }
 
