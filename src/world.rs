@@ -347,10 +347,7 @@ impl World {
     /// here, or pre-resolved [`Resolved`] rows, only checked (see
     /// [`resolve_binding`](Self::resolve_binding)).
     pub fn launch<B: Bind>(&mut self, launch: &Launch<'_, B>) -> Result<LaunchResult, Error> {
-        if !(self.graph.failures.is_empty()
-            && self.windows.is_empty()
-            && matches!(launch.outcome, Outcome::Ok | Outcome::DryRun))
-        {
+        if !(self.quiet() && matches!(launch.outcome, Outcome::Ok | Outcome::DryRun)) {
             return self.launch_settled(launch);
         }
         // No failure exists, so no byte is claimed: a launch that does not
@@ -359,6 +356,14 @@ impl World {
         let unresolved = self.count_unclaimed(launch)?;
         self.unresolved = self.unresolved.saturating_add(unresolved);
         Ok(self.numbered(ran_or_dry(launch.outcome)))
+    }
+
+    /// Whether no failure is alive and no capture window open: then no byte
+    /// is claimed, and a launch that cannot fail only needs its input
+    /// checked.
+    #[inline]
+    fn quiet(&self) -> bool {
+        self.graph.failures.is_empty() && self.windows.is_empty()
     }
 
     /// How many of a launch's bindings (or rows) are unresolved, or the
@@ -478,8 +483,7 @@ impl World {
         launches: &[Launch<'_, B>],
         results: &mut Vec<LaunchResult>,
     ) -> Result<(), Error> {
-        if self.graph.failures.is_empty()
-            && self.windows.is_empty()
+        if self.quiet()
             && let Some(done) = self.launch_batch_clean(launches, results)
         {
             return done;

@@ -48,7 +48,6 @@ pub struct Streams {
     by_slot: HashMap<u64, StreamKey>,
     max_streams: u64,
     num_special: u16,
-    wide: bool,
 }
 
 impl Streams {
@@ -68,7 +67,6 @@ impl Streams {
             by_slot: HashMap::default(),
             max_streams,
             num_special,
-            wide: max_streams + u64::from(num_special) > 1 << 32,
         })
     }
 
@@ -84,7 +82,7 @@ impl Streams {
     /// full slot in the allocation's row as well.
     #[inline]
     pub fn wide(&self) -> bool {
-        self.wide
+        self.max_streams + u64::from(self.num_special) > 1 << 32
     }
 
     /// How many special slots there are.
