@@ -22,25 +22,22 @@ use workloads::{
     base_steps, step_bindings, w1_clean, w2_chain, w4_retaint, w5_training, world_steps,
 };
 
-thread_local! {
-    /// Bindings (W1), skips (W2) or launches (W4) per iteration: 10,000
-    /// unless the command line says otherwise.
-    static SIZE: std::cell::Cell<usize> = const { std::cell::Cell::new(10_000) };
-}
+/// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
+/// command line says otherwise.
+const SIZE: usize = 10_000;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (workload, side, iterations) = match args.as_slice() {
-        [w, s, n, rest @ ..] => {
-            if let Some(size) = rest.first().and_then(|s| s.parse::<usize>().ok()) {
-                SIZE.with(|c| c.set(size));
-            }
-            (w.as_str(), s.as_str(), n.parse::<usize>().unwrap_or(0))
-        }
+    let (workload, side, iterations, n) = match args.as_slice() {
+        [w, s, iterations, rest @ ..] => (
+            w.as_str(),
+            s.as_str(),
+            iterations.parse::<usize>().unwrap_or(0),
+            rest.first().and_then(|n| n.parse().ok()).unwrap_or(SIZE),
+        ),
         // `cargo bench` runs every bench target with `--bench`: nothing to do.
         _ => return,
     };
-    let n = SIZE.with(|c| c.get());
     let units = match workload {
         "w5" => run_w5(side, iterations),
         "w1-single" => run_w1_single(side, iterations, n),
@@ -59,7 +56,7 @@ fn main() {
                     (p, q, "fill", n)
                 }
                 other => {
-                    eprintln!("unknown workload {other}: w1, w2, w4 or w5");
+                    eprintln!("unknown workload {other}: w1, w1-single, w2, w4 or w5");
                     std::process::exit(2);
                 }
             };
