@@ -139,11 +139,11 @@
 //!
 //! | workload | instructions | baseline |
 //! | --- | ---: | ---: |
-//! | a clean binding in a batch (3 reads + 1 write a launch) | 35 / 24 | 63 |
-//! | a clean binding, one `launch` call a launch | 47 / 35 | 64 |
-//! | a skipped launch of a chain (1 read, 1 write) | 711 / 601 | 866 |
-//! | a kernel failing again on the same buffer | 386 / 308 | 735 |
-//! | a launch of a training step with an early failure | 1,149 / 967 | 1,192 |
+//! | a clean binding in a batch (3 reads + 1 write a launch) | 36 / 24 | 63 |
+//! | a clean binding, one `launch` call a launch | 48 / 35 | 64 |
+//! | a skipped launch of a chain (1 read, 1 write) | 705 / 601 | 866 |
+//! | a kernel failing again on the same buffer | 385 / 308 | 735 |
+//! | a launch of a training step with an early failure | 1,127 / 950 | 1,169 |
 //!
 //! A declared allocation size never turns into memory, and a range's length
 //! never turns into work: claims are ranges. A launch over clean
