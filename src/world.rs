@@ -112,11 +112,27 @@ fn rows_are_good(rows: &[Resolved], allocs: &Allocations) -> bool {
 #[inline]
 fn rows_all_ran<B: Bind>(launches: &[Launch<'_, B>], allocs: &Allocations) -> bool {
     B::as_rows(&[]).is_some()
-        && launches.iter().all(|launch| {
-            launch.outcome == Outcome::Ok
-                && matches!(launch.stream, StreamRef::Id(_))
-                && rows_are_good(B::as_rows(launch.bindings).unwrap_or_default(), allocs)
-        })
+        && launches
+            .iter()
+            .all(|launch| launch.outcome == Outcome::Ok && launch_rows_good(launch, allocs))
+}
+
+/// Whether every launch of a batch binds pre-resolved rows, is on a
+/// regular stream and binds only good rows: then the batch is good input
+/// with nothing unresolved, and no launch needs its input looked at again.
+#[inline]
+fn rows_all_good<B: Bind>(launches: &[Launch<'_, B>], allocs: &Allocations) -> bool {
+    B::as_rows(&[]).is_some()
+        && launches
+            .iter()
+            .all(|launch| launch_rows_good(launch, allocs))
+}
+
+/// Whether a launch is on a regular stream and binds only good rows.
+#[inline(always)]
+fn launch_rows_good<B: Bind>(launch: &Launch<'_, B>, allocs: &Allocations) -> bool {
+    matches!(launch.stream, StreamRef::Id(_))
+        && rows_are_good(B::as_rows(launch.bindings).unwrap_or_default(), allocs)
 }
 
 /// A string's address and length: what [`Seen`] compares.
@@ -554,6 +570,25 @@ impl World {
         launches: &[Launch<'_, B>],
         results: &mut Vec<LaunchResult>,
     ) -> Result<(), Error> {
+        if !rows_all_good(launches, &self.allocs) {
+            self.check_batch_rows(launches)?;
+        }
+        results.reserve(launches.len());
+        let seen = &mut Seen::default();
+        for launch in launches {
+            // Checked above; a regular id folds without a look-up.
+            let slot = self.streams.slot_of(launch.stream).unwrap_or_default();
+            let rows = B::as_rows(launch.bindings).unwrap_or_default();
+            results.push(self.settle_launch(launch.kernel, slot, rows, launch.outcome, seen));
+        }
+        Ok(())
+    }
+
+    /// The first pass of [`launch_batch_rows`](Self::launch_batch_rows)
+    /// when some row is not plainly good: every launch's stream and rows
+    /// checked, stale rows counted, the first bad one named.
+    #[inline(never)]
+    fn check_batch_rows<B: Bind>(&mut self, launches: &[Launch<'_, B>]) -> Result<(), Error> {
         let mut unresolved = 0u64;
         for (index, launch) in launches.iter().enumerate() {
             let checked = self.streams.slot_of(launch.stream).and_then(|_| {
@@ -570,14 +605,6 @@ impl World {
             }
         }
         self.unresolved = self.unresolved.saturating_add(unresolved);
-        results.reserve(launches.len());
-        let seen = &mut Seen::default();
-        for launch in launches {
-            // Checked above; a regular id folds without a look-up.
-            let slot = self.streams.slot_of(launch.stream).unwrap_or_default();
-            let rows = B::as_rows(launch.bindings).unwrap_or_default();
-            results.push(self.settle_launch(launch.kernel, slot, rows, launch.outcome, seen));
-        }
         Ok(())
     }
 
