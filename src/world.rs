@@ -26,8 +26,8 @@ pub use answers::{
 pub use launch::{Launch, LaunchResult, Outcome, Verdict};
 
 use crate::systems::{
-    ReadHit, Resolution, apply_taint, check_reads, check_rows, count_unresolved, prune_failures,
-    release_written, resolve_each, resolve_owner,
+    ReadHit, Resolution, all_common, apply_taint, check_reads, check_rows, count_unresolved,
+    prune_failures, release_written, resolve_each, resolve_owner,
 };
 
 /// How a world is set up. The defaults are SPEC.md's.
@@ -106,15 +106,27 @@ fn rows_are_good(rows: &[Resolved], allocs: &Allocations) -> bool {
     })
 }
 
-/// Whether every launch of a batch binds pre-resolved rows, ran, is on a
-/// regular stream and binds only good rows ([`rows_are_good`]): a clean
-/// world then has nothing to do but number them.
+/// Whether every launch of a batch ran, is on a regular stream and binds
+/// only good rows ([`rows_are_good`]) or bindings of the common shape
+/// ([`all_common`]): a clean world then has nothing to do but number them.
 #[inline]
-fn rows_all_ran<B: Bind>(launches: &[Launch<'_, B>], allocs: &Allocations) -> bool {
-    B::as_rows(&[]).is_some()
-        && launches
-            .iter()
-            .all(|launch| launch.outcome == Outcome::Ok && launch_rows_good(launch, allocs))
+fn all_ran_plainly<B: Bind>(
+    launches: &[Launch<'_, B>],
+    streams: &Streams,
+    allocs: &Allocations,
+) -> bool {
+    launches.iter().all(|launch| {
+        launch.outcome == Outcome::Ok
+            && matches!(launch.stream, StreamRef::Id(_))
+            && match B::as_rows(launch.bindings) {
+                Some(rows) => rows_are_good(rows, allocs),
+                None => all_common(
+                    B::as_bindings(launch.bindings).unwrap_or_default(),
+                    streams,
+                    allocs,
+                ),
+            }
+    })
 }
 
 /// Whether every launch of a batch binds pre-resolved rows, is on a
@@ -620,10 +632,10 @@ impl World {
         launches: &[Launch<'_, B>],
         results: &mut Vec<LaunchResult>,
     ) -> Option<Result<(), Error>> {
-        if rows_all_ran(launches, &self.allocs) {
-            // The common clean batch of rows: every launch ran, on a
-            // regular stream, binding good rows. One predicate over the
-            // batch, with nothing to count and no error to name.
+        if all_ran_plainly(launches, &self.streams, &self.allocs) {
+            // The common clean batch: every launch ran, on a regular
+            // stream, binding good rows or common bindings. One predicate
+            // over the batch, with nothing to count and no error to name.
             self.number_clean(launches, false, results);
             return Some(Ok(()));
         }

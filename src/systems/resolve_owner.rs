@@ -173,6 +173,16 @@ pub fn count_unresolved(
     Ok(unresolved)
 }
 
+/// Whether every binding is of the common shape (see [`count_unresolved`]):
+/// then all of them resolve and are good input, with nothing to count.
+#[inline(always)]
+pub(crate) fn all_common(bindings: &[Binding], streams: &Streams, allocs: &Allocations) -> bool {
+    let max_streams = common_slots(streams);
+    bindings
+        .iter()
+        .all(|binding| common(binding, allocs, max_streams).is_some())
+}
+
 /// The slots a common binding's stream id may name: every regular one, or
 /// none past 2^32 slots, where a footprint's slot is not the whole slot.
 #[inline(always)]
