@@ -778,79 +778,113 @@ impl World {
         outcome: Outcome<'_>,
         seen: &mut Seen,
     ) -> Verdict {
-        // Capture windows and profiles are rare: the failure that dooms
-        // them is handed over only when one is open.
-        let watched = !self.windows.is_empty() || self.clean_profiles != 0;
-        let g = &mut self.graph;
-        let verdict = if let Some(hit) = hit {
-            let failure = hit.claim.failure;
-            let this = address(kernel);
-            let repeat = seen.kernel == Some(this);
-            seen.kernel = Some(this);
-            let record = g.records.make(
-                launch,
-                (kernel, repeat),
-                hit.needed,
-                hit.claim.origin,
-                failure,
-                self.config.chain_limit,
-            );
-            let id = g.failures.count_skip(failure);
-            apply_taint(
-                rows,
-                &mut self.allocs,
-                &mut g.failures,
-                &mut g.records,
-                failure,
-                Origin::Skip(record),
-            );
-            g.records.queue_if_unreferenced(record);
-            if watched {
-                let doom = Doom {
-                    failure,
-                    record: Some(record),
-                };
-                self.watch(slot, rows, Some(doom));
+        let verdict = match (hit, outcome) {
+            (Some(hit), _) => self.skip(launch, kernel, slot, rows, hit, seen),
+            (None, Outcome::Failed { kind, message }) => {
+                self.fail(kernel, (kind, message), slot, rows, seen)
             }
-            Verdict::Skipped {
-                failure: id,
-                needed: hit.needed,
-            }
-        } else {
-            match outcome {
-                Outcome::Failed { kind, message } => {
-                    let this = [address(kind), address(kernel), address(message)];
-                    let repeat = seen.failure == Some(this);
-                    seen.failure = Some(this);
-                    let (failure, id) = g.failures.occur(kind, kernel, message, repeat);
-                    apply_taint(
-                        rows,
-                        &mut self.allocs,
-                        &mut g.failures,
-                        &mut g.records,
-                        failure,
-                        Origin::Root,
-                    );
-                    if watched {
-                        let doom = Doom {
-                            failure,
-                            record: None,
-                        };
-                        self.watch(slot, rows, Some(doom));
-                    }
-                    Verdict::Failed(id)
+            (None, Outcome::Ok | Outcome::DryRun) => {
+                let g = &mut self.graph;
+                release_written(rows, &mut self.allocs, &mut g.failures, &mut g.records);
+                if self.watched() {
+                    self.watch(slot, rows, None);
                 }
-                Outcome::Ok | Outcome::DryRun => {
-                    release_written(rows, &mut self.allocs, &mut g.failures, &mut g.records);
-                    if watched {
-                        self.watch(slot, rows, None);
-                    }
-                    Verdict::Ran
-                }
+                Verdict::Ran
             }
         };
         self.prune();
         verdict
+    }
+
+    /// Skips launch number `launch`, whose read check found `hit`: its
+    /// record made, its write set tainted through it. Out of line, with
+    /// the record and the taint in line inside it.
+    #[inline(never)]
+    fn skip(
+        &mut self,
+        launch: u64,
+        kernel: &str,
+        slot: Option<u64>,
+        rows: &[Resolved],
+        hit: ReadHit,
+        seen: &mut Seen,
+    ) -> Verdict {
+        let g = &mut self.graph;
+        let failure = hit.claim.failure;
+        let this = address(kernel);
+        let repeat = seen.kernel == Some(this);
+        seen.kernel = Some(this);
+        let record = g.records.make(
+            launch,
+            (kernel, repeat),
+            hit.needed,
+            hit.claim.origin,
+            failure,
+            self.config.chain_limit,
+        );
+        let id = g.failures.count_skip(failure);
+        apply_taint(
+            rows,
+            &mut self.allocs,
+            &mut g.failures,
+            &mut g.records,
+            failure,
+            Origin::Skip(record),
+        );
+        g.records.queue_if_unreferenced(record);
+        if self.watched() {
+            let doom = Doom {
+                failure,
+                record: Some(record),
+            };
+            self.watch(slot, rows, Some(doom));
+        }
+        Verdict::Skipped {
+            failure: id,
+            needed: hit.needed,
+        }
+    }
+
+    /// Fails a launch of `kernel` with `error` (its kind and message): the
+    /// failure occurs (or occurs again), its write set carries it. Out of
+    /// line, with the taint in line inside it.
+    #[inline(never)]
+    fn fail(
+        &mut self,
+        kernel: &str,
+        (kind, message): (&str, &str),
+        slot: Option<u64>,
+        rows: &[Resolved],
+        seen: &mut Seen,
+    ) -> Verdict {
+        let g = &mut self.graph;
+        let this = [address(kind), address(kernel), address(message)];
+        let repeat = seen.failure == Some(this);
+        seen.failure = Some(this);
+        let (failure, id) = g.failures.occur(kind, kernel, message, repeat);
+        apply_taint(
+            rows,
+            &mut self.allocs,
+            &mut g.failures,
+            &mut g.records,
+            failure,
+            Origin::Root,
+        );
+        if self.watched() {
+            let doom = Doom {
+                failure,
+                record: None,
+            };
+            self.watch(slot, rows, Some(doom));
+        }
+        Verdict::Failed(id)
+    }
+
+    /// Whether a capture window or a profile is open: rare, so the failure
+    /// that dooms one is handed over only then.
+    #[inline]
+    fn watched(&self) -> bool {
+        !self.windows.is_empty() || self.clean_profiles != 0
     }
 
     /// What an open capture window or profile makes of a settled launch:

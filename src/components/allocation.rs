@@ -103,7 +103,7 @@ impl Allocations {
     /// [`ClaimSet::taint`](crate::components::claim::ClaimSet::taint)),
     /// unless it is unbacked. A taint never empties a claim set, so the
     /// footprint is touched only when the allocation was clean.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn taint(
         &mut self,
         key: AllocKey,

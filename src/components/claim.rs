@@ -385,7 +385,7 @@ impl ClaimSet {
 
 /// The only claim of an allocation, `old`, now carries `failure` through
 /// `origin` instead: the references its labels held move over.
-#[inline]
+#[inline(always)]
 fn relabeled(
     old: Claim,
     failure: FailureKey,

@@ -14,6 +14,7 @@ use crate::components::record::Records;
 /// allocation while each allocation's claims fit inline or have room.
 ///
 /// [`ClaimSet::taint`]: crate::components::claim::ClaimSet::taint
+#[inline(always)]
 pub fn apply_taint(
     rows: &[Resolved],
     allocs: &mut Allocations,
