@@ -823,22 +823,9 @@ impl World {
             self.config.chain_limit,
         );
         let id = g.failures.count_skip(failure);
-        apply_taint(
-            rows,
-            &mut self.allocs,
-            &mut g.failures,
-            &mut g.records,
-            failure,
-            Origin::Skip(record),
-        );
-        g.records.queue_if_unreferenced(record);
-        if self.watched() {
-            let doom = Doom {
-                failure,
-                record: Some(record),
-            };
-            self.watch(slot, rows, Some(doom));
-        }
+        self.carry(rows, failure, Origin::Skip(record));
+        self.graph.records.queue_if_unreferenced(record);
+        self.doomed(slot, rows, failure, Some(record));
         Verdict::Skipped {
             failure: id,
             needed: hit.needed,
@@ -862,22 +849,39 @@ impl World {
         let repeat = seen.failure == Some(this);
         seen.failure = Some(this);
         let (failure, id) = g.failures.occur(kind, kernel, message, repeat);
+        self.carry(rows, failure, Origin::Root);
+        self.doomed(slot, rows, failure, None);
+        Verdict::Failed(id)
+    }
+
+    /// `apply_taint` on this world's stores: the write set of `rows`
+    /// carries `failure` through `origin`.
+    #[inline(always)]
+    fn carry(&mut self, rows: &[Resolved], failure: FailureKey, origin: Origin) {
+        let g = &mut self.graph;
         apply_taint(
             rows,
             &mut self.allocs,
             &mut g.failures,
             &mut g.records,
             failure,
-            Origin::Root,
+            origin,
         );
+    }
+
+    /// A launch failed or was skipped with `failure` (through `record`, if
+    /// skipped): any open capture window or profile learns of it.
+    #[inline(always)]
+    fn doomed(
+        &mut self,
+        slot: Option<u64>,
+        rows: &[Resolved],
+        failure: FailureKey,
+        record: Option<RecordKey>,
+    ) {
         if self.watched() {
-            let doom = Doom {
-                failure,
-                record: None,
-            };
-            self.watch(slot, rows, Some(doom));
+            self.watch(slot, rows, Some(Doom { failure, record }));
         }
-        Verdict::Failed(id)
     }
 
     /// Whether a capture window or a profile is open: rare, so the failure
