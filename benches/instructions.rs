@@ -19,7 +19,8 @@ use std::hint::black_box;
 use std::rc::Rc;
 
 use workloads::{
-    base_steps, step_bindings, w1_clean, w2_chain, w4_retaint, w5_training, world_steps,
+    base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain, w4_retaint, w5_training,
+    world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -62,6 +63,7 @@ fn main() {
             };
             let launches = prepared.launches();
             let row_launches = prepared.row_launches();
+            let base_launches = prepared.base_launches();
             let mut results = Vec::with_capacity(launches.len());
             let kernel: Rc<str> = Rc::from(kernel);
             // One round outside the count, as criterion warms up: buffers
@@ -79,7 +81,7 @@ fn main() {
                             .expect("valid launches");
                         results.clear();
                     } else {
-                        prepared.run_base_quiet(&mut pair.base, &kernel);
+                        run_base_quiet(&mut pair.base, &kernel, &base_launches);
                     }
                     continue;
                 }
@@ -98,7 +100,7 @@ fn main() {
                             .expect("valid launches")
                     });
                 } else {
-                    measured(|| prepared.run_base_quiet(black_box(&mut pair.base), &kernel));
+                    measured(|| run_base_quiet(black_box(&mut pair.base), &kernel, &base_launches));
                 }
             }
             units * iterations
@@ -113,6 +115,7 @@ fn run_w1_single(side: &str, iterations: usize, n: usize) -> usize {
     let (mut pair, prepared) = w1_clean(n);
     let launches = prepared.launches();
     let row_launches = prepared.row_launches();
+    let base_launches = prepared.base_launches();
     let kernel: Rc<str> = Rc::from("clean");
     for round in 0..=iterations {
         let run = |pair: &mut workloads::Pair| match side {
@@ -126,7 +129,7 @@ fn run_w1_single(side: &str, iterations: usize, n: usize) -> usize {
                     black_box(pair.world.launch(black_box(launch)).expect("valid launch"));
                 }
             }
-            _ => prepared.run_base_quiet(&mut pair.base, &kernel),
+            _ => run_base_quiet(&mut pair.base, &kernel, &base_launches),
         };
         if round == 0 {
             run(&mut pair);
@@ -149,6 +152,7 @@ fn run_w5(side: &str, iterations: usize) -> usize {
     let (pair, prepared, steps) = w5_training(20_000);
     let launches = prepared.launches();
     let row_launches = prepared.row_launches();
+    let base_launches = prepared.base_launches();
     let bindings = step_bindings(&steps);
     let kernels: Vec<Rc<str>> = prepared.work.iter().map(|w| Rc::from(w.kernel)).collect();
     let mut worlds: Vec<_> = (0..iterations).map(|_| pair.world.clone()).collect();
@@ -157,7 +161,7 @@ fn run_w5(side: &str, iterations: usize) -> usize {
         measured(|| match side {
             "crate" => world_steps(world, &steps, &bindings, &launches),
             "rows" => world_steps(world, &steps, &bindings, &row_launches),
-            _ => base_steps(base, &steps, &prepared, &kernels),
+            _ => base_steps(base, &steps, &base_launches, &kernels),
         });
     }
     drop(worlds);

@@ -20,8 +20,8 @@ use taintworld::systems::check_reads;
 use taintworld::{Access, Outcome, Resolved};
 
 use workloads::{
-    base_steps, step_bindings, w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint,
-    w5_training, world_steps,
+    base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain, w3_carve, w3_fragmented,
+    w3_reads, w4_retaint, w5_training, world_steps,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -59,8 +59,9 @@ fn bench_batch(
         })
     });
     let kernel: Rc<str> = Rc::from(kernel);
+    let base_launches = prepared.base_launches();
     group.bench_function(BenchmarkId::new("baseline", n), |b| {
-        b.iter(|| prepared.run_base_quiet(black_box(&mut pair.base), &kernel))
+        b.iter(|| run_base_quiet(black_box(&mut pair.base), &kernel, &base_launches))
     });
     pair
 }
@@ -100,8 +101,9 @@ fn w1_single(c: &mut Criterion) {
         })
     });
     let kernel: Rc<str> = Rc::from("clean");
+    let base_launches = prepared.base_launches();
     group.bench_function(BenchmarkId::new("baseline", n), |b| {
-        b.iter(|| prepared.run_base_quiet(black_box(&mut pair.base), &kernel))
+        b.iter(|| run_base_quiet(black_box(&mut pair.base), &kernel, &base_launches))
     });
     group.finish();
 }
@@ -204,6 +206,7 @@ fn w5(c: &mut Criterion) {
     let (pair, prepared, steps) = w5_training(20_000);
     let launches = prepared.launches();
     let row_launches = prepared.row_launches();
+    let base_launches = prepared.base_launches();
     let bindings = step_bindings(&steps);
     group.throughput(Throughput::Elements(launches.len() as u64));
     group.bench_function(BenchmarkId::new("crate", launches.len()), |b| {
@@ -231,7 +234,7 @@ fn w5(c: &mut Criterion) {
         b.iter_batched(
             || pair.base.clone(),
             |mut base| {
-                base_steps(&mut base, &steps, &prepared, &kernels);
+                base_steps(&mut base, &steps, &base_launches, &kernels);
                 base
             },
             BatchSize::PerIteration,

@@ -94,9 +94,11 @@ fn the_training_workload_gives_the_same_verdicts_and_reads_on_both() {
         match step {
             Step::Launch(i) => {
                 let r = pair.world.launch(&launches[*i]).unwrap();
-                let expected =
-                    pair.base
-                        .launch(&kernels[*i], &prepared.base[*i], prepared.work[*i].failed);
+                let expected = pair.base.launch(
+                    &kernels[*i],
+                    prepared.base.get(*i),
+                    prepared.work[*i].failed,
+                );
                 let got = base_verdict(r.verdict);
                 assert_eq!(got, expected, "launch {i}");
                 let by_row = rows_world.launch(&row_launches[*i]).unwrap();

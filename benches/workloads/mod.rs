@@ -51,14 +51,6 @@ pub struct Work {
 }
 
 impl Work {
-    pub fn world_bindings(&self) -> Vec<Binding> {
-        self.bindings.iter().map(Both::binding).collect()
-    }
-
-    pub fn base_bindings(&self) -> Vec<BaseBinding> {
-        self.bindings.iter().map(Both::base_binding).collect()
-    }
-
     pub fn outcome(&self) -> Outcome<'static> {
         match self.failed {
             Some((kind, message)) => Outcome::Failed { kind, message },
@@ -113,38 +105,68 @@ impl Pair {
     }
 }
 
+/// Every launch's bindings in one buffer, in launch order, as a scheduler
+/// builds a batch: the launches' slices lie one after another in memory,
+/// whatever the allocator did before (one `Vec` a launch would scatter them
+/// as the heap the earlier benches left behind allows).
+pub struct Flat<T> {
+    items: Vec<T>,
+    ends: Vec<usize>,
+}
+
+impl<T> Flat<T> {
+    fn new(per_launch: impl Iterator<Item = impl Iterator<Item = T>>) -> Self {
+        let mut items = Vec::new();
+        let mut ends = Vec::new();
+        for launch in per_launch {
+            items.extend(launch);
+            ends.push(items.len());
+        }
+        Flat { items, ends }
+    }
+
+    /// Launch `i`'s bindings.
+    pub fn get(&self, i: usize) -> &[T] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.items[start..self.ends[i]]
+    }
+
+    /// Every launch's bindings, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[T]> {
+        (0..self.ends.len()).map(|i| self.get(i))
+    }
+}
+
 /// Launches prepared for the world's batch call: owns the bindings the
 /// `Launch`es borrow — named, pre-resolved, and the baseline's.
 pub struct Prepared {
-    pub bindings: Vec<Vec<Binding>>,
-    pub rows: Vec<Vec<Resolved>>,
-    pub base: Vec<Vec<BaseBinding>>,
+    pub bindings: Flat<Binding>,
+    pub rows: Flat<Resolved>,
+    pub base: Flat<BaseBinding>,
     pub work: Vec<Work>,
 }
 
 impl Prepared {
     pub fn new(work: Vec<Work>) -> Self {
-        let bindings: Vec<Vec<Binding>> = work.iter().map(Work::world_bindings).collect();
+        let bindings = Flat::new(work.iter().map(|w| w.bindings.iter().map(Both::binding)));
         // What a scheduler holding keys would keep: each binding's row, as
         // `World::resolve_binding` gives it (a key and a concrete range).
-        let rows = work
-            .iter()
-            .map(|w| {
-                w.bindings
-                    .iter()
-                    .map(|b| Resolved {
-                        alloc: b.key,
-                        start: b.start,
-                        end: b.end,
-                        access: b.access,
-                    })
-                    .collect()
+        let rows = Flat::new(work.iter().map(|w| {
+            w.bindings.iter().map(|b| Resolved {
+                alloc: b.key,
+                start: b.start,
+                end: b.end,
+                access: b.access,
             })
-            .collect();
+        }));
+        let base = Flat::new(
+            work.iter()
+                .map(|w| w.bindings.iter().map(Both::base_binding)),
+        );
         Prepared {
             bindings,
             rows,
-            base: work.iter().map(Work::base_bindings).collect(),
+            base,
             work,
         }
     }
@@ -159,10 +181,10 @@ impl Prepared {
         self.launches_of(&self.rows)
     }
 
-    fn launches_of<'a, B: Bind>(&'a self, bound: &'a [Vec<B>]) -> Vec<Launch<'a, B>> {
+    fn launches_of<'a, B: Bind>(&'a self, bound: &'a Flat<B>) -> Vec<Launch<'a, B>> {
         self.work
             .iter()
-            .zip(bound)
+            .zip(bound.iter())
             .map(|(w, b)| Launch {
                 kernel: w.kernel,
                 stream: StreamRef::Id(0),
@@ -176,18 +198,39 @@ impl Prepared {
     pub fn run_base(&self, base: &mut Baseline, kernels: &[Rc<str>]) -> Vec<BaseVerdict> {
         self.work
             .iter()
-            .zip(&self.base)
+            .zip(self.base.iter())
             .enumerate()
             .map(|(i, (w, b))| base.launch(&kernels[i % kernels.len()], b, w.failed))
             .collect()
     }
 
-    /// Runs every launch on the baseline, keeping nothing (for timing).
-    #[inline]
-    pub fn run_base_quiet(&self, base: &mut Baseline, kernel: &Rc<str>) {
-        for (w, b) in self.work.iter().zip(&self.base) {
-            std::hint::black_box(base.launch(kernel, b, w.failed));
-        }
+    /// The launches as the baseline takes them (its bindings and how it
+    /// ended), made once outside any timed loop as `launches` makes the
+    /// world's.
+    pub fn base_launches(&self) -> Vec<BaseLaunch<'_>> {
+        self.work
+            .iter()
+            .zip(self.base.iter())
+            .map(|(w, bindings)| BaseLaunch {
+                bindings,
+                failed: w.failed,
+            })
+            .collect()
+    }
+}
+
+/// One launch as the baseline takes it.
+#[derive(Copy, Clone, Debug)]
+pub struct BaseLaunch<'a> {
+    pub bindings: &'a [BaseBinding],
+    pub failed: Option<(&'static str, &'static str)>,
+}
+
+/// Runs `launches` on the baseline, keeping nothing (for timing).
+#[inline]
+pub fn run_base_quiet(base: &mut Baseline, kernel: &Rc<str>, launches: &[BaseLaunch<'_>]) {
+    for launch in launches {
+        std::hint::black_box(base.launch(kernel, launch.bindings, launch.failed));
     }
 }
 
@@ -410,12 +453,17 @@ pub fn world_steps<B: Bind>(
 }
 
 /// The same W5 steps on the baseline.
-pub fn base_steps(base: &mut Baseline, steps: &[Step], prepared: &Prepared, kernels: &[Rc<str>]) {
+pub fn base_steps(
+    base: &mut Baseline,
+    steps: &[Step],
+    launches: &[BaseLaunch<'_>],
+    kernels: &[Rc<str>],
+) {
     for step in steps {
         match step {
             Step::Launch(i) => {
-                let w = &prepared.work[*i];
-                std::hint::black_box(base.launch(&kernels[*i], &prepared.base[*i], w.failed));
+                let launch = &launches[*i];
+                std::hint::black_box(base.launch(&kernels[*i], launch.bindings, launch.failed));
             }
             Step::HostWrite(b) => base.written(&[b.base_binding()]),
             Step::Read(b) => {
