@@ -56,7 +56,8 @@
 //! buffer's cached location. A row names its allocation by key; on every
 //! launch the world still checks that the key is live and the range inside
 //! the allocation, and skips only the stream fold, the slot compare and the
-//! copy: about 15 instructions a binding instead of about 30.
+//! copy: about 22 instructions a binding of a clean batch instead of
+//! about 35.
 //!
 //! ## Shape
 //!
@@ -139,11 +140,11 @@
 //!
 //! | workload | instructions | baseline |
 //! | --- | ---: | ---: |
-//! | a clean binding in a batch (3 reads + 1 write a launch) | 36 / 24 | 63 |
-//! | a clean binding, one `launch` call a launch | 48 / 35 | 64 |
-//! | a skipped launch of a chain (1 read, 1 write) | 705 / 601 | 866 |
-//! | a kernel failing again on the same buffer | 385 / 308 | 735 |
-//! | a launch of a training step with an early failure | 1,127 / 950 | 1,169 |
+//! | a clean binding in a batch (3 reads + 1 write a launch) | 35 / 22 | 62 |
+//! | a clean binding, one `launch` call a launch | 48 / 35 | 62 |
+//! | a skipped launch of a chain (1 read, 1 write) | 663 / 529 | 861 |
+//! | a kernel failing again on the same buffer | 373 / 274 | 722 |
+//! | a launch of a training step with an early failure | 1,095 / 914 | 1,162 |
 //!
 //! A declared allocation size never turns into memory, and a range's length
 //! never turns into work: claims are ranges. A launch over clean
