@@ -558,16 +558,15 @@ impl World {
             }
         }
         self.unresolved = self.unresolved.saturating_add(unresolved);
-        results.reserve(launches.len());
         let rows = core::mem::take(&mut self.rows);
         let ends = core::mem::take(&mut self.ends);
         let mut start = 0;
         let seen = &mut Seen::default();
-        for (launch, &(end, slot)) in launches.iter().zip(&ends) {
+        results.extend(launches.iter().zip(&ends).map(|(launch, &(end, slot))| {
             let mine = rows.get(start..end).unwrap_or_default();
-            results.push(self.settle_launch(launch.kernel, slot, mine, launch.outcome, seen));
             start = end;
-        }
+            self.settle_launch(launch.kernel, slot, mine, launch.outcome, seen)
+        }));
         self.rows = rows;
         self.ends = ends;
         Ok(())
@@ -585,14 +584,13 @@ impl World {
         if !rows_all_good(launches, &self.allocs) {
             self.check_batch_rows(launches)?;
         }
-        results.reserve(launches.len());
         let seen = &mut Seen::default();
-        for launch in launches {
+        results.extend(launches.iter().map(|launch| {
             // Checked above; a regular id folds without a look-up.
             let slot = self.streams.slot_of(launch.stream).unwrap_or_default();
             let rows = B::as_rows(launch.bindings).unwrap_or_default();
-            results.push(self.settle_launch(launch.kernel, slot, rows, launch.outcome, seen));
-        }
+            self.settle_launch(launch.kernel, slot, rows, launch.outcome, seen)
+        }));
         Ok(())
     }
 
