@@ -76,6 +76,46 @@ fn w1(c: &mut Criterion) {
     group.finish();
 }
 
+/// W1's memory floor: what only reading its input costs, per binding — each
+/// launch's outcome and its rows, and then also each row's footprint (the
+/// one look-up a check cannot do without). Not a workload of issue 5: the
+/// bound under the W1 figures, on the same prepared rows.
+fn w1_floor(c: &mut Criterion) {
+    let mut group = c.benchmark_group("w1_floor_per_binding");
+    for n in SIZES {
+        let (pair, prepared) = w1_clean(n);
+        let row_launches = prepared.row_launches();
+        let allocs = pair.world.allocations();
+        group.throughput(Throughput::Elements((n / 4 * 4) as u64));
+        group.bench_function(BenchmarkId::new("read_input", n), |b| {
+            b.iter(|| {
+                let mut sum = 0u64;
+                for launch in black_box(&row_launches) {
+                    sum = sum.wrapping_add(u64::from(launch.outcome == Outcome::Ok));
+                    for row in launch.bindings {
+                        sum = sum.wrapping_add(row.end ^ row.start);
+                    }
+                }
+                sum
+            })
+        });
+        group.bench_function(BenchmarkId::new("read_input_and_footprints", n), |b| {
+            b.iter(|| {
+                let mut sum = 0u64;
+                for launch in black_box(&row_launches) {
+                    sum = sum.wrapping_add(u64::from(launch.outcome == Outcome::Ok));
+                    for row in launch.bindings {
+                        let size = allocs.footprint(row.alloc).map_or(0, |f| f.size);
+                        sum = sum.wrapping_add(size ^ row.end);
+                    }
+                }
+                sum
+            })
+        });
+    }
+    group.finish();
+}
+
 /// W1's launches one `World::launch` call at a time, as a scheduler that
 /// does not batch makes them; per binding. Not one of issue 5's workloads:
 /// it shows what the clean path costs a caller without batches.
@@ -253,6 +293,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = w1, w1_single, w2, w3, w4, w5
+    targets = w1, w1_floor, w1_single, w2, w3, w4, w5
 }
 criterion_main!(benches);
