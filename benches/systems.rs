@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use taintworld::systems::check_reads;
-use taintworld::{Access, Outcome, Resolved};
+use taintworld::{Access, Launch, Outcome, Resolved};
 
 use workloads::{
     base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain, w3_carve, w3_fragmented,
@@ -88,32 +88,30 @@ fn w1_floor(c: &mut Criterion) {
         let allocs = pair.world.allocations();
         group.throughput(Throughput::Elements((n / 4 * 4) as u64));
         group.bench_function(BenchmarkId::new("read_input", n), |b| {
-            b.iter(|| {
-                let mut sum = 0u64;
-                for launch in black_box(&row_launches) {
-                    sum = sum.wrapping_add(u64::from(launch.outcome == Outcome::Ok));
-                    for row in launch.bindings {
-                        sum = sum.wrapping_add(row.end ^ row.start);
-                    }
-                }
-                sum
-            })
+            b.iter(|| read_rows(black_box(&row_launches), |row| row.start))
         });
         group.bench_function(BenchmarkId::new("read_input_and_footprints", n), |b| {
             b.iter(|| {
-                let mut sum = 0u64;
-                for launch in black_box(&row_launches) {
-                    sum = sum.wrapping_add(u64::from(launch.outcome == Outcome::Ok));
-                    for row in launch.bindings {
-                        let size = allocs.footprint(row.alloc).map_or(0, |f| f.size);
-                        sum = sum.wrapping_add(size ^ row.end);
-                    }
-                }
-                sum
+                read_rows(black_box(&row_launches), |row| {
+                    allocs.footprint(row.alloc).map_or(0, |f| f.size)
+                })
             })
         });
     }
     group.finish();
+}
+
+/// Reads every launch's outcome and every row's end and `look(row)`: the
+/// floor's loop, kept from being optimised away by its sum.
+fn read_rows(launches: &[Launch<'_, Resolved>], look: impl Fn(&Resolved) -> u64) -> u64 {
+    let mut sum = 0u64;
+    for launch in launches {
+        sum = sum.wrapping_add(u64::from(launch.outcome == Outcome::Ok));
+        for row in launch.bindings {
+            sum = sum.wrapping_add(look(row) ^ row.end);
+        }
+    }
+    sum
 }
 
 /// W1's launches one `World::launch` call at a time, as a scheduler that
