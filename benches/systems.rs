@@ -17,7 +17,9 @@ use std::time::Duration;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use taintworld::systems::check_reads;
-use taintworld::{Access, Launch, Outcome, Resolved};
+use taintworld::{
+    Access, Allocations, Launch, LaunchResult, Outcome, Resolved, StreamRef, Verdict,
+};
 
 use workloads::{
     base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain, w3_carve, w3_fragmented,
@@ -76,16 +78,19 @@ fn w1(c: &mut Criterion) {
     group.finish();
 }
 
-/// W1's memory floor: what only reading its input costs, per binding — each
-/// launch's outcome and its rows, and then also each row's footprint (the
-/// one look-up a check cannot do without). Not a workload of issue 5: the
-/// bound under the W1 figures, on the same prepared rows.
+/// W1's floor: what the least a clean batch must do costs, per binding, on
+/// the same prepared rows, in four steps — read each launch's outcome and
+/// rows; also look up each row's footprint (the one look-up a check cannot
+/// skip); the whole check as a bare loop (outcome, stream, key, range); and
+/// that check with the batch's results written. Not a workload of issue 5:
+/// the bound under the W1 figures, with no baseline.
 fn w1_floor(c: &mut Criterion) {
     let mut group = c.benchmark_group("w1_floor_per_binding");
     for n in SIZES {
         let (pair, prepared) = w1_clean(n);
         let row_launches = prepared.row_launches();
         let allocs = pair.world.allocations();
+        let mut results = Vec::with_capacity(row_launches.len());
         group.throughput(Throughput::Elements((n / 4 * 4) as u64));
         group.bench_function(BenchmarkId::new("read_input", n), |b| {
             b.iter(|| read_rows(black_box(&row_launches), |row| row.start))
@@ -95,6 +100,21 @@ fn w1_floor(c: &mut Criterion) {
                 read_rows(black_box(&row_launches), |row| {
                     allocs.footprint(row.alloc).map_or(0, |f| f.size)
                 })
+            })
+        });
+        group.bench_function(BenchmarkId::new("bare_check", n), |b| {
+            b.iter(|| bare_check(black_box(&row_launches), allocs))
+        });
+        group.bench_function(BenchmarkId::new("bare_check_and_results", n), |b| {
+            b.iter(|| {
+                results.clear();
+                if bare_check(black_box(&row_launches), allocs) {
+                    results.extend((0..row_launches.len() as u64).map(|launch| LaunchResult {
+                        launch,
+                        verdict: Verdict::Ran,
+                    }));
+                }
+                black_box(&results);
             })
         });
     }
@@ -112,6 +132,20 @@ fn read_rows(launches: &[Launch<'_, Resolved>], look: impl Fn(&Resolved) -> u64)
         }
     }
     sum
+}
+
+/// Whether every launch ran, on a regular stream, binding live rows with
+/// ranges inside their allocations: the clean batch's check, bare.
+fn bare_check(launches: &[Launch<'_, Resolved>], allocs: &Allocations) -> bool {
+    launches.iter().all(|launch| {
+        launch.outcome == Outcome::Ok
+            && matches!(launch.stream, StreamRef::Id(_))
+            && launch.bindings.iter().all(|row| {
+                allocs
+                    .footprint(row.alloc)
+                    .is_some_and(|f| row.start <= row.end && row.end <= f.size)
+            })
+    })
 }
 
 /// W1's launches one `World::launch` call at a time, as a scheduler that
