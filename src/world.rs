@@ -830,9 +830,9 @@ impl World {
         }
     }
 
-    /// Fails a launch of `kernel` with `error` (its kind and message): the
-    /// failure occurs (or occurs again), its write set carries it. Out of
-    /// line, with the taint in line inside it.
+    /// Fails a launch of `kernel` with the error `kind` and `message`: the
+    /// failure occurs (or occurs again) and its write set carries it. Out
+    /// of line, with the taint in line inside it.
     #[inline(never)]
     fn fail(
         &mut self,
