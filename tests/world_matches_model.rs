@@ -1,15 +1,15 @@
 //! The world and the per-byte model, driven with the same random operations:
 //! every result and the whole observable state must agree after every step,
 //! and SPEC.md §10's invariants must hold. A second world takes the same
-//! launches in batches and must end up identical to the first; a third takes
-//! them in batches of pre-resolved rows ([`World::resolve_binding`]) and
-//! must too.
+//! launches in batches (half of them naming live memory by key) and must end
+//! up identical to the first; a third takes them in batches of pre-resolved
+//! rows ([`World::resolve_binding`]) and must too.
 
 mod model;
 
 use model::bridge::{
-    self, MLaunch, model_state, read_result, report, run_batch, state, to_binding, to_outcome,
-    to_row, verdict,
+    self, MLaunch, model_state, read_result, report, run_batch, state, to_binding,
+    to_keyed_binding, to_outcome, to_row, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MVerdict, Model};
 use proptest::prelude::*;
@@ -232,7 +232,13 @@ fn step(
                 *m = m0;
                 *a = a0;
             }
-            let got = run_batch::<Binding>(b, &model_launches(launches), |_, b| to_binding(b));
+            // Batches of an even length name live memory by key, as a
+            // scheduler holding keys would (the key paths); the others by id.
+            let got = if launches.len() % 2 == 0 {
+                run_batch::<Binding>(b, &model_launches(launches), to_keyed_binding)
+            } else {
+                run_batch::<Binding>(b, &model_launches(launches), |_, b| to_binding(b))
+            };
             prop_assert_eq!(got.is_err(), bad);
             if let Ok(got) = got {
                 prop_assert_eq!(got, expected.clone());

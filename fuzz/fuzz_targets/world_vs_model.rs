@@ -20,8 +20,8 @@ mod model;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use model::bridge::{
-    self, MLaunch, model_state, read_result, report, run_batch, state, to_binding, to_outcome,
-    to_row, verdict,
+    self, MLaunch, model_state, read_result, report, run_batch, state, to_binding,
+    to_keyed_binding, to_outcome, to_row, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MVerdict, Model};
 use taintworld::{Binding, CaptureResult, Config, ProfileResult, Resolved, SyncResult, World};
@@ -242,8 +242,14 @@ fn run_launch(world: &mut World, l: &LaunchOp) -> Result<(u64, MVerdict), ()> {
     bridge::run_launch(world, model_launch(l))
 }
 
+/// Batches of an even length name live memory by key, as a scheduler
+/// holding keys would (the key paths); the others by id.
 fn batch(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
-    run_batch::<Binding>(world, &model_launches(launches), |_, b| to_binding(b))
+    if launches.len() % 2 == 0 {
+        run_batch::<Binding>(world, &model_launches(launches), to_keyed_binding)
+    } else {
+        run_batch::<Binding>(world, &model_launches(launches), |_, b| to_binding(b))
+    }
 }
 
 fn batch_rows(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {

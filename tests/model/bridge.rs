@@ -5,8 +5,8 @@
 //! same things the same way.
 
 use taintworld::{
-    Access, AllocKey, Bind, Binding, Error, Launch, LaunchResult, Outcome, ReadResult, Resolved,
-    Stats, TaintReport, Verdict, World,
+    Access, AllocKey, Bind, Binding, Error, Launch, LaunchResult, MemoryRef, Outcome, ReadResult,
+    Resolved, Stats, StreamRef, TaintReport, Verdict, World,
 };
 
 use super::{MBinding, MOutcome, MRead, MReport, MVerdict, Model};
@@ -29,6 +29,24 @@ pub fn to_binding(b: &MBinding) -> Binding {
         range: b.range,
         access: access(b.access),
     }
+}
+
+/// The binding a scheduler holding keys would make of `binding`: by the
+/// key of its allocation when its memory id is live in `world`, and on the
+/// allocation's own slot when its stream folds onto that slot — the common
+/// shape the world resolves in line; as it is otherwise, unresolved (or
+/// bad input) the same way.
+pub fn to_keyed_binding(world: &World, binding: &MBinding) -> Binding {
+    let mut keyed = to_binding(binding);
+    let allocations = world.allocations();
+    if let Some(key) = allocations.key_of(binding.memory) {
+        keyed.memory = MemoryRef::Key(key);
+        let slot = allocations.get(key).map(|a| a.slot);
+        if slot == Some(binding.stream % world.config().max_streams) {
+            keyed.stream = StreamRef::Id(binding.stream % world.config().max_streams);
+        }
+    }
+    keyed
 }
 
 /// The row a scheduler holding `binding` would have resolved and kept

@@ -1,0 +1,223 @@
+//! A batch in a world where nothing is claimed takes a short path: one
+//! predicate over the whole batch when every launch ran on a regular stream
+//! and binds bindings of the common shape (a key, the allocation's own slot,
+//! a range inside it) or good pre-resolved rows, and a counting pass
+//! otherwise. Either way the batch must give exactly what one launch at a
+//! time gives (SPEC §10, invariant 5): the same results, the same counters,
+//! and for bad input anywhere, an error and a world left as it was.
+
+use proptest::prelude::*;
+use taintworld::{
+    Access, AllocKey, Bind, Binding, Config, Launch, LaunchResult, MemoryRef, Outcome, Resolved,
+    StreamRef, World,
+};
+
+/// How one binding of a generated launch names its buffer.
+#[derive(Clone, Copy, Debug)]
+enum Named {
+    /// By key, on the allocation's own slot: the common shape.
+    Plain,
+    /// By key, on another stream id that folds onto the same slot.
+    Folded,
+    /// By memory id.
+    ById,
+    /// By the key of an allocation freed before the batch: unresolved.
+    Stale,
+}
+
+#[derive(Clone, Debug)]
+struct GenBinding {
+    alloc: usize,
+    named: Named,
+    range: Option<(u64, u64)>,
+    access: Access,
+}
+
+#[derive(Clone, Debug)]
+struct GenLaunch {
+    bindings: Vec<GenBinding>,
+    dry_run: bool,
+    special_stream: bool,
+}
+
+const ALLOCS: usize = 4;
+const SIZE: u64 = 64;
+const MAX_STREAMS: u64 = 2;
+
+fn gen_binding() -> impl Strategy<Value = GenBinding> {
+    let named = prop_oneof![
+        12 => Just(Named::Plain),
+        1 => Just(Named::Folded),
+        1 => Just(Named::ById),
+        1 => Just(Named::Stale),
+    ];
+    let range = prop_oneof![
+        3 => Just(None),
+        12 => (0u64..=SIZE, 0u64..=SIZE).prop_map(|(a, b)| Some((a.min(b), a.max(b)))),
+        // Past the end or reversed: bad input.
+        1 => (0u64..=SIZE + 8, 0u64..=SIZE + 8).prop_map(|(a, b)| Some((a, b))),
+    ];
+    let access = prop_oneof![
+        Just(Access::Read),
+        Just(Access::Write),
+        Just(Access::ReadWrite),
+        Just(Access::Dead),
+    ];
+    (0..ALLOCS, named, range, access).prop_map(|(alloc, named, range, access)| GenBinding {
+        alloc,
+        named,
+        range,
+        access,
+    })
+}
+
+fn gen_launch() -> impl Strategy<Value = GenLaunch> {
+    (
+        prop::collection::vec(gen_binding(), 0..5),
+        prop::bool::weighted(0.05),
+        prop::bool::weighted(0.03),
+    )
+        .prop_map(|(bindings, dry_run, special_stream)| GenLaunch {
+            bindings,
+            dry_run,
+            special_stream,
+        })
+}
+
+/// A quiet world of `ALLOCS` allocations spread over the slots, and the key
+/// of one more allocation that was freed (a stale key).
+fn quiet_world(strict: bool) -> (World, Vec<AllocKey>, AllocKey) {
+    let mut world = World::new(Config {
+        max_streams: MAX_STREAMS,
+        num_special: 1,
+        chain_limit: 1024,
+        strict,
+    })
+    .expect("valid config");
+    let keys = (0..ALLOCS)
+        .map(|i| {
+            world
+                .alloc(i as u64 % MAX_STREAMS, i as u64, SIZE)
+                .expect("fresh memory id")
+        })
+        .collect();
+    let stale = world.alloc(0, 99, SIZE).expect("fresh memory id");
+    world.free(99).expect("live");
+    (world, keys, stale)
+}
+
+fn binding(g: &GenBinding, keys: &[AllocKey], stale: AllocKey) -> Binding {
+    let slot = g.alloc as u64 % MAX_STREAMS;
+    let (stream, memory) = match g.named {
+        Named::Plain => (slot, MemoryRef::Key(keys[g.alloc])),
+        Named::Folded => (slot + MAX_STREAMS, MemoryRef::Key(keys[g.alloc])),
+        Named::ById => (slot, MemoryRef::Id(g.alloc as u64)),
+        Named::Stale => (slot, MemoryRef::Key(stale)),
+    };
+    Binding {
+        stream: StreamRef::Id(stream),
+        memory,
+        range: g.range,
+        access: g.access,
+    }
+}
+
+/// The batch's launches over `bound` (one vector of bindings or rows a
+/// launch).
+fn launches<'a, B: Bind>(work: &[GenLaunch], bound: &'a [Vec<B>]) -> Vec<Launch<'a, B>> {
+    work.iter()
+        .zip(bound)
+        .map(|(g, bindings)| Launch {
+            kernel: "k",
+            stream: if g.special_stream {
+                StreamRef::Special(0)
+            } else {
+                StreamRef::Id(0)
+            },
+            bindings,
+            outcome: if g.dry_run {
+                Outcome::DryRun
+            } else {
+                Outcome::Ok
+            },
+        })
+        .collect()
+}
+
+/// Runs the launches one at a time on a copy of `world` and as one batch on
+/// `world`, and checks that they agree.
+fn batch_matches_one_at_a_time<B: Bind>(
+    world: &mut World,
+    batch: &[Launch<'_, B>],
+) -> Result<(), TestCaseError> {
+    let before = world.stats();
+    let mut single = world.clone();
+    let expected: Result<Vec<LaunchResult>, ()> = batch
+        .iter()
+        .map(|l| single.launch(l).map_err(|_| ()))
+        .collect();
+    let mut results = Vec::new();
+    let got = world.launch_batch(batch, &mut results);
+    match expected {
+        Ok(expected) => {
+            prop_assert!(got.is_ok(), "the batch was rejected: {:?}", got);
+            prop_assert_eq!(results, expected);
+            prop_assert_eq!(world.stats(), single.stats());
+        }
+        Err(()) => {
+            prop_assert!(got.is_err(), "a batch with a bad launch was accepted");
+            prop_assert!(results.is_empty());
+            prop_assert_eq!(world.stats(), before);
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Bindings: mostly of the common shape, so that whole batches take the
+    /// one-predicate path, with now and then a folded stream, a memory id, a
+    /// stale key, a bad range, a dry run or a special stream that sends the
+    /// batch down the counting path.
+    #[test]
+    fn a_clean_batch_of_bindings_gives_what_one_launch_at_a_time_gives(
+        work in prop::collection::vec(gen_launch(), 0..12),
+        strict in prop::bool::weighted(0.2),
+    ) {
+        let (mut world, keys, stale) = quiet_world(strict);
+        let bound: Vec<Vec<Binding>> = work
+            .iter()
+            .map(|g| g.bindings.iter().map(|b| binding(b, &keys, stale)).collect())
+            .collect();
+        batch_matches_one_at_a_time(&mut world, &launches(&work, &bound))?;
+    }
+
+    /// The same launches bound by the rows `resolve_binding` gives (a
+    /// binding that does not resolve or is bad input keeps a row of a stale
+    /// key, or of its allocation with its bad range).
+    #[test]
+    fn a_clean_batch_of_rows_gives_what_one_launch_at_a_time_gives(
+        work in prop::collection::vec(gen_launch(), 0..12),
+        strict in prop::bool::weighted(0.2),
+    ) {
+        let (mut world, keys, stale) = quiet_world(strict);
+        let bound: Vec<Vec<Resolved>> = work
+            .iter()
+            .map(|g| {
+                g.bindings
+                    .iter()
+                    .map(|b| {
+                        let alloc = match b.named {
+                            Named::Stale => stale,
+                            _ => keys[b.alloc],
+                        };
+                        let (start, end) = b.range.unwrap_or((0, SIZE));
+                        Resolved { alloc, start, end, access: b.access }
+                    })
+                    .collect()
+            })
+            .collect();
+        batch_matches_one_at_a_time(&mut world, &launches(&work, &bound))?;
+    }
+}
