@@ -173,6 +173,37 @@ fn batch_matches_one_at_a_time<B: Bind>(
     Ok(())
 }
 
+/// Builds `work` in a quiet world, each binding made a `B` by `bind`, and
+/// checks the batch against one launch at a time.
+fn check<B: Bind>(
+    work: &[GenLaunch],
+    strict: bool,
+    bind: impl Fn(&GenBinding, &[AllocKey], AllocKey) -> B,
+) -> Result<(), TestCaseError> {
+    let (mut world, keys, stale) = quiet_world(strict);
+    let bound: Vec<Vec<B>> = work
+        .iter()
+        .map(|g| g.bindings.iter().map(|b| bind(b, &keys, stale)).collect())
+        .collect();
+    batch_matches_one_at_a_time(&mut world, &launches(work, &bound))
+}
+
+/// The row a scheduler would keep for a generated binding: its key (a stale
+/// one stays stale) and its concrete range (a bad one stays bad).
+fn row(b: &GenBinding, keys: &[AllocKey], stale: AllocKey) -> Resolved {
+    let alloc = match b.named {
+        Named::Stale => stale,
+        _ => keys[b.alloc],
+    };
+    let (start, end) = b.range.unwrap_or((0, SIZE));
+    Resolved {
+        alloc,
+        start,
+        end,
+        access: b.access,
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -185,39 +216,15 @@ proptest! {
         work in prop::collection::vec(gen_launch(), 0..12),
         strict in prop::bool::weighted(0.2),
     ) {
-        let (mut world, keys, stale) = quiet_world(strict);
-        let bound: Vec<Vec<Binding>> = work
-            .iter()
-            .map(|g| g.bindings.iter().map(|b| binding(b, &keys, stale)).collect())
-            .collect();
-        batch_matches_one_at_a_time(&mut world, &launches(&work, &bound))?;
+        check(&work, strict, binding)?;
     }
 
-    /// The same launches bound by the rows `resolve_binding` gives (a
-    /// binding that does not resolve or is bad input keeps a row of a stale
-    /// key, or of its allocation with its bad range).
+    /// The same launches bound by pre-resolved rows.
     #[test]
     fn a_clean_batch_of_rows_gives_what_one_launch_at_a_time_gives(
         work in prop::collection::vec(gen_launch(), 0..12),
         strict in prop::bool::weighted(0.2),
     ) {
-        let (mut world, keys, stale) = quiet_world(strict);
-        let bound: Vec<Vec<Resolved>> = work
-            .iter()
-            .map(|g| {
-                g.bindings
-                    .iter()
-                    .map(|b| {
-                        let alloc = match b.named {
-                            Named::Stale => stale,
-                            _ => keys[b.alloc],
-                        };
-                        let (start, end) = b.range.unwrap_or((0, SIZE));
-                        Resolved { alloc, start, end, access: b.access }
-                    })
-                    .collect()
-            })
-            .collect();
-        batch_matches_one_at_a_time(&mut world, &launches(&work, &bound))?;
+        check(&work, strict, row)?;
     }
 }
