@@ -18,7 +18,7 @@ use std::time::Duration;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use taintworld::systems::check_reads;
 use taintworld::{
-    Access, Allocations, Launch, LaunchResult, Outcome, Resolved, StreamRef, Verdict,
+    Access, Allocations, Bind, Launch, LaunchResult, Outcome, Resolved, StreamRef, Verdict, World,
 };
 
 use workloads::{
@@ -40,32 +40,40 @@ fn bench_batch(
     kernel: &str,
     (mut pair, prepared): (workloads::Pair, workloads::Prepared),
 ) -> workloads::Pair {
-    let launches = prepared.launches();
-    let mut results = Vec::with_capacity(launches.len());
     group.throughput(Throughput::Elements(elements));
-    group.bench_function(BenchmarkId::new("crate", n), |b| {
-        b.iter(|| {
-            results.clear();
-            pair.world
-                .launch_batch(black_box(&launches), &mut results)
-                .unwrap();
-        })
-    });
-    let row_launches = prepared.row_launches();
-    group.bench_function(BenchmarkId::new("crate_rows", n), |b| {
-        b.iter(|| {
-            results.clear();
-            pair.world
-                .launch_batch(black_box(&row_launches), &mut results)
-                .unwrap();
-        })
-    });
+    bench_world(group, "crate", n, &mut pair.world, &prepared.launches());
+    bench_world(
+        group,
+        "crate_rows",
+        n,
+        &mut pair.world,
+        &prepared.row_launches(),
+    );
     let kernel: Rc<str> = Rc::from(kernel);
     let base_launches = prepared.base_launches();
     group.bench_function(BenchmarkId::new("baseline", n), |b| {
         b.iter(|| run_base_quiet(black_box(&mut pair.base), &kernel, &base_launches))
     });
     pair
+}
+
+/// `launches` as one batch call on `world`, timed as `name` at size `n`.
+fn bench_world<B: Bind>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    n: usize,
+    world: &mut World,
+    launches: &[Launch<'_, B>],
+) {
+    let mut results = Vec::with_capacity(launches.len());
+    group.bench_function(BenchmarkId::new(name, n), |b| {
+        b.iter(|| {
+            results.clear();
+            world
+                .launch_batch(black_box(launches), &mut results)
+                .unwrap();
+        })
+    });
 }
 
 /// W1: clean launches of 3 reads + 1 write through the batch call; per binding.

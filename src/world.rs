@@ -26,8 +26,8 @@ pub use answers::{
 pub use launch::{Launch, LaunchResult, Outcome, Verdict};
 
 use crate::systems::{
-    ReadHit, Resolution, all_common, apply_taint, check_reads, check_rows, count_unresolved,
-    prune_failures, release_written, resolve_each, resolve_owner,
+    ReadHit, Resolution, all_common, all_good, apply_taint, check_reads, check_rows,
+    count_unresolved, prune_failures, release_written, resolve_each, resolve_owner,
 };
 
 /// How a world is set up. The defaults are SPEC.md's.
@@ -95,56 +95,20 @@ fn ran_or_dry(outcome: Outcome<'_>) -> Verdict {
     }
 }
 
-/// Whether every row names a live allocation and a range inside it: the
-/// question a clean batch asks of each launch, with nothing to count.
-#[inline]
-fn rows_are_good(rows: &[Resolved], allocs: &Allocations) -> bool {
-    rows.iter().all(|row| {
-        allocs
-            .footprint(row.alloc)
-            .is_some_and(|f| row.start <= row.end && row.end <= f.size)
-    })
-}
-
-/// Whether every launch of a batch ran, is on a regular stream and binds
-/// only good rows ([`rows_are_good`]) or bindings of the common shape
-/// ([`all_common`]): a clean world then has nothing to do but number them.
-#[inline]
-fn all_ran_plainly<B: Bind>(
-    launches: &[Launch<'_, B>],
-    streams: &Streams,
-    allocs: &Allocations,
-) -> bool {
-    launches.iter().all(|launch| {
-        launch.outcome == Outcome::Ok
-            && matches!(launch.stream, StreamRef::Id(_))
-            && match B::as_rows(launch.bindings) {
-                Some(rows) => rows_are_good(rows, allocs),
-                None => all_common(
-                    B::as_bindings(launch.bindings).unwrap_or_default(),
-                    streams,
-                    allocs,
-                ),
-            }
-    })
-}
-
-/// Whether every launch of a batch binds pre-resolved rows, is on a
-/// regular stream and binds only good rows: then the batch is good input
-/// with nothing unresolved, and no launch needs its input looked at again.
-#[inline]
-fn rows_all_good<B: Bind>(launches: &[Launch<'_, B>], allocs: &Allocations) -> bool {
-    B::as_rows(&[]).is_some()
-        && launches
-            .iter()
-            .all(|launch| launch_rows_good(launch, allocs))
-}
-
-/// Whether a launch is on a regular stream and binds only good rows.
+/// Whether a launch is on a regular stream and binds only good rows
+/// ([`all_good`]) or bindings of the common shape ([`all_common`]): good
+/// input with nothing unresolved, whatever it does to the claims.
 #[inline(always)]
-fn launch_rows_good<B: Bind>(launch: &Launch<'_, B>, allocs: &Allocations) -> bool {
+fn plain<B: Bind>(launch: &Launch<'_, B>, streams: &Streams, allocs: &Allocations) -> bool {
     matches!(launch.stream, StreamRef::Id(_))
-        && rows_are_good(B::as_rows(launch.bindings).unwrap_or_default(), allocs)
+        && match B::as_rows(launch.bindings) {
+            Some(rows) => all_good(rows, allocs),
+            None => all_common(
+                B::as_bindings(launch.bindings).unwrap_or_default(),
+                streams,
+                allocs,
+            ),
+        }
 }
 
 /// A string's address and length: what [`Seen`] compares.
@@ -418,7 +382,7 @@ impl World {
         }
         let (allocs, strict) = (&self.allocs, self.config.strict);
         match B::as_rows(launch.bindings) {
-            Some(rows) if rows_are_good(rows, allocs) => Ok(0),
+            Some(rows) if all_good(rows, allocs) => Ok(0),
             Some(rows) => check_rows(rows, allocs, strict).map(|r| r.unresolved),
             None => count_unresolved(
                 B::as_bindings(launch.bindings).unwrap_or_default(),
@@ -435,22 +399,23 @@ impl World {
     #[inline(never)]
     fn launch_settled<B: Bind>(&mut self, launch: &Launch<'_, B>) -> Result<LaunchResult, Error> {
         let slot = self.streams.slot_of(launch.stream)?;
-        if let Some(rows) = B::as_rows(launch.bindings) {
+        let resolution = match B::as_rows(launch.bindings) {
             // Pre-resolved: checked in place, settled on the caller's rows.
-            let resolution = check_rows(rows, &self.allocs, self.config.strict)?;
-            self.unresolved = self.unresolved.saturating_add(resolution.unresolved);
-            if !resolution.claimed && launch.outcome == Outcome::Ok && self.windows.is_empty() {
-                return Ok(self.numbered(Verdict::Ran));
+            Some(rows) => {
+                let resolution = check_rows(rows, &self.allocs, self.config.strict)?;
+                self.unresolved = self.unresolved.saturating_add(resolution.unresolved);
+                resolution
             }
-            let seen = &mut Seen::default();
-            return Ok(self.settle_launch(launch.kernel, slot, rows, launch.outcome, seen));
-        }
-        let resolution = self.resolve(B::as_bindings(launch.bindings).unwrap_or_default())?;
+            None => self.resolve(B::as_bindings(launch.bindings).unwrap_or_default())?,
+        };
         if !resolution.claimed && launch.outcome == Outcome::Ok && self.windows.is_empty() {
             return Ok(self.numbered(Verdict::Ran));
         }
-        let rows = core::mem::take(&mut self.rows);
         let seen = &mut Seen::default();
+        if let Some(rows) = B::as_rows(launch.bindings) {
+            return Ok(self.settle_launch(launch.kernel, slot, rows, launch.outcome, seen));
+        }
+        let rows = core::mem::take(&mut self.rows);
         let result = self.settle_launch(launch.kernel, slot, &rows, launch.outcome, seen);
         self.rows = rows;
         Ok(result)
@@ -537,27 +502,18 @@ impl World {
         // allocation, so the rows stay right while the launches settle.
         self.rows.clear();
         self.ends.clear();
-        let mut unresolved = 0u64;
-        for (index, launch) in launches.iter().enumerate() {
-            let resolved = self.streams.slot_of(launch.stream).and_then(|slot| {
-                resolve_owner(
-                    B::as_bindings(launch.bindings).unwrap_or_default(),
-                    &self.streams,
-                    &self.allocs,
-                    self.config.strict,
-                    &mut self.rows,
-                )
-                .map(|r| (r, slot))
-            });
-            match resolved {
-                Ok((r, slot)) => {
-                    unresolved = unresolved.saturating_add(r.unresolved);
-                    self.ends.push((self.rows.len(), slot));
-                }
-                Err(error) => return Err(in_batch(index, error)),
-            }
-        }
-        self.unresolved = self.unresolved.saturating_add(unresolved);
+        self.check_batch(launches, |w, launch, slot| {
+            let bindings = B::as_bindings(launch.bindings).unwrap_or_default();
+            let r = resolve_owner(
+                bindings,
+                &w.streams,
+                &w.allocs,
+                w.config.strict,
+                &mut w.rows,
+            )?;
+            w.ends.push((w.rows.len(), slot));
+            Ok(r.unresolved)
+        })?;
         let rows = core::mem::take(&mut self.rows);
         let ends = core::mem::take(&mut self.ends);
         let mut start = 0;
@@ -581,7 +537,10 @@ impl World {
         launches: &[Launch<'_, B>],
         results: &mut Vec<LaunchResult>,
     ) -> Result<(), Error> {
-        if !rows_all_good(launches, &self.allocs) {
+        if !launches
+            .iter()
+            .all(|l| plain(l, &self.streams, &self.allocs))
+        {
             self.check_batch_rows(launches)?;
         }
         let seen = &mut Seen::default();
@@ -599,18 +558,26 @@ impl World {
     /// checked, stale rows counted, the first bad one named.
     #[inline(never)]
     fn check_batch_rows<B: Bind>(&mut self, launches: &[Launch<'_, B>]) -> Result<(), Error> {
+        self.check_batch(launches, |w, launch, _| {
+            let rows = B::as_rows(launch.bindings).unwrap_or_default();
+            Ok(check_rows(rows, &w.allocs, w.config.strict)?.unresolved)
+        })
+    }
+
+    /// A batch's first pass: `each` launch checked (with its stream's slot)
+    /// and its unresolved bindings added to the world's count — or, at the
+    /// first bad launch, its error naming it and nothing counted.
+    #[inline(always)]
+    fn check_batch<B: Bind>(
+        &mut self,
+        launches: &[Launch<'_, B>],
+        mut each: impl FnMut(&mut Self, &Launch<'_, B>, u64) -> Result<u64, Error>,
+    ) -> Result<(), Error> {
         let mut unresolved = 0u64;
         for (index, launch) in launches.iter().enumerate() {
-            let checked = self.streams.slot_of(launch.stream).and_then(|_| {
-                check_rows(
-                    B::as_rows(launch.bindings).unwrap_or_default(),
-                    &self.allocs,
-                    self.config.strict,
-                )
-            });
-            match checked {
-                // At most one per row: no sum over a slice overflows.
-                Ok(r) => unresolved += r.unresolved,
+            let checked = self.streams.slot_of(launch.stream);
+            match checked.and_then(|slot| each(self, launch, slot)) {
+                Ok(n) => unresolved = unresolved.saturating_add(n),
                 Err(error) => return Err(in_batch(index, error)),
             }
         }
@@ -622,36 +589,35 @@ impl World {
     /// no open capture window: no byte is claimed, so as long as no launch
     /// fails, each reads clean bytes and runs, and releasing clean bytes
     /// changes nothing. Only the input needs checking — look-ups, no rows,
-    /// no systems. `None`, having changed nothing, at the first launch that
-    /// fails: the batch takes the full path.
+    /// no systems. `None`, having changed nothing, when some launch fails:
+    /// the batch takes the full path.
     #[inline(never)]
     fn launch_batch_clean<B: Bind>(
         &mut self,
         launches: &[Launch<'_, B>],
         results: &mut Vec<LaunchResult>,
     ) -> Option<Result<(), Error>> {
-        if all_ran_plainly(launches, &self.streams, &self.allocs) {
+        let (streams, allocs) = (&self.streams, &self.allocs);
+        if launches
+            .iter()
+            .all(|l| l.outcome == Outcome::Ok && plain(l, streams, allocs))
+        {
             // The common clean batch: every launch ran, on a regular
             // stream, binding good rows or common bindings. One predicate
             // over the batch, with nothing to count and no error to name.
             self.number_clean(launches, false, results);
             return Some(Ok(()));
         }
-        let mut unresolved = 0u64;
-        let mut dry_runs = false;
-        for (index, launch) in launches.iter().enumerate() {
-            match launch.outcome {
-                Outcome::Failed { .. } => return None,
-                Outcome::DryRun => dry_runs = true,
-                Outcome::Ok => {}
-            }
-            match self.count_unclaimed(launch) {
-                // At most one per binding: no sum over a slice overflows.
-                Ok(n) => unresolved += n,
-                Err(error) => return Some(Err(in_batch(index, error))),
-            }
+        if launches
+            .iter()
+            .any(|l| matches!(l.outcome, Outcome::Failed { .. }))
+        {
+            return None;
         }
-        self.unresolved = self.unresolved.saturating_add(unresolved);
+        let dry_runs = launches.iter().any(|l| l.outcome == Outcome::DryRun);
+        if let Err(error) = self.check_batch(launches, |w, launch, _| w.count_unclaimed(launch)) {
+            return Some(Err(error));
+        }
         self.number_clean(launches, dry_runs, results);
         Some(Ok(()))
     }

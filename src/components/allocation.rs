@@ -4,8 +4,9 @@
 use hashbrown::HashMap;
 use slotmap::{SecondaryMap, SlotMap, new_key_type};
 
-use crate::components::claim::ClaimSet;
-use crate::components::failure::FailureKey;
+use crate::components::claim::{ClaimSet, Origin};
+use crate::components::failure::{FailureKey, Failures};
+use crate::components::record::Records;
 
 new_key_type! {
     /// An allocation's key, handed out by [`World::alloc`](crate::World::alloc).
@@ -109,9 +110,9 @@ impl Allocations {
         key: AllocKey,
         (start, end): (u64, u64),
         failure: FailureKey,
-        origin: crate::components::claim::Origin,
-        failures: &mut crate::components::failure::Failures,
-        records: &mut crate::components::record::Records,
+        origin: Origin,
+        failures: &mut Failures,
+        records: &mut Records,
     ) {
         let Some(row) = self.rows.get_mut(key) else {
             return;

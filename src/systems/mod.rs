@@ -21,5 +21,5 @@ pub use apply_taint::apply_taint;
 pub use check_reads::{ReadHit, check_reads};
 pub use prune_failures::prune_failures;
 pub use release_written::release_written;
-pub(crate) use resolve_owner::all_common;
 pub use resolve_owner::{Resolution, check_rows, count_unresolved, resolve_each, resolve_owner};
+pub(crate) use resolve_owner::{all_common, all_good};

@@ -53,7 +53,7 @@ pub fn resolve_owner(
             }
             continue;
         }
-        match resolve_one(binding, streams, allocs, strict, rows) {
+        match resolve_rare(binding, streams, allocs, strict, |row| rows.push(row)) {
             Ok(r) => {
                 resolution.unresolved += r.unresolved;
                 resolution.claimed |= r.claimed;
@@ -67,21 +67,22 @@ pub fn resolve_owner(
     Ok(resolution)
 }
 
-/// [`resolve_owner`]'s way for any binding but the common one.
+/// [`resolve_each`] for one binding that is not of the common shape: the
+/// way [`resolve_owner`] and [`count_unresolved`] take, out of line.
 #[inline(never)]
-fn resolve_one(
+fn resolve_rare(
     binding: &Binding,
     streams: &Streams,
     allocs: &Allocations,
     strict: bool,
-    rows: &mut Vec<Resolved>,
+    emit: impl FnMut(Resolved),
 ) -> Result<Resolution, Error> {
     resolve_each(
         core::slice::from_ref(binding),
         streams,
         allocs,
         strict,
-        |row| rows.push(row),
+        emit,
     )
 }
 
@@ -168,7 +169,7 @@ pub fn count_unresolved(
         if common(binding, allocs, max_streams).is_some() {
             continue;
         }
-        unresolved += count_one(binding, streams, allocs, strict)?;
+        unresolved += resolve_rare(binding, streams, allocs, strict, |_| {})?.unresolved;
     }
     Ok(unresolved)
 }
@@ -221,24 +222,6 @@ fn common<'a>(
     None
 }
 
-/// [`count_unresolved`]'s way for any binding but the common one.
-#[inline(never)]
-fn count_one(
-    binding: &Binding,
-    streams: &Streams,
-    allocs: &Allocations,
-    strict: bool,
-) -> Result<u64, Error> {
-    resolve_each(
-        core::slice::from_ref(binding),
-        streams,
-        allocs,
-        strict,
-        |_| {},
-    )
-    .map(|r| r.unresolved)
-}
-
 /// Checks pre-resolved rows as [`resolve_owner`] checks bindings: a row
 /// whose key is stale is unresolved (counted; with `strict`, rejected as
 /// [`Error::UnknownKey`]); a reversed range, or a live row's range running
@@ -255,16 +238,29 @@ pub fn check_rows(
 ) -> Result<Resolution, Error> {
     let mut resolution = Resolution::default();
     for row in rows {
-        if let Some(footprint) = allocs.footprint(row.alloc)
-            && row.start <= row.end
-            && row.end <= footprint.size
-        {
+        if let Some(footprint) = good(row, allocs) {
             resolution.claimed |= footprint.claimed & (row.access != Access::Dead);
             continue;
         }
         resolution.unresolved += check_row(row, allocs, strict)?;
     }
     Ok(resolution)
+}
+
+/// Whether every row is good ([`check_rows`]'s common case): then they are
+/// good input with nothing to count.
+#[inline]
+pub(crate) fn all_good(rows: &[Resolved], allocs: &Allocations) -> bool {
+    rows.iter().all(|row| good(row, allocs).is_some())
+}
+
+/// The footprint of a good row — live key, range inside the allocation —
+/// or `None` for any other, which [`check_row`] answers.
+#[inline(always)]
+fn good<'a>(row: &Resolved, allocs: &'a Allocations) -> Option<&'a Footprint> {
+    allocs
+        .footprint(row.alloc)
+        .filter(|f| row.start <= row.end && row.end <= f.size)
 }
 
 /// [`check_rows`] past its common case: 1 for a stale key, or the error.
