@@ -1323,27 +1323,12 @@ impl World {
     /// The live failure named `id`.
     pub fn failure(&self, id: FailureId) -> Option<FailureInfo<'_>> {
         let key = self.graph.failures.key_of(id)?;
-        let f = self.graph.failures.get(key)?;
-        Some(FailureInfo {
-            id: f.id,
-            error: &f.error,
-            occurrences: f.occurrences,
-            skipped: f.skipped,
-            carriers: f.carriers,
-            pins: f.pins,
-        })
+        self.graph.failures.get(key).map(FailureInfo::of)
     }
 
     /// Every live failure, in no particular order.
     pub fn failures(&self) -> impl Iterator<Item = FailureInfo<'_>> {
-        self.graph.failures.iter().map(|(_, f)| FailureInfo {
-            id: f.id,
-            error: &f.error,
-            occurrences: f.occurrences,
-            skipped: f.skipped,
-            carriers: f.carriers,
-            pins: f.pins,
-        })
+        self.graph.failures.iter().map(|(_, f)| FailureInfo::of(f))
     }
 
     /// Every live skip record, in no particular order. O(records).

@@ -4,7 +4,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::components::failure::{ErrorInfo, FailureId};
+use crate::components::failure::{ErrorInfo, Failure, FailureId};
 
 /// One hop of a taint chain: a skipped launch, newest first.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,6 +120,20 @@ pub struct FailureInfo<'w> {
     pub carriers: u64,
     /// How many doomed capture windows pin it.
     pub pins: u64,
+}
+
+impl<'w> FailureInfo<'w> {
+    /// The look at `failure`.
+    pub(crate) fn of(failure: &'w Failure) -> Self {
+        Self {
+            id: failure.id,
+            error: &failure.error,
+            occurrences: failure.occurrences,
+            skipped: failure.skipped,
+            carriers: failure.carriers,
+            pins: failure.pins,
+        }
+    }
 }
 
 /// A look at one live skip record.
