@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::FAIL;
+use common::{FAIL, reads, writes};
 use taintworld::{
     Access, AllocKey, Binding, Config, Error, Launch, Outcome, ReadResult, Resolved, Stats,
     StreamRef, World,
@@ -32,22 +32,14 @@ fn world(strict: bool) -> World {
         })
         .unwrap();
     };
-    run(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
+    run(&mut w, "fill", &[writes(0, 1)], FAIL);
     w.capture_begin(0).unwrap();
-    run(
-        &mut w,
-        "init",
-        &[Binding::whole(0, 3, Access::Write)],
-        Outcome::Ok,
-    );
+    run(&mut w, "init", &[writes(0, 3)], Outcome::Ok);
     w.capture_end(0, 7).unwrap();
     run(
         &mut w,
         "gelu",
-        &[
-            Binding::whole(0, 1, Access::Read),
-            Binding::range(0, 2, 0, 8, Access::Write),
-        ],
+        &[reads(0, 1), Binding::range(0, 2, 0, 8, Access::Write)],
         Outcome::Ok,
     );
     w.profile_begin(1).unwrap();
@@ -125,11 +117,7 @@ fn a_world_of_u64_max_regular_slots_is_valid_and_folds_each_id_onto_itself() {
     let mut w = World::new(config).expect("SPEC §1: max_streams >= 1");
     let key = w.alloc(u64::MAX - 1, 7, 16).unwrap();
     assert_eq!(w.allocations().get(key).unwrap().slot, u64::MAX - 1);
-    assert_eq!(
-        w.read(&Binding::whole(u64::MAX - 1, 7, Access::Read))
-            .unwrap(),
-        ReadResult::Clean
-    );
+    assert_eq!(w.read(&reads(u64::MAX - 1, 7)).unwrap(), ReadResult::Clean);
 }
 
 #[test]
@@ -137,8 +125,8 @@ fn a_launch_with_one_range_past_the_end_is_rejected_whole_and_takes_no_number() 
     let mut w = world(false);
     let before = snapshot(&w);
     let b = [
-        Binding::whole(4, 99, Access::Read), // unresolved: not counted either
-        Binding::whole(0, 3, Access::Write),
+        reads(4, 99), // unresolved: not counted either
+        writes(0, 3),
         Binding::range(0, 3, 8, 17, Access::Read),
     ];
     let err = w
@@ -241,8 +229,7 @@ fn an_allocation_of_u64_max_bytes_is_tainted_and_released_to_its_last_byte() {
     .unwrap();
     let got: Vec<_> = w.claims(9).unwrap().map(|c| (c.start, c.end)).collect();
     assert_eq!(got, [(u64::MAX - 1, u64::MAX)]);
-    w.host_write(&Binding::whole(0, 9, Access::Write), FAIL)
-        .unwrap();
+    w.host_write(&writes(0, 9), FAIL).unwrap();
     assert_eq!(w.stats().tainted_bytes, u64::MAX); // saturates; 16 + 8 more are tainted
     w.host_write(
         &Binding::range(0, 9, 0, u64::MAX - 1, Access::Write),
@@ -308,7 +295,7 @@ fn a_special_stream_index_out_of_range_is_bad_input_everywhere() {
         num_special: 1,
     };
     assert_eq!(w.alloc(bad, 9, 16).unwrap_err(), expected);
-    let b = [Binding::whole(0, 3, Access::Write)];
+    let b = [writes(0, 3)];
     assert_eq!(
         w.launch(&Launch {
             kernel: "k",
@@ -319,10 +306,7 @@ fn a_special_stream_index_out_of_range_is_bad_input_everywhere() {
         .unwrap_err(),
         expected
     );
-    let b = [
-        Binding::whole(0, 3, Access::Write),
-        Binding::whole(bad, 3, Access::Read),
-    ];
+    let b = [writes(0, 3), reads(bad, 3)];
     assert_eq!(
         w.launch(&Launch {
             kernel: "k",
@@ -336,7 +320,7 @@ fn a_special_stream_index_out_of_range_is_bad_input_everywhere() {
     // The same with outcomes that cannot fail, which a world without a
     // failure answers without building rows: still bad input.
     for outcome in [Outcome::Ok, Outcome::DryRun] {
-        let on_bad_stream = [Binding::whole(0, 3, Access::Write)];
+        let on_bad_stream = [writes(0, 3)];
         let result = w.launch(&Launch {
             kernel: "k",
             stream: bad,
@@ -354,10 +338,7 @@ fn a_special_stream_index_out_of_range_is_bad_input_everywhere() {
     }
     assert_eq!(w.capture_begin(bad).unwrap_err(), expected);
     assert_eq!(w.initialize_stream(bad).unwrap_err(), expected);
-    assert_eq!(
-        w.read(&Binding::whole(bad, 3, Access::Read)).unwrap_err(),
-        expected
-    );
+    assert_eq!(w.read(&reads(bad, 3)).unwrap_err(), expected);
     assert!(expected.to_string().contains("special stream 1"));
     assert_eq!(snapshot(&w), before);
     assert!(w.streams().get(9).is_none());
@@ -367,10 +348,7 @@ fn a_special_stream_index_out_of_range_is_bad_input_everywhere() {
 fn strict_mode_rejects_an_unresolved_launch_binding() {
     let mut w = world(true);
     let before = snapshot(&w);
-    let b = [
-        Binding::whole(0, 3, Access::Write),
-        Binding::whole(2, 1, Access::Read),
-    ];
+    let b = [writes(0, 3), reads(2, 1)];
     let err = w
         .launch(&Launch {
             kernel: "k",
@@ -392,15 +370,14 @@ fn strict_mode_rejects_an_unresolved_read_and_host_write() {
     let mut w = world(true);
     let before = snapshot(&w);
     assert_eq!(
-        w.read(&Binding::whole(0, 42, Access::Read)).unwrap_err(),
+        w.read(&reads(0, 42)).unwrap_err(),
         Error::Unresolved {
             memory: 42,
             slot: 0
         }
     );
     assert_eq!(
-        w.host_write(&Binding::whole(0, 42, Access::Write), FAIL)
-            .unwrap_err(),
+        w.host_write(&writes(0, 42), FAIL).unwrap_err(),
         Error::Unresolved {
             memory: 42,
             slot: 0
@@ -456,9 +433,7 @@ fn freeing_a_stale_key_is_bad_input() {
 fn a_dry_run_host_write_or_replay_is_bad_input() {
     let mut w = world(false);
     let before = snapshot(&w);
-    let err = w
-        .host_write(&Binding::whole(0, 1, Access::Write), Outcome::DryRun)
-        .unwrap_err();
+    let err = w.host_write(&writes(0, 1), Outcome::DryRun).unwrap_err();
     assert_eq!(
         err,
         Error::DryRunOutcome {
@@ -503,10 +478,7 @@ fn rejected_operations_leave_open_windows_profiles_and_graphs_as_they_were() {
     assert!(w.has_graph(7));
     // Profile 1 is still open and still valid: nothing failed since it began.
     assert_eq!(w.profile_end(1).unwrap(), taintworld::ProfileResult::Valid);
-    assert_eq!(
-        w.read(&Binding::whole(0, 3, Access::Read)).unwrap(),
-        ReadResult::Clean
-    );
+    assert_eq!(w.read(&reads(0, 3)).unwrap(), ReadResult::Clean);
     w.check_invariants().unwrap();
 }
 
@@ -546,14 +518,11 @@ fn in_a_world_without_failures_a_launch_that_cannot_fail_is_checked_as_input_all
                 end: 3,
             },
         ),
-        (
-            Binding::whole(1, 1, Access::Read),
-            Error::Unresolved { memory: 1, slot: 1 },
-        ),
+        (reads(1, 1), Error::Unresolved { memory: 1, slot: 1 }),
     ];
     for outcome in [Outcome::Ok, Outcome::DryRun] {
         for (binding, expected) in &cases {
-            let bindings = [Binding::whole(0, key, Access::Write), *binding];
+            let bindings = [writes(0, key), *binding];
             let launch = Launch {
                 kernel: "k",
                 stream: 0.into(),
@@ -570,7 +539,7 @@ fn in_a_world_without_failures_a_launch_that_cannot_fail_is_checked_as_input_all
             assert!(results.is_empty());
         }
         // The launch's own stream is checked too.
-        let fine = [Binding::whole(0, key, Access::Write)];
+        let fine = [writes(0, key)];
         let on_bad_stream = Launch {
             kernel: "k",
             stream: StreamRef::Special(1),

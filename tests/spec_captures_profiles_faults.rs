@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{FAIL, claims, go_on as go};
+use common::{FAIL, claims, go_on as go, reads, writes};
 
 use taintworld::{
     Access, Binding, CaptureResult, ChainHop, Error, ErrorInfo, Outcome, ProfileResult, ReadResult,
@@ -69,30 +69,21 @@ fn a_clean_window_makes_a_graph_whose_ok_replay_releases_every_recorded_range() 
         &mut w,
         "a",
         0,
-        &[
-            Binding::range(0, 1, 0, 4, Access::Write),
-            Binding::whole(0, 2, Access::Read),
-        ],
+        &[Binding::range(0, 1, 0, 4, Access::Write), reads(0, 2)],
         Outcome::Ok,
     );
     go(
         &mut w,
         "b",
         0,
-        &[
-            Binding::range(0, 1, 8, 12, Access::ReadWrite),
-            Binding::whole(1, 3, Access::Write),
-        ],
+        &[Binding::range(0, 1, 8, 12, Access::ReadWrite), writes(1, 3)],
         Outcome::Ok,
     );
     assert_eq!(w.capture_end(0, 5).unwrap(), CaptureResult::Ok);
     assert!(w.has_graph(5));
     for m in 1..=3 {
-        w.host_write(
-            &Binding::whole(if m == 3 { 1 } else { 0 }, m, Access::Write),
-            FAIL,
-        )
-        .unwrap();
+        w.host_write(&writes(if m == 3 { 1 } else { 0 }, m), FAIL)
+            .unwrap();
     }
     assert_eq!(w.replay(5, Outcome::Ok).unwrap(), Verdict::Ran);
     assert_eq!(claims(&w, 1), [(4, 8, 1, None), (12, 16, 1, None)]);
@@ -125,13 +116,7 @@ fn a_failed_replay_taints_the_recorded_ranges_at_the_root_with_kernel_graph_id()
 fn a_replay_takes_no_launch_number() {
     let mut w = world();
     w.capture_begin(0).unwrap();
-    go(
-        &mut w,
-        "a",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        Outcome::Ok,
-    );
+    go(&mut w, "a", 0, &[writes(0, 1)], Outcome::Ok);
     w.capture_end(0, 7).unwrap();
     w.replay(7, Outcome::Ok).unwrap();
     w.replay(7, FAIL).unwrap();
@@ -152,16 +137,7 @@ fn a_replay_of_an_unknown_graph_is_bad_input() {
 fn a_memory_freed_since_capture_is_unresolved_at_replay() {
     let mut w = world();
     w.capture_begin(0).unwrap();
-    go(
-        &mut w,
-        "a",
-        0,
-        &[
-            Binding::whole(0, 1, Access::Write),
-            Binding::whole(0, 2, Access::Write),
-        ],
-        Outcome::Ok,
-    );
+    go(&mut w, "a", 0, &[writes(0, 1), writes(0, 2)], Outcome::Ok);
     w.capture_end(0, 7).unwrap();
     w.free(1).unwrap();
     w.replay(7, FAIL).unwrap();
@@ -210,13 +186,7 @@ fn graph_destroy_forgets_a_graph_and_its_id_may_be_captured_again() {
 fn a_dry_run_neither_records_into_nor_dooms_a_window() {
     let mut w = world();
     w.capture_begin(0).unwrap();
-    go(
-        &mut w,
-        "a",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        Outcome::DryRun,
-    );
+    go(&mut w, "a", 0, &[writes(0, 1)], Outcome::DryRun);
     assert_eq!(w.capture_end(0, 7).unwrap(), CaptureResult::Ok);
     w.replay(7, FAIL).unwrap();
     assert_eq!(claims(&w, 1), []);
@@ -226,20 +196,8 @@ fn a_dry_run_neither_records_into_nor_dooms_a_window() {
 fn a_failed_launch_dooms_the_window_which_reports_it_with_an_empty_chain_and_makes_no_graph() {
     let mut w = world();
     w.capture_begin(0).unwrap();
-    go(
-        &mut w,
-        "ok",
-        0,
-        &[Binding::whole(0, 2, Access::Write)],
-        Outcome::Ok,
-    );
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        FAIL,
-    );
+    go(&mut w, "ok", 0, &[writes(0, 2)], Outcome::Ok);
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
     let report = failed(w.capture_end(0, 7).unwrap());
     let expected = TaintReport {
         failure: report.failure,
@@ -256,34 +214,10 @@ fn a_failed_launch_dooms_the_window_which_reports_it_with_an_empty_chain_and_mak
 #[test]
 fn a_skip_dooms_the_window_which_reports_the_chain_from_the_skips_record() {
     let mut w = world();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        FAIL,
-    );
-    go(
-        &mut w,
-        "gelu",
-        0,
-        &[
-            Binding::whole(0, 1, Access::Read),
-            Binding::whole(0, 2, Access::Write),
-        ],
-        Outcome::Ok,
-    );
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
+    go(&mut w, "gelu", 0, &[reads(0, 1), writes(0, 2)], Outcome::Ok);
     w.capture_begin(1).unwrap();
-    go(
-        &mut w,
-        "loss",
-        1,
-        &[
-            Binding::whole(0, 2, Access::Read),
-            Binding::whole(1, 3, Access::Write),
-        ],
-        Outcome::Ok,
-    );
+    go(&mut w, "loss", 1, &[reads(0, 2), writes(1, 3)], Outcome::Ok);
     let report = failed(w.capture_end(1, 7).unwrap());
     let hops = [
         ChainHop {
@@ -307,20 +241,8 @@ fn a_skip_dooms_the_window_which_reports_the_chain_from_the_skips_record() {
 fn the_first_skip_or_failure_in_a_window_wins() {
     let mut w = world();
     w.capture_begin(0).unwrap();
-    go(
-        &mut w,
-        "first",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        FAIL,
-    );
-    go(
-        &mut w,
-        "second",
-        0,
-        &[Binding::whole(0, 2, Access::Write)],
-        FAIL2,
-    );
+    go(&mut w, "first", 0, &[writes(0, 1)], FAIL);
+    go(&mut w, "second", 0, &[writes(0, 2)], FAIL2);
     let report = failed(w.capture_end(0, 7).unwrap());
     assert_eq!(
         (report.failure.get(), report.error.kernel.as_str()),
@@ -332,13 +254,7 @@ fn the_first_skip_or_failure_in_a_window_wins() {
 fn a_doomed_window_pins_its_failure_after_the_tainted_memory_is_freed() {
     let mut w = world();
     w.capture_begin(0).unwrap();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        FAIL,
-    );
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
     w.free(1).unwrap();
     assert_eq!(w.stats().live_failures, 1);
     let f = w.failures().next().unwrap();
@@ -352,24 +268,9 @@ fn a_doomed_window_pins_its_failure_after_the_tainted_memory_is_freed() {
 #[test]
 fn a_window_doomed_by_a_skip_pins_its_record_until_it_ends() {
     let mut w = world();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        FAIL,
-    );
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
     w.capture_begin(0).unwrap();
-    go(
-        &mut w,
-        "gelu",
-        0,
-        &[
-            Binding::whole(0, 1, Access::Read),
-            Binding::whole(0, 2, Access::Write),
-        ],
-        Outcome::Ok,
-    );
+    go(&mut w, "gelu", 0, &[reads(0, 1), writes(0, 2)], Outcome::Ok);
     w.free(1).unwrap();
     w.free(2).unwrap();
     assert_eq!((w.stats().live_failures, w.stats().live_records), (1, 1));
@@ -411,13 +312,7 @@ fn capture_end_naming_a_live_graph_is_bad_input_and_leaves_the_window_open() {
     w.capture_begin(1).unwrap();
     w.capture_end(1, 5).unwrap();
     w.capture_begin(0).unwrap();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        FAIL,
-    );
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
     w.free(1).unwrap();
     let err = w.capture_end(0, 5).unwrap_err();
     assert_eq!(err, Error::GraphLive { graph: 5 });
@@ -435,13 +330,7 @@ fn capture_end_naming_a_live_graph_is_bad_input_and_leaves_the_window_open() {
 fn a_launch_on_another_slot_does_not_doom_the_window() {
     let mut w = world();
     w.capture_begin(0).unwrap();
-    go(
-        &mut w,
-        "fill",
-        1,
-        &[Binding::whole(0, 1, Access::Write)],
-        FAIL,
-    );
+    go(&mut w, "fill", 1, &[writes(0, 1)], FAIL);
     assert_eq!(w.capture_end(0, 7).unwrap(), CaptureResult::Ok);
 }
 
@@ -450,13 +339,7 @@ fn only_the_launchs_own_stream_decides_which_window_sees_it() {
     let mut w = world();
     w.capture_begin(8).unwrap(); // slot 0
     // On slot 0, writing memory made on stream 1: recorded.
-    go(
-        &mut w,
-        "a",
-        16,
-        &[Binding::whole(1, 3, Access::Write)],
-        Outcome::Ok,
-    );
+    go(&mut w, "a", 16, &[writes(1, 3)], Outcome::Ok);
     assert_eq!(w.capture_end(0, 7).unwrap(), CaptureResult::Ok);
     w.replay(7, FAIL).unwrap();
     assert_eq!(claims(&w, 3), [(0, 16, 1, None)]);
@@ -466,17 +349,10 @@ fn only_the_launchs_own_stream_decides_which_window_sees_it() {
 fn a_failed_host_write_or_replay_never_dooms_a_window() {
     let mut w = world();
     w.capture_begin(1).unwrap();
-    go(
-        &mut w,
-        "a",
-        1,
-        &[Binding::whole(1, 4, Access::Write)],
-        Outcome::Ok,
-    );
+    go(&mut w, "a", 1, &[writes(1, 4)], Outcome::Ok);
     w.capture_end(1, 9).unwrap();
     w.capture_begin(0).unwrap();
-    w.host_write(&Binding::whole(0, 1, Access::Write), FAIL)
-        .unwrap();
+    w.host_write(&writes(0, 1), FAIL).unwrap();
     w.replay(9, FAIL).unwrap();
     assert_eq!(w.capture_end(0, 7).unwrap(), CaptureResult::Ok);
 }
@@ -487,13 +363,7 @@ fn a_failed_host_write_or_replay_never_dooms_a_window() {
 fn a_profile_nothing_failed_in_is_valid() {
     let mut w = world();
     w.profile_begin(1).unwrap();
-    go(
-        &mut w,
-        "a",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        Outcome::Ok,
-    );
+    go(&mut w, "a", 0, &[writes(0, 1)], Outcome::Ok);
     assert_eq!(w.profile_end(1).unwrap(), ProfileResult::Valid);
 }
 
@@ -501,27 +371,9 @@ fn a_profile_nothing_failed_in_is_valid() {
 fn a_profile_is_invalid_with_the_first_failure_while_open_even_if_pruned_since() {
     let mut w = world();
     w.profile_begin(1).unwrap();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        FAIL,
-    );
-    go(
-        &mut w,
-        "other",
-        1,
-        &[Binding::whole(1, 3, Access::Write)],
-        FAIL2,
-    );
-    go(
-        &mut w,
-        "fix",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        Outcome::Ok,
-    );
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
+    go(&mut w, "other", 1, &[writes(1, 3)], FAIL2);
+    go(&mut w, "fix", 0, &[writes(0, 1)], Outcome::Ok);
     assert_eq!(w.failures().count(), 1); // failure 1 was pruned
     let r = w.profile_end(1).unwrap();
     let ProfileResult::Invalid { failure, error } = r else {
@@ -536,21 +388,9 @@ fn a_profile_is_invalid_with_the_first_failure_while_open_even_if_pruned_since()
 #[test]
 fn a_skip_invalidates_a_profile() {
     let mut w = world();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        FAIL,
-    );
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
     w.profile_begin(1).unwrap();
-    go(
-        &mut w,
-        "gelu",
-        0,
-        &[Binding::whole(0, 1, Access::Read)],
-        Outcome::Ok,
-    );
+    go(&mut w, "gelu", 0, &[reads(0, 1)], Outcome::Ok);
     let r = w.profile_end(1).unwrap();
     assert!(
         matches!(r, ProfileResult::Invalid { failure, .. } if failure.get() == 1),
@@ -562,8 +402,7 @@ fn a_skip_invalidates_a_profile() {
 fn a_failed_host_write_invalidates_a_profile() {
     let mut w = world();
     w.profile_begin(1).unwrap();
-    w.host_write(&Binding::whole(0, 1, Access::Write), FAIL)
-        .unwrap();
+    w.host_write(&writes(0, 1), FAIL).unwrap();
     let r = w.profile_end(1).unwrap();
     let ProfileResult::Invalid { failure, error } = r else {
         panic!("{r:?}")
@@ -591,26 +430,14 @@ fn a_failed_alloc_or_a_device_fault_does_not_invalidate_a_profile() {
     w.profile_begin(1).unwrap();
     w.alloc_failed(0, 9, 16, "oom", "out of memory").unwrap();
     w.device_fault("device", "illegal address");
-    go(
-        &mut w,
-        "a",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        Outcome::DryRun,
-    );
+    go(&mut w, "a", 0, &[writes(0, 1)], Outcome::DryRun);
     assert_eq!(w.profile_end(1).unwrap(), ProfileResult::Valid);
 }
 
 #[test]
 fn a_failure_before_profile_begin_does_not_invalidate_it() {
     let mut w = world();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        FAIL,
-    );
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
     w.profile_begin(1).unwrap();
     assert_eq!(w.profile_end(1).unwrap(), ProfileResult::Valid);
 }
@@ -620,15 +447,9 @@ fn each_open_profile_keeps_its_own_first_failure() {
     let mut w = world();
     w.profile_begin(1).unwrap();
     w.profile_begin(2).unwrap();
-    go(&mut w, "a", 0, &[Binding::whole(0, 1, Access::Write)], FAIL);
+    go(&mut w, "a", 0, &[writes(0, 1)], FAIL);
     w.profile_begin(3).unwrap();
-    go(
-        &mut w,
-        "b",
-        1,
-        &[Binding::whole(1, 3, Access::Write)],
-        FAIL2,
-    );
+    go(&mut w, "b", 1, &[writes(1, 3)], FAIL2);
     let first = |r: ProfileResult| match r {
         ProfileResult::Invalid { failure, .. } => failure.get(),
         ProfileResult::Valid => 0,
@@ -654,13 +475,7 @@ fn profile_begin_twice_and_profile_end_unopened_are_bad_input() {
 fn a_profile_id_is_reusable_after_its_end_and_starts_valid() {
     let mut w = world();
     w.profile_begin(1).unwrap();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        FAIL,
-    );
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
     assert!(matches!(
         w.profile_end(1).unwrap(),
         ProfileResult::Invalid { .. }
@@ -668,13 +483,7 @@ fn a_profile_id_is_reusable_after_its_end_and_starts_valid() {
     w.profile_begin(1).unwrap();
     assert_eq!(w.profile_end(1).unwrap(), ProfileResult::Valid);
     w.profile_begin(1).unwrap();
-    go(
-        &mut w,
-        "more",
-        0,
-        &[Binding::whole(0, 2, Access::Write)],
-        FAIL2,
-    );
+    go(&mut w, "more", 0, &[writes(0, 2)], FAIL2);
     assert!(
         matches!(w.profile_end(1).unwrap(), ProfileResult::Invalid { failure, .. } if failure.get() == 2)
     );
@@ -696,27 +505,18 @@ fn sync_is_ok_until_a_device_fault_and_then_reports_the_first_fault_with_kernel_
 #[test]
 fn a_read_of_a_resolved_binding_reports_the_device_fault_before_claims() {
     let mut w = world();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        FAIL,
-    );
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
     w.device_fault("device", "illegal address");
     let fault = ReadResult::DeviceFault(ErrorInfo::new("device", "device", "illegal address"));
-    assert_eq!(w.read(&Binding::whole(0, 1, Access::Read)).unwrap(), fault);
-    assert_eq!(w.read(&Binding::whole(0, 2, Access::Read)).unwrap(), fault);
+    assert_eq!(w.read(&reads(0, 1)).unwrap(), fault);
+    assert_eq!(w.read(&reads(0, 2)).unwrap(), fault);
 }
 
 #[test]
 fn an_unresolved_read_is_still_unresolved_after_a_device_fault() {
     let mut w = world();
     w.device_fault("device", "illegal address");
-    assert_eq!(
-        w.read(&Binding::whole(0, 3, Access::Read)).unwrap(),
-        ReadResult::Unresolved
-    );
+    assert_eq!(w.read(&reads(0, 3)).unwrap(), ReadResult::Unresolved);
 }
 
 #[test]
@@ -725,19 +525,10 @@ fn a_device_fault_mints_no_failure_and_launches_are_still_processed() {
     w.device_fault("device", "illegal address");
     assert_eq!(w.stats().failures_minted, 0);
     assert_eq!(
-        go(
-            &mut w,
-            "fill",
-            0,
-            &[Binding::whole(0, 1, Access::Write)],
-            FAIL
-        ),
+        go(&mut w, "fill", 0, &[writes(0, 1)], FAIL),
         ("failed", 1, 0)
     );
-    let b = [
-        Binding::whole(0, 1, Access::Read),
-        Binding::whole(0, 2, Access::Write),
-    ];
+    let b = [reads(0, 1), writes(0, 2)];
     assert_eq!(go(&mut w, "gelu", 0, &b, Outcome::Ok), ("skipped", 1, 1));
     assert_eq!(claims(&w, 2), [(0, 16, 1, Some(1))]);
 }
@@ -764,13 +555,7 @@ fn writes_do_not_release_a_failed_reservation() {
     let mut w = world();
     w.alloc_failed(0, 9, 64, "oom", "out of memory").unwrap();
     assert_eq!(
-        go(
-            &mut w,
-            "fill",
-            0,
-            &[Binding::whole(0, 9, Access::Write)],
-            Outcome::Ok
-        ),
+        go(&mut w, "fill", 0, &[writes(0, 9)], Outcome::Ok),
         ("ran", 0, 0)
     );
     w.host_write(&Binding::range(0, 9, 0, 32, Access::Write), Outcome::Ok)
@@ -792,8 +577,7 @@ fn taints_do_not_replace_a_failed_reservation() {
         ),
         ("failed", 2, 0)
     );
-    w.host_write(&Binding::whole(0, 9, Access::Write), FAIL2)
-        .unwrap();
+    w.host_write(&writes(0, 9), FAIL2).unwrap();
     assert_eq!(claims(&w, 9), [(0, 64, 1, None)]);
 }
 
@@ -801,10 +585,7 @@ fn taints_do_not_replace_a_failed_reservation() {
 fn a_launch_reading_a_failed_reservation_is_skipped() {
     let mut w = world();
     w.alloc_failed(0, 9, 64, "oom", "out of memory").unwrap();
-    let b = [
-        Binding::range(0, 9, 60, 64, Access::Read),
-        Binding::whole(0, 1, Access::Write),
-    ];
+    let b = [Binding::range(0, 9, 60, 64, Access::Read), writes(0, 1)];
     assert_eq!(go(&mut w, "gelu", 0, &b, Outcome::Ok), ("skipped", 1, 9));
     assert_eq!(claims(&w, 1), [(0, 16, 1, Some(0))]);
 }
@@ -829,10 +610,7 @@ fn a_zero_size_failed_reservation_carries_nothing() {
         (s.live_failures, s.failures_minted, s.allocations),
         (0, 1, 5)
     );
-    assert_eq!(
-        w.read(&Binding::whole(0, 9, Access::Read)).unwrap(),
-        ReadResult::Clean
-    );
+    assert_eq!(w.read(&reads(0, 9)).unwrap(), ReadResult::Clean);
 }
 
 #[test]
@@ -847,21 +625,9 @@ fn failed_reservations_of_one_identity_share_one_failure() {
 #[test]
 fn a_skip_with_an_empty_write_set_dooms_the_window_and_its_record_reports_the_hop() {
     let mut w = world();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        FAIL,
-    );
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
     w.capture_begin(0).unwrap();
-    go(
-        &mut w,
-        "print",
-        0,
-        &[Binding::whole(0, 1, Access::Read)],
-        Outcome::Ok,
-    );
+    go(&mut w, "print", 0, &[reads(0, 1)], Outcome::Ok);
     assert_eq!(w.stats().live_records, 1); // pinned by the window
     let report = failed(w.capture_end(0, 7).unwrap());
     assert_eq!(
@@ -879,13 +645,7 @@ fn a_skip_with_an_empty_write_set_dooms_the_window_and_its_record_reports_the_ho
 fn a_whole_binding_is_recorded_with_the_size_it_had_at_capture() {
     let mut w = world();
     w.capture_begin(0).unwrap();
-    go(
-        &mut w,
-        "a",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        Outcome::Ok,
-    );
+    go(&mut w, "a", 0, &[writes(0, 1)], Outcome::Ok);
     w.capture_end(0, 7).unwrap();
     w.free(1).unwrap();
     w.alloc(0, 1, 64).unwrap();
@@ -910,13 +670,7 @@ fn a_failed_launch_with_an_empty_write_set_invalidates_a_profile() {
 fn a_replay_of_a_memory_id_reused_on_another_slot_is_unresolved() {
     let mut w = world();
     w.capture_begin(0).unwrap();
-    go(
-        &mut w,
-        "a",
-        0,
-        &[Binding::whole(0, 1, Access::Write)],
-        Outcome::Ok,
-    );
+    go(&mut w, "a", 0, &[writes(0, 1)], Outcome::Ok);
     w.capture_end(0, 7).unwrap();
     w.free(1).unwrap();
     w.alloc(1, 1, 16).unwrap();

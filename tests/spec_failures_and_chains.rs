@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{FAIL, go};
+use common::{FAIL, go, reads, writes};
 
 use taintworld::{
     Access, Binding, ChainHop, Config, ErrorInfo, Outcome, ReadResult, RecordInfo, TaintReport,
@@ -40,7 +40,7 @@ fn failure_ids_are_minted_one_two_three_in_order_of_creation() {
     let got: Vec<_> = ["a", "b", "c"]
         .iter()
         .zip(1..=3)
-        .map(|(k, m)| go(&mut w, k, &[Binding::whole(0, m, Access::Write)], FAIL))
+        .map(|(k, m)| go(&mut w, k, &[writes(0, m)], FAIL))
         .collect();
     assert_eq!(got, [("failed", 1, 0), ("failed", 2, 0), ("failed", 3, 0)]);
     assert_eq!(w.stats().failures_minted, 3);
@@ -49,7 +49,7 @@ fn failure_ids_are_minted_one_two_three_in_order_of_creation() {
 #[test]
 fn a_pruned_failures_id_is_never_reused() {
     let mut w = world(Config::default(), [1]);
-    let out = [Binding::whole(0, 1, Access::Write)];
+    let out = [writes(0, 1)];
     assert_eq!(go(&mut w, "fill", &out, FAIL), ("failed", 1, 0));
     go(&mut w, "fill", &out, Outcome::Ok);
     assert_eq!((w.stats().live_failures, w.failures().count()), (0, 0));
@@ -60,11 +60,8 @@ fn a_pruned_failures_id_is_never_reused() {
 #[test]
 fn a_failed_outcome_with_a_live_identity_reuses_its_failure_and_counts_an_occurrence() {
     let mut w = world(Config::default(), [1, 2]);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
-    assert_eq!(
-        go(&mut w, "fill", &[Binding::whole(0, 2, Access::Write)], FAIL),
-        ("failed", 1, 0)
-    );
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    assert_eq!(go(&mut w, "fill", &[writes(0, 2)], FAIL), ("failed", 1, 0));
     let f = w.failures().next().unwrap();
     assert_eq!((f.id.get(), f.occurrences, f.carriers), (1, 2, 2));
     assert_eq!(w.stats().failures_minted, 1);
@@ -129,11 +126,8 @@ fn a_failure_that_ends_up_carrying_nothing_is_pruned_but_counted_as_minted() {
 #[test]
 fn a_skip_raises_the_failures_skip_count_and_not_its_occurrences() {
     let mut w = world(Config::default(), [1, 2]);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
-    let b = [
-        Binding::whole(0, 1, Access::Read),
-        Binding::whole(0, 2, Access::Write),
-    ];
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    let b = [reads(0, 1), writes(0, 2)];
     go(&mut w, "gelu", &b, Outcome::Ok);
     go(&mut w, "gelu", &b, FAIL);
     let id = w.failures().next().unwrap().id;
@@ -144,25 +138,9 @@ fn a_skip_raises_the_failures_skip_count_and_not_its_occurrences() {
 #[test]
 fn a_skip_record_names_its_launch_kernel_needed_memory_and_cause() {
     let mut w = world(Config::default(), 1..=3);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
-    go(
-        &mut w,
-        "gelu",
-        &[
-            Binding::whole(0, 1, Access::Read),
-            Binding::whole(0, 2, Access::Write),
-        ],
-        Outcome::Ok,
-    );
-    go(
-        &mut w,
-        "loss",
-        &[
-            Binding::whole(0, 2, Access::Read),
-            Binding::whole(0, 3, Access::Write),
-        ],
-        Outcome::Ok,
-    );
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    go(&mut w, "gelu", &[reads(0, 1), writes(0, 2)], Outcome::Ok);
+    go(&mut w, "loss", &[reads(0, 2), writes(0, 3)], Outcome::Ok);
     let mut records: Vec<RecordInfo<'_>> = w.skip_records().collect();
     records.sort_by_key(|r| r.launch);
     let id = records[0].failure;
@@ -192,26 +170,10 @@ fn a_skip_record_names_its_launch_kernel_needed_memory_and_cause() {
 #[test]
 fn a_tainted_read_reports_the_chain_newest_first_ending_at_the_launch_that_read_root_bytes() {
     let mut w = world(Config::default(), 1..=3);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
-    go(
-        &mut w,
-        "matmul",
-        &[
-            Binding::whole(0, 1, Access::Read),
-            Binding::whole(0, 2, Access::Write),
-        ],
-        Outcome::Ok,
-    );
-    go(
-        &mut w,
-        "loss",
-        &[
-            Binding::whole(0, 2, Access::Read),
-            Binding::whole(0, 3, Access::Write),
-        ],
-        Outcome::Ok,
-    );
-    let report = tainted(&mut w, Binding::whole(0, 3, Access::Read));
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    go(&mut w, "matmul", &[reads(0, 1), writes(0, 2)], Outcome::Ok);
+    go(&mut w, "loss", &[reads(0, 2), writes(0, 3)], Outcome::Ok);
+    let report = tainted(&mut w, reads(0, 3));
     assert_eq!(report.failure.get(), 1);
     assert_eq!(report.error, ErrorInfo::new("compile", "fill", "bad PTX"));
     assert_eq!(report.occurrences, 1);
@@ -222,8 +184,8 @@ fn a_tainted_read_reports_the_chain_newest_first_ending_at_the_launch_that_read_
 #[test]
 fn a_read_of_bytes_tainted_at_the_root_has_an_empty_chain() {
     let mut w = world(Config::default(), [1]);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
-    let report = tainted(&mut w, Binding::whole(0, 1, Access::Read));
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    let report = tainted(&mut w, reads(0, 1));
     assert_eq!((report.chain.len(), report.truncated), (0, false));
 }
 
@@ -236,23 +198,20 @@ fn a_chain_is_cut_at_chain_limit_and_the_read_says_truncated() {
         },
         0..=4,
     );
-    go(&mut w, "fill", &[Binding::whole(0, 0, Access::Write)], FAIL);
+    go(&mut w, "fill", &[writes(0, 0)], FAIL);
     for m in 1..=4u64 {
-        let b = [
-            Binding::whole(0, m - 1, Access::Read),
-            Binding::whole(0, m, Access::Write),
-        ];
+        let b = [reads(0, m - 1), writes(0, m)];
         let kernel = ["k1", "k2", "k3", "k4"][m as usize - 1];
         assert_eq!(go(&mut w, kernel, &b, Outcome::Ok), ("skipped", 1, m - 1));
     }
-    let r2 = tainted(&mut w, Binding::whole(0, 2, Access::Read));
+    let r2 = tainted(&mut w, reads(0, 2));
     assert_eq!(
         (r2.chain, r2.truncated),
         (vec![hop(2, "k2", 1), hop(1, "k1", 0)], false)
     );
-    let r3 = tainted(&mut w, Binding::whole(0, 3, Access::Read));
+    let r3 = tainted(&mut w, reads(0, 3));
     assert_eq!((r3.chain, r3.truncated), (vec![hop(3, "k3", 2)], true));
-    let r4 = tainted(&mut w, Binding::whole(0, 4, Access::Read));
+    let r4 = tainted(&mut w, reads(0, 4));
     assert_eq!(
         (r4.chain, r4.truncated),
         (vec![hop(4, "k4", 3), hop(3, "k3", 2)], true)
@@ -265,30 +224,12 @@ fn a_chain_is_cut_at_chain_limit_and_the_read_says_truncated() {
 #[test]
 fn a_record_lives_while_a_later_record_refers_to_it_and_goes_with_the_last_claim() {
     let mut w = world(Config::default(), 1..=3);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
-    go(
-        &mut w,
-        "matmul",
-        &[
-            Binding::whole(0, 1, Access::Read),
-            Binding::whole(0, 2, Access::Write),
-        ],
-        Outcome::Ok,
-    );
-    go(
-        &mut w,
-        "loss",
-        &[
-            Binding::whole(0, 2, Access::Read),
-            Binding::whole(0, 3, Access::Write),
-        ],
-        Outcome::Ok,
-    );
-    w.host_write(&Binding::whole(0, 2, Access::Write), Outcome::Ok)
-        .unwrap();
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    go(&mut w, "matmul", &[reads(0, 1), writes(0, 2)], Outcome::Ok);
+    go(&mut w, "loss", &[reads(0, 2), writes(0, 3)], Outcome::Ok);
+    w.host_write(&writes(0, 2), Outcome::Ok).unwrap();
     assert_eq!(w.stats().live_records, 2); // the record of launch 1 is loss's cause
-    w.host_write(&Binding::whole(0, 3, Access::Write), Outcome::Ok)
-        .unwrap();
+    w.host_write(&writes(0, 3), Outcome::Ok).unwrap();
     let s = w.stats();
     assert_eq!((s.live_records, s.live_failures), (0, 1));
     assert_eq!(w.skip_records().count(), 0);
@@ -297,14 +238,9 @@ fn a_record_lives_while_a_later_record_refers_to_it_and_goes_with_the_last_claim
 #[test]
 fn a_skip_with_an_empty_write_set_makes_a_record_that_goes_at_once() {
     let mut w = world(Config::default(), [1]);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
     assert_eq!(
-        go(
-            &mut w,
-            "print",
-            &[Binding::whole(0, 1, Access::Read)],
-            Outcome::Ok
-        ),
+        go(&mut w, "print", &[reads(0, 1)], Outcome::Ok),
         ("skipped", 1, 1)
     );
     assert_eq!(w.stats().live_records, 0);
@@ -320,11 +256,8 @@ fn a_reads_report_comes_from_the_overlapping_claim_with_the_lowest_start() {
         &[Binding::range(0, 1, 8, 16, Access::Write)],
         FAIL,
     );
-    go(&mut w, "b", &[Binding::whole(0, 2, Access::Write)], FAIL);
-    let copy = [
-        Binding::whole(0, 2, Access::Read),
-        Binding::range(0, 1, 0, 8, Access::Write),
-    ];
+    go(&mut w, "b", &[writes(0, 2)], FAIL);
+    let copy = [reads(0, 2), Binding::range(0, 1, 0, 8, Access::Write)];
     assert_eq!(go(&mut w, "copy", &copy, Outcome::Ok), ("skipped", 2, 2));
     let whole = tainted(&mut w, Binding::range(0, 1, 4, 16, Access::Read));
     assert_eq!(
@@ -339,60 +272,30 @@ fn a_reads_report_comes_from_the_overlapping_claim_with_the_lowest_start() {
 #[test]
 fn bytes_left_after_a_partial_overwrite_keep_their_provenance() {
     let mut w = world(Config::default(), [1, 2]);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
-    go(
-        &mut w,
-        "gelu",
-        &[
-            Binding::whole(0, 1, Access::Read),
-            Binding::whole(0, 2, Access::Write),
-        ],
-        Outcome::Ok,
-    );
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    go(&mut w, "gelu", &[reads(0, 1), writes(0, 2)], Outcome::Ok);
     w.host_write(&Binding::range(0, 2, 0, 8, Access::Write), Outcome::Ok)
         .unwrap();
-    let r = tainted(&mut w, Binding::whole(0, 2, Access::Read));
+    let r = tainted(&mut w, reads(0, 2));
     assert_eq!(r.chain, [hop(1, "gelu", 1)]);
 }
 
 #[test]
 fn a_report_gives_occurrences_as_of_the_read() {
     let mut w = world(Config::default(), [1, 2]);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
-    assert_eq!(
-        tainted(&mut w, Binding::whole(0, 1, Access::Read)).occurrences,
-        1
-    );
-    go(&mut w, "fill", &[Binding::whole(0, 2, Access::Write)], FAIL);
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    assert_eq!(tainted(&mut w, reads(0, 1)).occurrences, 1);
+    go(&mut w, "fill", &[writes(0, 2)], FAIL);
     go(&mut w, "fill", &[], FAIL);
-    assert_eq!(
-        tainted(&mut w, Binding::whole(0, 1, Access::Read)).occurrences,
-        3
-    );
+    assert_eq!(tainted(&mut w, reads(0, 1)).occurrences, 3);
 }
 
 #[test]
 fn after_every_allocation_is_freed_no_failure_and_no_record_exists() {
     let mut w = world(Config::default(), 1..=3);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
-    go(
-        &mut w,
-        "gelu",
-        &[
-            Binding::whole(0, 1, Access::Read),
-            Binding::whole(0, 2, Access::Write),
-        ],
-        Outcome::Ok,
-    );
-    go(
-        &mut w,
-        "loss",
-        &[
-            Binding::whole(0, 2, Access::Read),
-            Binding::whole(0, 3, Access::Write),
-        ],
-        Outcome::Ok,
-    );
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    go(&mut w, "gelu", &[reads(0, 1), writes(0, 2)], Outcome::Ok);
+    go(&mut w, "loss", &[reads(0, 2), writes(0, 3)], Outcome::Ok);
     for m in [2, 1, 3] {
         w.free(m).unwrap();
         w.check_invariants().unwrap();

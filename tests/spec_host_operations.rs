@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::claims;
+use common::{claims, reads, writes};
 
 use taintworld::{Access, Binding, Error, ErrorInfo, Launch, Outcome, ReadResult, Verdict, World};
 
@@ -18,7 +18,7 @@ fn world() -> World {
     for m in 1..=3 {
         w.alloc(0, m, 16).unwrap();
     }
-    let b = [Binding::whole(0, 1, Access::Write)];
+    let b = [writes(0, 1)];
     let fail = Outcome::Failed {
         kind: "compile",
         message: "bad PTX",
@@ -47,10 +47,7 @@ fn a_read_of_a_tainted_buffer_reports_its_failure() {
 #[test]
 fn a_read_of_an_unresolved_binding_is_unresolved_and_counted() {
     let mut w = world();
-    assert_eq!(
-        w.read(&Binding::whole(0, 42, Access::Read)).unwrap(),
-        ReadResult::Unresolved
-    );
+    assert_eq!(w.read(&reads(0, 42)).unwrap(), ReadResult::Unresolved);
     assert_eq!(w.stats().unresolved_bindings, 1);
 }
 
@@ -58,11 +55,8 @@ fn a_read_of_an_unresolved_binding_is_unresolved_and_counted() {
 fn a_read_changes_nothing() {
     let mut w = world();
     let before = (w.stats(), claims(&w, 1));
-    w.read(&Binding::whole(0, 1, Access::Read)).unwrap();
-    assert_eq!(
-        w.read(&Binding::whole(0, 2, Access::Read)).unwrap(),
-        ReadResult::Clean
-    );
+    w.read(&reads(0, 1)).unwrap();
+    assert_eq!(w.read(&reads(0, 2)).unwrap(), ReadResult::Clean);
     assert_eq!((w.stats(), claims(&w, 1)), before);
     assert_eq!(w.failures().next().unwrap().skipped, 0);
 }
@@ -91,8 +85,7 @@ fn an_ok_host_write_releases_only_the_bytes_it_covers() {
 #[test]
 fn a_host_write_ignores_the_bindings_access() {
     let mut w = world();
-    w.host_write(&Binding::whole(0, 1, Access::Read), Outcome::Ok)
-        .unwrap();
+    w.host_write(&reads(0, 1), Outcome::Ok).unwrap();
     assert_eq!(claims(&w, 1), []);
     w.host_write(&Binding::whole(0, 2, Access::Dead), FAIL)
         .unwrap();
@@ -119,8 +112,7 @@ fn a_failed_host_write_taints_its_range_at_the_root_with_kernel_host_write() {
 #[test]
 fn a_failed_host_write_over_a_tainted_buffer_replaces_its_failure() {
     let mut w = world();
-    w.host_write(&Binding::whole(0, 1, Access::Write), FAIL)
-        .unwrap();
+    w.host_write(&writes(0, 1), FAIL).unwrap();
     assert_eq!(claims(&w, 1), [(0, 16, 2, None)]);
     assert_eq!(w.stats().live_failures, 1);
 }
@@ -128,10 +120,8 @@ fn a_failed_host_write_over_a_tainted_buffer_replaces_its_failure() {
 #[test]
 fn failed_host_writes_of_one_identity_share_one_failure() {
     let mut w = world();
-    w.host_write(&Binding::whole(0, 2, Access::Write), FAIL)
-        .unwrap();
-    w.host_write(&Binding::whole(0, 3, Access::Write), FAIL)
-        .unwrap();
+    w.host_write(&writes(0, 2), FAIL).unwrap();
+    w.host_write(&writes(0, 3), FAIL).unwrap();
     let f = w.failures().find(|f| f.id.get() == 2).unwrap();
     assert_eq!((f.occurrences, f.carriers), (2, 2));
     assert_eq!(w.stats().failures_minted, 2);
@@ -140,12 +130,10 @@ fn failed_host_writes_of_one_identity_share_one_failure() {
 #[test]
 fn a_host_write_takes_no_launch_number() {
     let mut w = world();
-    w.host_write(&Binding::whole(0, 2, Access::Write), FAIL)
-        .unwrap();
-    w.host_write(&Binding::whole(0, 2, Access::Write), Outcome::Ok)
-        .unwrap();
+    w.host_write(&writes(0, 2), FAIL).unwrap();
+    w.host_write(&writes(0, 2), Outcome::Ok).unwrap();
     assert_eq!(w.stats().launches, 1);
-    let b = [Binding::whole(0, 3, Access::Write)];
+    let b = [writes(0, 3)];
     let r = w
         .launch(&Launch {
             kernel: "k",
@@ -160,9 +148,7 @@ fn a_host_write_takes_no_launch_number() {
 #[test]
 fn a_failed_host_write_whose_binding_is_unresolved_mints_a_failure_that_is_pruned() {
     let mut w = world();
-    let v = w
-        .host_write(&Binding::whole(0, 42, Access::Write), FAIL)
-        .unwrap();
+    let v = w.host_write(&writes(0, 42), FAIL).unwrap();
     assert!(matches!(v, Verdict::Failed(id) if id.get() == 2), "{v:?}");
     let s = w.stats();
     assert_eq!(
@@ -215,7 +201,7 @@ fn free_takes_every_claim_and_prunes_the_failures_nothing_else_carries() {
 #[test]
 fn free_keeps_a_failure_another_allocation_still_carries() {
     let mut w = world();
-    let b = [Binding::whole(0, 2, Access::Write)];
+    let b = [writes(0, 2)];
     let fail = Outcome::Failed {
         kind: "compile",
         message: "bad PTX",

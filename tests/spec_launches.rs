@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{FAIL, claims, go};
+use common::{FAIL, claims, go, reads, writes};
 
 use taintworld::{Access, Binding, Error, Launch, LaunchResult, Outcome, Verdict, World};
 
@@ -24,7 +24,7 @@ fn w(ids: &[u64], size: u64) -> World {
 #[test]
 fn launches_are_numbered_from_zero_in_the_order_they_are_processed() {
     let mut w = w(&[1], 16);
-    let b = [Binding::whole(0, 1, Access::Write)];
+    let b = [writes(0, 1)];
     let numbers: Vec<u64> = [Outcome::Ok, FAIL, Outcome::DryRun]
         .into_iter()
         .map(|outcome| {
@@ -45,12 +45,9 @@ fn launches_are_numbered_from_zero_in_the_order_they_are_processed() {
 #[test]
 fn a_dry_run_changes_nothing_but_takes_a_launch_number() {
     let mut w = w(&[1, 2], 16);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
     let before = w.stats();
-    let b = [
-        Binding::whole(0, 1, Access::Read),
-        Binding::whole(0, 2, Access::Write),
-    ];
+    let b = [reads(0, 1), writes(0, 2)];
     let r = w
         .launch(&Launch {
             kernel: "gelu",
@@ -82,14 +79,9 @@ fn a_dry_run_changes_nothing_but_takes_a_launch_number() {
 #[test]
 fn the_first_read_visible_binding_in_listed_order_that_a_claim_overlaps_decides() {
     let mut w = w(&[1, 2, 3, 4], 16);
-    go(&mut w, "a", &[Binding::whole(0, 1, Access::Write)], FAIL);
-    go(&mut w, "b", &[Binding::whole(0, 2, Access::Write)], FAIL);
-    let b = [
-        Binding::whole(0, 3, Access::Read),
-        Binding::whole(0, 2, Access::Read),
-        Binding::whole(0, 1, Access::Read),
-        Binding::whole(0, 4, Access::Write),
-    ];
+    go(&mut w, "a", &[writes(0, 1)], FAIL);
+    go(&mut w, "b", &[writes(0, 2)], FAIL);
+    let b = [reads(0, 3), reads(0, 2), reads(0, 1), writes(0, 4)];
     assert_eq!(go(&mut w, "k", &b, Outcome::Ok), ("skipped", 2, 2));
     assert_eq!(claims(&w, 4), [(0, 16, 2, Some(2))]);
 }
@@ -97,11 +89,8 @@ fn the_first_read_visible_binding_in_listed_order_that_a_claim_overlaps_decides(
 #[test]
 fn a_write_only_binding_is_never_checked() {
     let mut w = w(&[1, 2], 16);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
-    let b = [
-        Binding::whole(0, 1, Access::Write),
-        Binding::whole(0, 2, Access::Read),
-    ];
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    let b = [writes(0, 1), reads(0, 2)];
     assert_eq!(go(&mut w, "k", &b, Outcome::Ok), ("ran", 0, 0));
     assert_eq!(claims(&w, 1), []);
 }
@@ -121,25 +110,19 @@ fn among_claims_overlapping_the_deciding_binding_the_lowest_start_names_the_fail
         &[Binding::range(0, 1, 0, 8, Access::Write)],
         FAIL2,
     );
-    let whole = [
-        Binding::whole(0, 1, Access::Read),
-        Binding::whole(0, 2, Access::Write),
-    ];
+    let whole = [reads(0, 1), writes(0, 2)];
     assert_eq!(go(&mut w, "k", &whole, Outcome::DryRun), ("dry_run", 0, 0));
     assert_eq!(go(&mut w, "k", &whole, Outcome::Ok), ("skipped", 2, 1));
-    let tail = [
-        Binding::range(0, 1, 8, 32, Access::Read),
-        Binding::whole(0, 2, Access::Write),
-    ];
+    let tail = [Binding::range(0, 1, 8, 32, Access::Read), writes(0, 2)];
     assert_eq!(go(&mut w, "k", &tail, Outcome::Ok), ("skipped", 1, 1));
 }
 
 #[test]
 fn a_skip_taints_the_write_set_with_the_same_failure_through_its_record() {
     let mut w = w(&[1, 2, 3], 16);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
     let b = [
-        Binding::whole(0, 1, Access::Read),
+        reads(0, 1),
         Binding::range(0, 2, 0, 8, Access::Write),
         Binding::range(0, 3, 8, 16, Access::Write),
     ];
@@ -151,11 +134,8 @@ fn a_skip_taints_the_write_set_with_the_same_failure_through_its_record() {
 #[test]
 fn a_skip_takes_precedence_over_a_failed_outcome() {
     let mut w = w(&[1, 2], 16);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
-    let b = [
-        Binding::whole(0, 1, Access::Read),
-        Binding::whole(0, 2, Access::Write),
-    ];
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    let b = [reads(0, 1), writes(0, 2)];
     assert_eq!(go(&mut w, "gelu", &b, FAIL2), ("skipped", 1, 1));
     assert_eq!(w.stats().failures_minted, 1);
 }
@@ -166,7 +146,7 @@ fn a_failed_launch_taints_its_whole_write_set_at_the_root() {
     let b = [
         Binding::range(0, 1, 0, 4, Access::Write),
         Binding::whole(0, 2, Access::ReadWrite),
-        Binding::whole(0, 3, Access::Read),
+        reads(0, 3),
     ];
     assert_eq!(go(&mut w, "fill", &b, FAIL), ("failed", 1, 0));
     assert_eq!(claims(&w, 1), [(0, 4, 1, None)]);
@@ -183,19 +163,8 @@ fn a_failed_launch_taints_its_whole_write_set_at_the_root() {
 #[test]
 fn an_ok_launch_releases_its_write_set() {
     let mut w = w(&[1, 2], 16);
-    go(
-        &mut w,
-        "fill",
-        &[
-            Binding::whole(0, 1, Access::Write),
-            Binding::whole(0, 2, Access::Write),
-        ],
-        FAIL,
-    );
-    let b = [
-        Binding::whole(0, 1, Access::Write),
-        Binding::whole(0, 2, Access::ReadWrite),
-    ];
+    go(&mut w, "fill", &[writes(0, 1), writes(0, 2)], FAIL);
+    let b = [writes(0, 1), Binding::whole(0, 2, Access::ReadWrite)];
     assert_eq!(go(&mut w, "k", &b[..1], Outcome::Ok), ("ran", 0, 0));
     assert_eq!(claims(&w, 1), []);
     assert_eq!(claims(&w, 2), [(0, 16, 1, None)]);
@@ -204,7 +173,7 @@ fn an_ok_launch_releases_its_write_set() {
 #[test]
 fn a_read_write_binding_is_checked_before_it_is_released() {
     let mut w = w(&[1], 16);
-    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
     assert_eq!(
         go(
             &mut w,
@@ -242,7 +211,7 @@ fn a_skipped_read_write_binding_is_retainted_over_its_own_range_only() {
 #[test]
 fn apply_taint_replaces_another_failures_bytes_and_splits_its_claim() {
     let mut w = w(&[1], 32);
-    go(&mut w, "a", &[Binding::whole(0, 1, Access::Write)], FAIL);
+    go(&mut w, "a", &[writes(0, 1)], FAIL);
     go(
         &mut w,
         "b",
@@ -266,7 +235,7 @@ fn a_failure_whose_last_bytes_are_replaced_is_pruned() {
         &[Binding::range(0, 1, 4, 8, Access::Write)],
         FAIL,
     );
-    go(&mut w, "b", &[Binding::whole(0, 1, Access::Write)], FAIL2);
+    go(&mut w, "b", &[writes(0, 1)], FAIL2);
     assert_eq!(claims(&w, 1), [(0, 16, 2, None)]);
     assert_eq!(w.stats().live_failures, 1);
     assert!(w.failures().all(|f| f.id.get() == 2));
@@ -321,16 +290,10 @@ fn touching_claims_of_one_failure_through_different_origins_stay_apart() {
     go(
         &mut w,
         "fill",
-        &[
-            Binding::range(0, 1, 0, 10, Access::Write),
-            Binding::whole(0, 2, Access::Write),
-        ],
+        &[Binding::range(0, 1, 0, 10, Access::Write), writes(0, 2)],
         FAIL,
     );
-    let b = [
-        Binding::whole(0, 2, Access::Read),
-        Binding::range(0, 1, 10, 20, Access::Write),
-    ];
+    let b = [reads(0, 2), Binding::range(0, 1, 10, 20, Access::Write)];
     assert_eq!(go(&mut w, "copy", &b, Outcome::Ok), ("skipped", 1, 2));
     assert_eq!(claims(&w, 1), [(0, 10, 1, None), (10, 20, 1, Some(1))]);
 }
@@ -357,7 +320,7 @@ fn tainting_bytes_already_claimed_the_same_way_changes_nothing_but_occurrences()
 #[test]
 fn a_partial_write_releases_only_the_bytes_it_covers() {
     let mut w = w(&[1], 32);
-    go(&mut w, "a", &[Binding::whole(0, 1, Access::Write)], FAIL);
+    go(&mut w, "a", &[writes(0, 1)], FAIL);
     go(
         &mut w,
         "k",
@@ -371,7 +334,7 @@ fn a_partial_write_releases_only_the_bytes_it_covers() {
 #[test]
 fn a_release_across_several_claims_removes_their_bytes_in_range_and_prunes_what_empties() {
     let mut w = w(&[1], 24);
-    go(&mut w, "a", &[Binding::whole(0, 1, Access::Write)], FAIL);
+    go(&mut w, "a", &[writes(0, 1)], FAIL);
     go(
         &mut w,
         "b",
@@ -392,18 +355,9 @@ fn a_release_across_several_claims_removes_their_bytes_in_range_and_prunes_what_
 fn a_batch_gives_exactly_the_results_of_its_launches_one_at_a_time() {
     let (mut one, mut batch) = (w(&[1, 2, 3], 16), w(&[1, 2, 3], 16));
     let b0 = [Binding::range(0, 1, 0, 8, Access::Write)];
-    let b1 = [
-        Binding::whole(0, 1, Access::Read),
-        Binding::whole(0, 2, Access::Write),
-    ];
-    let b2 = [
-        Binding::whole(0, 2, Access::Read),
-        Binding::whole(0, 3, Access::ReadWrite),
-    ];
-    let b3 = [
-        Binding::whole(0, 1, Access::Write),
-        Binding::whole(0, 9, Access::Read),
-    ];
+    let b1 = [reads(0, 1), writes(0, 2)];
+    let b2 = [reads(0, 2), Binding::whole(0, 3, Access::ReadWrite)];
+    let b3 = [writes(0, 1), reads(0, 9)];
     let launches = [
         Launch {
             kernel: "fill",
@@ -450,7 +404,7 @@ fn a_batch_gives_exactly_the_results_of_its_launches_one_at_a_time() {
 #[test]
 fn a_batch_with_one_bad_launch_changes_nothing_and_names_its_index() {
     let mut w = w(&[1, 2], 16);
-    let good = [Binding::whole(0, 1, Access::Write)];
+    let good = [writes(0, 1)];
     let bad = [Binding::range(0, 2, 0, 17, Access::Write)];
     let launches = [
         Launch {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{FAIL, claims, go_on as go};
+use common::{FAIL, claims, go_on as go, reads, writes};
 
 use taintworld::{Access, Binding, Config, Outcome, ReadResult, StreamRef, World};
 
@@ -26,18 +26,12 @@ fn two_stream_ids_that_fold_onto_one_slot_resolve_the_same_allocation() {
     w.alloc(1, 7, 16).unwrap();
     // Stream 5 folds onto slot 1 (5 % 4), where memory 7 was made.
     assert_eq!(
-        go(
-            &mut w,
-            "fill",
-            5,
-            &[Binding::whole(5, 7, Access::Write)],
-            FAIL
-        ),
+        go(&mut w, "fill", 5, &[writes(5, 7)], FAIL),
         ("failed", 1, 0)
     );
     assert_eq!(claims(&w, 7), [(0, 16, 1, None)]);
     // Stream 9 folds onto slot 1 too.
-    let ReadResult::Tainted(r) = w.read(&Binding::whole(9, 7, Access::Read)).unwrap() else {
+    let ReadResult::Tainted(r) = w.read(&reads(9, 7)).unwrap() else {
         panic!("memory 7 carries failure 1")
     };
     assert_eq!(r.failure.get(), 1);
@@ -50,13 +44,7 @@ fn a_binding_whose_allocation_was_made_on_another_slot_is_unresolved() {
     w.alloc(1, 7, 16).unwrap();
     w.alloc(2, 8, 16).unwrap(); // slot 2 is initialized, memory 7 is not on it
     assert_eq!(
-        go(
-            &mut w,
-            "fill",
-            2,
-            &[Binding::whole(2, 7, Access::Write)],
-            FAIL
-        ),
+        go(&mut w, "fill", 2, &[writes(2, 7)], FAIL),
         ("failed", 1, 0)
     );
     assert_eq!(claims(&w, 7), []);
@@ -65,20 +53,14 @@ fn a_binding_whose_allocation_was_made_on_another_slot_is_unresolved() {
         (s.unresolved_bindings, s.failures_minted, s.live_failures),
         (1, 1, 0)
     );
-    assert_eq!(
-        w.read(&Binding::whole(2, 7, Access::Read)).unwrap(),
-        ReadResult::Unresolved
-    );
+    assert_eq!(w.read(&reads(2, 7)).unwrap(), ReadResult::Unresolved);
 }
 
 #[test]
 fn a_binding_on_a_never_initialized_slot_is_unresolved_and_counted() {
     let mut w = World::default();
     w.alloc(0, 7, 16).unwrap();
-    let bindings = [
-        Binding::whole(3, 7, Access::Read),
-        Binding::whole(3, 7, Access::Write),
-    ];
+    let bindings = [reads(3, 7), writes(3, 7)];
     assert_eq!(go(&mut w, "k", 0, &bindings, Outcome::Ok), ("ran", 0, 0));
     assert_eq!(w.stats().unresolved_bindings, 2);
 }
@@ -87,11 +69,8 @@ fn a_binding_on_a_never_initialized_slot_is_unresolved_and_counted() {
 fn resolving_a_binding_never_initializes_its_slot() {
     let mut w = World::default();
     w.alloc(0, 7, 16).unwrap();
-    go(&mut w, "k", 3, &[Binding::whole(3, 7, Access::Write)], FAIL);
-    assert_eq!(
-        w.read(&Binding::whole(3, 7, Access::Read)).unwrap(),
-        ReadResult::Unresolved
-    );
+    go(&mut w, "k", 3, &[writes(3, 7)], FAIL);
+    assert_eq!(w.read(&reads(3, 7)).unwrap(), ReadResult::Unresolved);
     assert!(w.streams().get(3).is_none());
     assert_eq!(w.streams().iter().count(), 1);
 }
@@ -118,10 +97,7 @@ fn an_explicitly_initialized_slot_still_resolves_only_its_own_allocations() {
     w.initialize_stream(2).unwrap();
     assert!(w.streams().get(2).is_some());
     w.alloc(0, 7, 16).unwrap();
-    assert_eq!(
-        w.read(&Binding::whole(2, 7, Access::Read)).unwrap(),
-        ReadResult::Unresolved
-    );
+    assert_eq!(w.read(&reads(2, 7)).unwrap(), ReadResult::Unresolved);
     assert_eq!(w.stats().unresolved_bindings, 1);
 }
 
@@ -155,10 +131,7 @@ fn a_regular_stream_id_never_reaches_a_special_slot() {
     .unwrap();
     w.alloc(StreamRef::Special(1), 7, 16).unwrap();
     // Id 5 folds onto regular slot 1, not onto slot 5.
-    assert_eq!(
-        w.read(&Binding::whole(5, 7, Access::Read)).unwrap(),
-        ReadResult::Unresolved
-    );
+    assert_eq!(w.read(&reads(5, 7)).unwrap(), ReadResult::Unresolved);
     assert_eq!(
         w.read(&Binding::whole(StreamRef::Special(0), 7, Access::Read))
             .unwrap(),
@@ -171,20 +144,11 @@ fn a_regular_stream_id_never_reaches_a_special_slot() {
 fn a_memory_id_reused_after_free_inherits_nothing() {
     let mut w = World::default();
     w.alloc(0, 7, 16).unwrap();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 7, Access::Write)],
-        FAIL,
-    );
+    go(&mut w, "fill", 0, &[writes(0, 7)], FAIL);
     w.free(7).unwrap();
     w.alloc(0, 7, 32).unwrap();
     assert_eq!(claims(&w, 7), []);
-    assert_eq!(
-        w.read(&Binding::whole(0, 7, Access::Read)).unwrap(),
-        ReadResult::Clean
-    );
+    assert_eq!(w.read(&reads(0, 7)).unwrap(), ReadResult::Clean);
     assert_eq!(w.stats().live_failures, 0);
 }
 
@@ -196,21 +160,12 @@ fn a_stale_key_does_not_reach_the_allocation_that_reuses_its_memory_id() {
     let new = w.alloc(0, 7, 16).unwrap();
     assert_ne!(old, new);
     assert_eq!(
-        go(
-            &mut w,
-            "fill",
-            0,
-            &[Binding::whole(0, old, Access::Write)],
-            FAIL
-        ),
+        go(&mut w, "fill", 0, &[writes(0, old)], FAIL),
         ("failed", 1, 0)
     );
     assert_eq!(claims(&w, new), []);
     assert!(w.claims(old).is_none());
-    assert_eq!(
-        w.read(&Binding::whole(0, old, Access::Read)).unwrap(),
-        ReadResult::Unresolved
-    );
+    assert_eq!(w.read(&reads(0, old)).unwrap(), ReadResult::Unresolved);
     assert_eq!(w.stats().unresolved_bindings, 2);
 }
 
@@ -219,17 +174,8 @@ fn a_key_binding_is_checked_like_a_memory_id_binding() {
     let mut w = World::default();
     let x = w.alloc(0, 7, 16).unwrap();
     w.alloc(0, 8, 16).unwrap();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 7, Access::Write)],
-        FAIL,
-    );
-    let bindings = [
-        Binding::whole(0, x, Access::Read),
-        Binding::whole(0, 8, Access::Write),
-    ];
+    go(&mut w, "fill", 0, &[writes(0, 7)], FAIL);
+    let bindings = [reads(0, x), writes(0, 8)];
     // `needed` is the memory id, even when the binding named a key.
     assert_eq!(
         go(&mut w, "gelu", 0, &bindings, Outcome::Ok),
@@ -265,20 +211,11 @@ fn a_zero_size_allocation_reads_clean_and_carries_nothing() {
     let mut w = World::default();
     w.alloc(0, 7, 0).unwrap();
     assert_eq!(
-        go(
-            &mut w,
-            "fill",
-            0,
-            &[Binding::whole(0, 7, Access::Write)],
-            FAIL
-        ),
+        go(&mut w, "fill", 0, &[writes(0, 7)], FAIL),
         ("failed", 1, 0)
     );
     assert_eq!(claims(&w, 7), []);
-    assert_eq!(
-        w.read(&Binding::whole(0, 7, Access::Read)).unwrap(),
-        ReadResult::Clean
-    );
+    assert_eq!(w.read(&reads(0, 7)).unwrap(), ReadResult::Clean);
     let s = w.stats();
     assert_eq!(
         (s.allocations, s.live_failures, s.failures_minted),
@@ -291,17 +228,8 @@ fn an_empty_range_trips_no_claim() {
     let mut w = World::default();
     w.alloc(0, 7, 16).unwrap();
     w.alloc(0, 8, 16).unwrap();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 7, Access::Write)],
-        FAIL,
-    );
-    let bindings = [
-        Binding::range(0, 7, 4, 4, Access::Read),
-        Binding::whole(0, 8, Access::Write),
-    ];
+    go(&mut w, "fill", 0, &[writes(0, 7)], FAIL);
+    let bindings = [Binding::range(0, 7, 4, 4, Access::Read), writes(0, 8)];
     assert_eq!(go(&mut w, "k", 0, &bindings, Outcome::Ok), ("ran", 0, 0));
     assert_eq!(
         w.read(&Binding::range(0, 7, 4, 4, Access::Read)).unwrap(),
@@ -343,17 +271,8 @@ fn a_dead_binding_is_not_checked() {
     let mut w = World::default();
     w.alloc(0, 7, 16).unwrap();
     w.alloc(0, 8, 16).unwrap();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 7, Access::Write)],
-        FAIL,
-    );
-    let bindings = [
-        Binding::whole(0, 7, Access::Dead),
-        Binding::whole(0, 8, Access::Write),
-    ];
+    go(&mut w, "fill", 0, &[writes(0, 7)], FAIL);
+    let bindings = [Binding::whole(0, 7, Access::Dead), writes(0, 8)];
     assert_eq!(go(&mut w, "k", 0, &bindings, Outcome::Ok), ("ran", 0, 0));
     assert_eq!(
         w.failure(w.claims(7).unwrap().next().unwrap().failure)
@@ -382,13 +301,7 @@ fn a_dead_binding_is_not_tainted() {
 fn a_dead_binding_is_not_released() {
     let mut w = World::default();
     w.alloc(0, 7, 16).unwrap();
-    go(
-        &mut w,
-        "fill",
-        0,
-        &[Binding::whole(0, 7, Access::Write)],
-        FAIL,
-    );
+    go(&mut w, "fill", 0, &[writes(0, 7)], FAIL);
     go(
         &mut w,
         "k",

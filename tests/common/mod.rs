@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use taintworld::{Binding, Launch, MemoryRef, Outcome, StreamRef, Verdict, World};
+use taintworld::{Access, Binding, Launch, MemoryRef, Outcome, StreamRef, Verdict, World};
 
 /// The failed outcome of most rules: a kernel that does not compile.
 pub const FAIL: Outcome<'static> = Outcome::Failed {
@@ -57,4 +57,14 @@ pub fn claims(w: &World, memory: impl Into<MemoryRef>) -> Vec<(u64, u64, u64, Op
         .expect("a live allocation")
         .map(|c| (c.start, c.end, c.failure.get(), c.origin))
         .collect()
+}
+
+/// The whole of `memory` on `stream`, read: the binding most rules use.
+pub fn reads(stream: impl Into<StreamRef>, memory: impl Into<MemoryRef>) -> Binding {
+    Binding::whole(stream, memory, Access::Read)
+}
+
+/// The whole of `memory` on `stream`, written.
+pub fn writes(stream: impl Into<StreamRef>, memory: impl Into<MemoryRef>) -> Binding {
+    Binding::whole(stream, memory, Access::Write)
 }
