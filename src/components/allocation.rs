@@ -117,18 +117,10 @@ impl Allocations {
         let Some(row) = self.rows.get_mut(key) else {
             return;
         };
-        if row.unbacked.is_some()
-            || row
+        if row.unbacked.is_none()
+            && row
                 .claims
-                .retaint_whole(start, end, failure, origin, failures, records)
-        {
-            return;
-        }
-        let was_clean = row.claims.is_empty();
-        row.claims
-            .taint_other(start, end, failure, origin, failures, records);
-        if was_clean
-            && !row.claims.is_empty()
+                .taint(start, end, failure, origin, failures, records)
             && let Some(hot) = self.hot.get_mut(key)
         {
             hot.claimed = true;

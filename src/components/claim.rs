@@ -95,36 +95,6 @@ impl ClaimSet {
         self.claims.get(i).filter(|c| c.start < end)
     }
 
-    /// [`taint`](Self::taint) where the set is exactly one claim of
-    /// `[start, end)`, the common case of a buffer written whole again and
-    /// again: a claim of the same label stays (the retaint loop), another is
-    /// relabelled in place (a chain of skips). Returns whether that was the
-    /// case; small enough to sit in line before the general call.
-    #[inline(always)]
-    pub(crate) fn retaint_whole(
-        &mut self,
-        start: u64,
-        end: u64,
-        failure: FailureKey,
-        origin: Origin,
-        failures: &mut Failures,
-        records: &mut Records,
-    ) -> bool {
-        let [only] = self.claims.as_mut_slice() else {
-            return false;
-        };
-        if only.start != start || only.end != end {
-            return false;
-        }
-        let old = *only;
-        if !old.same_label(failure, origin) {
-            only.failure = failure;
-            only.origin = origin;
-            relabeled(old, failure, origin, failures, records);
-        }
-        true
-    }
-
     /// Whether any claim carries `failure`. O(n), stops at the first.
     #[inline]
     pub fn carries(&self, failure: FailureKey) -> bool {
@@ -143,6 +113,11 @@ impl ClaimSet {
     /// fuses with any claim of the same failure and origin it overlaps or
     /// touches. Tainting bytes already claimed the same way changes nothing.
     /// O(log n + k) for k claims touched, plus the shift of the tail.
+    ///
+    /// Returns whether the set was empty and now holds a claim: the one way
+    /// a taint changes whether an allocation is claimed, which its
+    /// [`Footprint`](crate::components::allocation::Footprint) mirrors.
+    #[inline(always)]
     pub fn taint(
         &mut self,
         start: u64,
@@ -151,26 +126,25 @@ impl ClaimSet {
         origin: Origin,
         failures: &mut Failures,
         records: &mut Records,
-    ) {
-        if !self.retaint_whole(start, end, failure, origin, failures, records) {
-            self.taint_other(start, end, failure, origin, failures, records);
+    ) -> bool {
+        if let [only] = self.claims.as_mut_slice()
+            && only.start == start
+            && only.end == end
+        {
+            // The set is exactly one claim of the range, the common case of
+            // a buffer written whole again and again: a claim of the same
+            // label stays (the retaint loop), another is relabelled in place
+            // (a chain of skips).
+            let old = *only;
+            if !old.same_label(failure, origin) {
+                only.failure = failure;
+                only.origin = origin;
+                relabeled(old, failure, origin, failures, records);
+            }
+            return false;
         }
-    }
-
-    /// [`taint`](Self::taint) where the set is not exactly one claim of the
-    /// range (the caller asked [`retaint_whole`](Self::retaint_whole)
-    /// first): an empty range, a clean allocation, or a window of claims.
-    pub(crate) fn taint_other(
-        &mut self,
-        start: u64,
-        end: u64,
-        failure: FailureKey,
-        origin: Origin,
-        failures: &mut Failures,
-        records: &mut Records,
-    ) {
         if start >= end {
-            return;
+            return false;
         }
         if self.claims.is_empty() {
             // A clean allocation: the claim is exactly the range.
@@ -184,9 +158,10 @@ impl ClaimSet {
                 origin,
             });
             failures.gain_carrier(failure);
-            return;
+            return true;
         }
         self.taint_window(start, end, failure, origin, failures, records);
+        false
     }
 
     /// [`taint`](Self::taint) where claims overlap or touch the range in
