@@ -143,39 +143,48 @@ impl ClaimSet {
             }
             return false;
         }
-        if start >= end {
-            return false;
-        }
-        if self.claims.is_empty() {
-            // A clean allocation: the claim is exactly the range.
-            if let Origin::Skip(r) = origin {
-                records.add_ref(r);
-            }
-            self.claims.push(Claim {
+        self.set(
+            Claim {
                 start,
                 end,
                 failure,
                 origin,
-            });
-            failures.gain_carrier(failure);
+            },
+            failures,
+            records,
+        )
+    }
+
+    /// [`taint`](Self::taint) where the set is not exactly one claim of the
+    /// range: sets `new`'s bytes to carry its failure through its origin,
+    /// in an empty range (nothing), a clean allocation (the claim is the
+    /// range) or a window of claims.
+    fn set(&mut self, new: Claim, failures: &mut Failures, records: &mut Records) -> bool {
+        if new.start >= new.end {
+            return false;
+        }
+        if self.claims.is_empty() {
+            if let Origin::Skip(r) = new.origin {
+                records.add_ref(r);
+            }
+            self.claims.push(new);
+            failures.gain_carrier(new.failure);
             return true;
         }
-        self.taint_window(start, end, failure, origin, failures, records);
+        self.taint_window(new, failures, records);
         false
     }
 
     /// [`taint`](Self::taint) where claims overlap or touch the range in
     /// any other way than one claim being exactly it.
     #[inline(never)]
-    fn taint_window(
-        &mut self,
-        start: u64,
-        end: u64,
-        failure: FailureKey,
-        origin: Origin,
-        failures: &mut Failures,
-        records: &mut Records,
-    ) {
+    fn taint_window(&mut self, new: Claim, failures: &mut Failures, records: &mut Records) {
+        let Claim {
+            start,
+            end,
+            failure,
+            origin,
+        } = new;
         // Claims that overlap or touch the range.
         let lo = self.claims.partition_point(|c| c.end < start);
         let hi = lo + self.claims[lo..].partition_point(|c| c.start <= end);
@@ -196,12 +205,7 @@ impl ClaimSet {
             // it in place (a chain of skips retainting whole buffers).
             let old = *only;
             let had = old.failure == failure || self.carries(failure);
-            self.claims[lo] = Claim {
-                start,
-                end,
-                failure,
-                origin,
-            };
+            self.claims[lo] = new;
             if let Origin::Skip(r) = origin {
                 records.add_ref(r);
             }
@@ -217,12 +221,7 @@ impl ClaimSet {
             return;
         }
         let had = self.carries(failure);
-        let mut merged = Claim {
-            start,
-            end,
-            failure,
-            origin,
-        };
+        let mut merged = new;
         let mut left: Option<Claim> = None;
         let mut right: Option<Claim> = None;
         let mut lost: SmallVec<[FailureKey; 2]> = SmallVec::new();
