@@ -8,12 +8,12 @@
 mod model;
 
 use model::bridge::{
-    self, MLaunch, model_state, read_result, report, run_batch, state, to_binding,
-    to_keyed_binding, to_outcome, to_row, verdict,
+    self, MLaunch, model_state, read_result, report, run_batch, run_binding_batch, state,
+    to_binding, to_outcome, to_row, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MVerdict, Model};
 use proptest::prelude::*;
-use taintworld::{Binding, CaptureResult, Config, ProfileResult, Resolved, World};
+use taintworld::{CaptureResult, Config, ProfileResult, Resolved, World};
 
 const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
 const KINDS: [&str; 2] = ["compile", "launch"];
@@ -232,13 +232,7 @@ fn step(
                 *m = m0;
                 *a = a0;
             }
-            // Batches of an even length name live memory by key, as a
-            // scheduler holding keys would (the key paths); the others by id.
-            let got = if launches.len() % 2 == 0 {
-                run_batch::<Binding>(b, &model_launches(launches), to_keyed_binding)
-            } else {
-                run_batch::<Binding>(b, &model_launches(launches), |_, b| to_binding(b))
-            };
+            let got = run_binding_batch(b, &model_launches(launches));
             prop_assert_eq!(got.is_err(), bad);
             if let Ok(got) = got {
                 prop_assert_eq!(got, expected.clone());

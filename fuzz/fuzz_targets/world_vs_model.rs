@@ -20,11 +20,11 @@ mod model;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use model::bridge::{
-    self, MLaunch, model_state, read_result, report, run_batch, state, to_binding,
-    to_keyed_binding, to_outcome, to_row, verdict,
+    self, MLaunch, model_state, read_result, report, run_batch, run_binding_batch, state,
+    to_binding, to_outcome, to_row, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MVerdict, Model};
-use taintworld::{Binding, CaptureResult, Config, ProfileResult, Resolved, SyncResult, World};
+use taintworld::{CaptureResult, Config, ProfileResult, Resolved, SyncResult, World};
 
 const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
 const KINDS: [&str; 2] = ["compile", "launch"];
@@ -242,14 +242,8 @@ fn run_launch(world: &mut World, l: &LaunchOp) -> Result<(u64, MVerdict), ()> {
     bridge::run_launch(world, model_launch(l))
 }
 
-/// Batches of an even length name live memory by key, as a scheduler
-/// holding keys would (the key paths); the others by id.
 fn batch(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
-    if launches.len() % 2 == 0 {
-        run_batch::<Binding>(world, &model_launches(launches), to_keyed_binding)
-    } else {
-        run_batch::<Binding>(world, &model_launches(launches), |_, b| to_binding(b))
-    }
+    run_binding_batch(world, &model_launches(launches))
 }
 
 fn batch_rows(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {

@@ -83,21 +83,30 @@ impl Allocations {
         self.rows.get(key)
     }
 
-    /// Runs `change` on the allocation behind `key`, then brings its
-    /// footprint's `claimed` flag up to date: the one way claims change.
+    /// Releases `[start, end)` of the allocation behind `key` (see
+    /// [`ClaimSet::release`]), unless it is unbacked: no write can put
+    /// memory behind it. A release never claims bytes, so the footprint is
+    /// touched only when the last claim went.
     #[inline]
-    pub(crate) fn change<R>(
+    pub(crate) fn release(
         &mut self,
         key: AllocKey,
-        change: impl FnOnce(&mut Allocation) -> R,
-    ) -> Option<R> {
-        let row = self.rows.get_mut(key)?;
-        let result = change(row);
-        let claimed = !row.claims.is_empty();
-        if let Some(hot) = self.hot.get_mut(key) {
-            hot.claimed = claimed;
+        (start, end): (u64, u64),
+        failures: &mut Failures,
+        records: &mut Records,
+    ) {
+        let Some(row) = self.rows.get_mut(key) else {
+            return;
+        };
+        if row.unbacked.is_some() {
+            return;
         }
-        Some(result)
+        row.claims.release(start, end, failures, records);
+        if row.claims.is_empty()
+            && let Some(hot) = self.hot.get_mut(key)
+        {
+            hot.claimed = false;
+        }
     }
 
     /// Taints `[start, end)` of the allocation behind `key` (see

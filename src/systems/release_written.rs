@@ -24,12 +24,6 @@ pub fn release_written(
         if !allocs.footprint(row.alloc).is_some_and(|f| f.claimed) {
             continue;
         }
-        allocs.change(row.alloc, |allocation| {
-            if allocation.unbacked.is_none() {
-                allocation
-                    .claims
-                    .release(row.start, row.end, failures, records);
-            }
-        });
+        allocs.release(row.alloc, (row.start, row.end), failures, records);
     }
 }

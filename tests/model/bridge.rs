@@ -100,6 +100,20 @@ pub fn run_launch(
         .map_err(|_| ())
 }
 
+/// `launches` as one batch of [`Binding`]s ([`run_batch`]): a batch of an
+/// even length names live memory by key, as a scheduler holding keys would
+/// (the key paths, [`to_keyed_binding`]); the others by memory id.
+pub fn run_binding_batch(
+    world: &mut World,
+    launches: &[MLaunch<'_>],
+) -> Result<Vec<(u64, MVerdict)>, ()> {
+    if launches.len().is_multiple_of(2) {
+        run_batch::<Binding>(world, launches, to_keyed_binding)
+    } else {
+        run_batch::<Binding>(world, launches, |_, b| to_binding(b))
+    }
+}
+
 /// `launches` as one batch on `world`, each binding made a `B` by `bind`
 /// (against the world as it is before the batch): the results, or `Err`
 /// for a rejected batch, which must have pushed no result.
