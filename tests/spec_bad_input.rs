@@ -495,7 +495,7 @@ fn in_a_world_without_failures_a_launch_that_cannot_fail_is_checked_as_input_all
     let key = w.alloc(0, 1, 16).unwrap();
     let cases: [(Binding, Error); 4] = [
         (
-            Binding::whole(StreamRef::Special(1), 1, Access::Read),
+            reads(StreamRef::Special(1), 1),
             Error::SpecialOutOfRange {
                 index: 1,
                 num_special: 1,

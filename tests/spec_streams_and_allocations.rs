@@ -113,7 +113,7 @@ fn a_special_stream_sits_after_the_regular_slots() {
     let alloc = w.allocations().get(key).unwrap();
     assert_eq!(alloc.slot, 5);
     assert!(w.streams().iter().any(|(_, s)| s.slot == 5 && s.special));
-    let out = [Binding::whole(StreamRef::Special(1), 7, Access::Write)];
+    let out = [writes(StreamRef::Special(1), 7)];
     assert_eq!(
         go(&mut w, "fill", StreamRef::Special(1), &out, FAIL),
         ("failed", 1, 0)
@@ -133,8 +133,7 @@ fn a_regular_stream_id_never_reaches_a_special_slot() {
     // Id 5 folds onto regular slot 1, not onto slot 5.
     assert_eq!(w.read(&reads(5, 7)).unwrap(), ReadResult::Unresolved);
     assert_eq!(
-        w.read(&Binding::whole(StreamRef::Special(0), 7, Access::Read))
-            .unwrap(),
+        w.read(&reads(StreamRef::Special(0), 7)).unwrap(),
         ReadResult::Unresolved
     );
     assert_eq!(w.stats().unresolved_bindings, 2);

@@ -134,12 +134,13 @@ impl ClaimSet {
             // The set is exactly one claim of the range, the common case of
             // a buffer written whole again and again: a claim of the same
             // label stays (the retaint loop), another is relabelled in place
-            // (a chain of skips).
+            // (a chain of skips). The set held nothing else, so the new
+            // failure was not carried before and the old one is not after.
             let old = *only;
             if !old.same_label(failure, origin) {
                 only.failure = failure;
                 only.origin = origin;
-                relabeled(old, failure, origin, failures, records);
+                relabeled(old, *only, (false, false), failures, records);
             }
             return false;
         }
@@ -206,18 +207,8 @@ impl ClaimSet {
             let old = *only;
             let had = old.failure == failure || self.carries(failure);
             self.claims[lo] = new;
-            if let Origin::Skip(r) = origin {
-                records.add_ref(r);
-            }
-            if let Origin::Skip(r) = old.origin {
-                records.drop_ref(r);
-            }
-            if !had {
-                failures.gain_carrier(failure);
-            }
-            if old.failure != failure && !self.carries(old.failure) {
-                failures.lose_carrier(old.failure);
-            }
+            let kept = old.failure == failure || self.carries(old.failure);
+            relabeled(old, new, (had, kept), failures, records);
             return;
         }
         let had = self.carries(failure);
@@ -357,25 +348,32 @@ impl ClaimSet {
     }
 }
 
-/// The only claim of an allocation, `old`, now carries `failure` through
-/// `origin` instead: the references its labels held move over.
+/// The claim `old` was replaced by `new`, which covers exactly its bytes:
+/// the reference its origin held moves to `new`'s, and when the failure
+/// changed, the new one gains a carrier unless the set already carried it
+/// (`had`) and the old one loses one unless the set still carries it
+/// (`kept`).
 #[inline(always)]
 fn relabeled(
     old: Claim,
-    failure: FailureKey,
-    origin: Origin,
+    new: Claim,
+    (had, kept): (bool, bool),
     failures: &mut Failures,
     records: &mut Records,
 ) {
-    if let Origin::Skip(r) = origin {
+    if let Origin::Skip(r) = new.origin {
         records.add_ref(r);
     }
     if let Origin::Skip(r) = old.origin {
         records.drop_ref(r);
     }
-    if old.failure != failure {
-        failures.gain_carrier(failure);
-        failures.lose_carrier(old.failure);
+    if old.failure != new.failure {
+        if !had {
+            failures.gain_carrier(new.failure);
+        }
+        if !kept {
+            failures.lose_carrier(old.failure);
+        }
     }
 }
 
