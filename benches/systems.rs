@@ -18,7 +18,7 @@ use std::time::Duration;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use taintworld::systems::check_reads;
 use taintworld::{
-    Access, Allocations, Bind, Launch, LaunchResult, Outcome, Resolved, StreamRef, Verdict, World,
+    Allocations, Bind, Launch, LaunchResult, Outcome, Resolved, StreamRef, Verdict, World,
 };
 
 use workloads::{
@@ -89,7 +89,7 @@ fn w1(c: &mut Criterion) {
 /// W1's floor: what the least a clean batch must do costs, per binding, on
 /// the same prepared rows, in four steps — read each launch's outcome and
 /// rows; also look up each row's footprint (the one look-up a check cannot
-/// skip); the whole check as a bare loop (outcome, stream, key, range); and
+/// skip); the whole check as a bare loop (outcome, stream, live key); and
 /// that check with the batch's results written. Not a workload of issue 5:
 /// the bound under the W1 figures, with no baseline.
 fn w1_floor(c: &mut Criterion) {
@@ -101,12 +101,12 @@ fn w1_floor(c: &mut Criterion) {
         let mut results = Vec::with_capacity(row_launches.len());
         group.throughput(Throughput::Elements((n / 4 * 4) as u64));
         group.bench_function(BenchmarkId::new("read_input", n), |b| {
-            b.iter(|| read_rows(black_box(&row_launches), |row| row.start))
+            b.iter(|| read_rows(black_box(&row_launches), |row| row.start()))
         });
         group.bench_function(BenchmarkId::new("read_input_and_footprints", n), |b| {
             b.iter(|| {
                 read_rows(black_box(&row_launches), |row| {
-                    allocs.footprint(row.alloc).map_or(0, |f| f.size)
+                    allocs.footprint(row.alloc()).map_or(0, |f| f.size)
                 })
             })
         });
@@ -136,23 +136,23 @@ fn read_rows(launches: &[Launch<'_, Resolved>], look: impl Fn(&Resolved) -> u64)
     for launch in launches {
         sum = sum.wrapping_add(u64::from(launch.outcome == Outcome::Ok));
         for row in launch.bindings {
-            sum = sum.wrapping_add(look(row) ^ row.end);
+            sum = sum.wrapping_add(look(row) ^ row.end());
         }
     }
     sum
 }
 
-/// Whether every launch ran, on a regular stream, binding live rows with
-/// ranges inside their allocations: the clean batch's check, bare.
+/// Whether every launch ran, on a regular stream, binding live rows (a
+/// row's range was checked when the world made it): the clean batch's
+/// check, bare.
 fn bare_check(launches: &[Launch<'_, Resolved>], allocs: &Allocations) -> bool {
     launches.iter().all(|launch| {
         launch.outcome == Outcome::Ok
             && matches!(launch.stream, StreamRef::Id(_))
-            && launch.bindings.iter().all(|row| {
-                allocs
-                    .footprint(row.alloc)
-                    .is_some_and(|f| row.start <= row.end && row.end <= f.size)
-            })
+            && launch
+                .bindings
+                .iter()
+                .all(|row| allocs.footprint(row.alloc()).is_some())
     })
 }
 
@@ -204,15 +204,7 @@ fn w3(c: &mut Criterion) {
     let mut group = c.benchmark_group("w3_fragmented_per_check");
     for n in SIZES {
         let reads = w3_reads(&pair, n);
-        let rows: Vec<Resolved> = reads
-            .iter()
-            .map(|b| Resolved {
-                alloc: b.key,
-                start: b.start,
-                end: b.end,
-                access: Access::Read,
-            })
-            .collect();
+        let rows: Vec<Resolved> = reads.iter().map(|b| b.row(&pair.world)).collect();
         group.throughput(Throughput::Elements(n as u64));
         let allocs = pair.world.allocations();
         group.bench_function(BenchmarkId::new("crate", n), |b| {

@@ -26,7 +26,7 @@ pub use answers::{
 pub use launch::{Launch, LaunchResult, Outcome, Verdict};
 
 use crate::systems::{
-    ReadHit, Resolution, all_common, all_good, apply_taint, check_reads, check_rows,
+    ReadHit, Resolution, all_common, all_good, all_live, apply_taint, check_reads, check_rows,
     count_unresolved, prune_failures, release_written, resolve_each, resolve_owner,
 };
 
@@ -97,11 +97,19 @@ fn ran_or_dry(outcome: Outcome<'_>) -> Verdict {
 
 /// Whether a launch is on a regular stream and binds only good rows
 /// ([`all_good`]) or bindings of the common shape ([`all_common`]): good
-/// input with nothing unresolved, whatever it does to the claims.
+/// input with nothing unresolved, whatever it does to the claims. In a
+/// `quiet` world, where the launch changes no claim, rows need only live
+/// keys ([`all_live`]).
 #[inline(always)]
-fn plain<B: Bind>(launch: &Launch<'_, B>, streams: &Streams, allocs: &Allocations) -> bool {
+fn plain<B: Bind>(
+    launch: &Launch<'_, B>,
+    streams: &Streams,
+    allocs: &Allocations,
+    quiet: bool,
+) -> bool {
     matches!(launch.stream, StreamRef::Id(_))
         && match B::as_rows(launch.bindings) {
+            Some(rows) if quiet => all_live(rows, allocs),
             Some(rows) => all_good(rows, allocs),
             None => all_common(
                 B::as_bindings(launch.bindings).unwrap_or_default(),
@@ -382,7 +390,7 @@ impl World {
         }
         let (allocs, strict) = (&self.allocs, self.config.strict);
         match B::as_rows(launch.bindings) {
-            Some(rows) if all_good(rows, allocs) => Ok(0),
+            Some(rows) if all_live(rows, allocs) => Ok(0),
             Some(rows) => check_rows(rows, allocs, strict).map(|r| r.unresolved),
             None => count_unresolved(
                 B::as_bindings(launch.bindings).unwrap_or_default(),
@@ -539,7 +547,7 @@ impl World {
     ) -> Result<(), Error> {
         if !launches
             .iter()
-            .all(|l| plain(l, &self.streams, &self.allocs))
+            .all(|l| plain(l, &self.streams, &self.allocs, false))
         {
             self.check_batch_rows(launches)?;
         }
@@ -600,7 +608,7 @@ impl World {
         let (streams, allocs) = (&self.streams, &self.allocs);
         if launches
             .iter()
-            .all(|l| l.outcome == Outcome::Ok && plain(l, streams, allocs))
+            .all(|l| l.outcome == Outcome::Ok && plain(l, streams, allocs, true))
         {
             // The common clean batch: every launch ran, on a regular
             // stream, binding good rows or common bindings. One predicate

@@ -84,9 +84,22 @@ fn gen_launch() -> impl Strategy<Value = GenLaunch> {
         })
 }
 
-/// A quiet world of `ALLOCS` allocations spread over the slots, and the key
-/// of one more allocation that was freed (a stale key).
-fn quiet_world(strict: bool) -> (World, Vec<AllocKey>, AllocKey) {
+/// What a scheduler holds for the quiet world: each allocation's key and
+/// whole row; the key and whole row of an allocation freed before the batch
+/// (stale); and the whole rows another world made for allocations with the
+/// same keys but 8 bytes longer — rows kept from the wrong world, which
+/// name this world's allocations with ranges this world never checked.
+struct Kept {
+    keys: Vec<AllocKey>,
+    stale: AllocKey,
+    rows: Vec<Resolved>,
+    stale_row: Resolved,
+    foreign: Vec<Resolved>,
+}
+
+/// A world of `ALLOCS` allocations of `size` bytes spread over the slots,
+/// and one more, freed, with its key and whole row.
+fn world_of(strict: bool, size: u64) -> (World, Vec<AllocKey>, AllocKey, Resolved) {
     let mut world = World::new(Config {
         max_streams: MAX_STREAMS,
         num_special: 1,
@@ -97,16 +110,49 @@ fn quiet_world(strict: bool) -> (World, Vec<AllocKey>, AllocKey) {
     let keys = (0..ALLOCS)
         .map(|i| {
             world
-                .alloc(i as u64 % MAX_STREAMS, i as u64, SIZE)
+                .alloc(i as u64 % MAX_STREAMS, i as u64, size)
                 .expect("fresh memory id")
         })
         .collect();
-    let stale = world.alloc(0, 99, SIZE).expect("fresh memory id");
+    let stale = world.alloc(0, 99, size).expect("fresh memory id");
+    let stale_row = whole_row(&world, stale);
     world.free(99).expect("live");
-    (world, keys, stale)
+    (world, keys, stale, stale_row)
 }
 
-fn binding(g: &GenBinding, keys: &[AllocKey], stale: AllocKey) -> Binding {
+/// The row the world makes of the whole allocation `key`.
+fn whole_row(world: &World, key: AllocKey) -> Resolved {
+    let slot = world.allocations().get(key).expect("live").slot;
+    world
+        .resolve_binding(&Binding {
+            stream: StreamRef::Id(slot),
+            memory: MemoryRef::Key(key),
+            range: None,
+            access: Access::Read,
+        })
+        .expect("good input")
+        .expect("live")
+}
+
+/// A quiet world and what a scheduler holds for it ([`Kept`]).
+fn quiet_world(strict: bool) -> (World, Kept) {
+    let (world, keys, stale, stale_row) = world_of(strict, SIZE);
+    let (other, other_keys, _, _) = world_of(strict, SIZE + 8);
+    assert_eq!(keys, other_keys, "both worlds made the same keys");
+    let rows = keys.iter().map(|&k| whole_row(&world, k)).collect();
+    let foreign = keys.iter().map(|&k| whole_row(&other, k)).collect();
+    let kept = Kept {
+        keys,
+        stale,
+        rows,
+        stale_row,
+        foreign,
+    };
+    (world, kept)
+}
+
+fn binding(g: &GenBinding, kept: &Kept) -> Binding {
+    let (keys, stale) = (&kept.keys, kept.stale);
     let slot = g.alloc as u64 % MAX_STREAMS;
     let (stream, memory) = match g.named {
         Named::Plain => (slot, MemoryRef::Key(keys[g.alloc])),
@@ -178,30 +224,38 @@ fn batch_matches_one_at_a_time<B: Bind>(
 fn check<B: Bind>(
     work: &[GenLaunch],
     strict: bool,
-    bind: impl Fn(&GenBinding, &[AllocKey], AllocKey) -> B,
+    bind: impl Fn(&GenBinding, &Kept) -> B,
 ) -> Result<(), TestCaseError> {
-    let (mut world, keys, stale) = quiet_world(strict);
+    let (mut world, kept) = quiet_world(strict);
     let bound: Vec<Vec<B>> = work
         .iter()
-        .map(|g| g.bindings.iter().map(|b| bind(b, &keys, stale)).collect())
+        .map(|g| g.bindings.iter().map(|b| bind(b, &kept)).collect())
         .collect();
     batch_matches_one_at_a_time(&mut world, &launches(work, &bound))
 }
 
-/// The row a scheduler would keep for a generated binding: its key (a stale
-/// one stays stale) and its concrete range (a bad one stays bad).
-fn row(b: &GenBinding, keys: &[AllocKey], stale: AllocKey) -> Resolved {
-    let alloc = match b.named {
-        Named::Stale => stale,
-        _ => keys[b.alloc],
-    };
-    let (start, end) = b.range.unwrap_or((0, SIZE));
-    Resolved {
-        alloc,
-        start,
-        end,
-        access: b.access,
+/// The row a scheduler would keep for a generated binding: the part of its
+/// allocation's row it names (a stale row stays stale). No world makes a
+/// row past its allocation's end, so such a range is the part of a row kept
+/// from the other world; nor a reversed one, so that binding keeps the
+/// whole row.
+fn row(b: &GenBinding, kept: &Kept) -> Resolved {
+    let whole = match b.named {
+        Named::Stale => kept.stale_row,
+        _ => kept.rows[b.alloc],
     }
+    .with_access(b.access);
+    let Some((start, end)) = b.range else {
+        return whole;
+    };
+    whole
+        .narrow(start, end)
+        .or_else(|| {
+            kept.foreign[b.alloc]
+                .with_access(b.access)
+                .narrow(start, end)
+        })
+        .unwrap_or(whole)
 }
 
 proptest! {

@@ -5,9 +5,7 @@
 mod common;
 
 use common::{FAIL, claims, named};
-use taintworld::{
-    Access, AllocKey, Binding, Config, Error, Launch, Outcome, Resolved, Verdict, World,
-};
+use taintworld::{Access, Binding, Config, Error, Launch, Outcome, Resolved, Verdict, World};
 
 fn launch<'a>(kernel: &'a str, rows: &'a [Resolved], outcome: Outcome<'a>) -> Launch<'a, Resolved> {
     Launch {
@@ -25,23 +23,33 @@ fn row(world: &World, binding: Binding) -> Resolved {
         .expect("resolves")
 }
 
+/// A row kept while its allocation lived, stale once it is freed: `world`
+/// makes allocation 999 on slot 0, resolves it whole and frees it.
+fn stale_row(world: &mut World) -> Resolved {
+    world.alloc(0, 999, 16).unwrap();
+    let kept = row(world, Binding::whole(0, 999, Access::Read));
+    world.free(999).unwrap();
+    kept
+}
+
 #[test]
 fn a_row_is_the_key_and_the_concrete_range_its_binding_resolves_to() {
     let mut world = World::default();
     let key = world.alloc(1, 7, 4096).unwrap();
     let whole = row(&world, Binding::whole(1, 7, Access::Write));
     assert_eq!(
-        whole,
-        Resolved {
-            alloc: key,
-            start: 0,
-            end: 4096,
-            access: Access::Write
-        }
+        (whole.alloc(), whole.start(), whole.end(), whole.access()),
+        (key, 0, 4096, Access::Write)
     );
     // A dead binding gets its row too: the world passes over it.
     let dead = row(&world, Binding::range(1, 7, 8, 16, Access::Dead));
-    assert_eq!((dead.start, dead.end, dead.access), (8, 16, Access::Dead));
+    assert_eq!(
+        (dead.start(), dead.end(), dead.access()),
+        (8, 16, Access::Dead)
+    );
+    // The same bytes with another access, and a part of them.
+    assert_eq!(dead.with_access(Access::Read).access(), Access::Read);
+    assert_eq!(dead.with_access(Access::Read).start(), 8);
 }
 
 #[test]
@@ -131,10 +139,7 @@ fn in_strict_mode_a_stale_row_is_rejected_naming_its_key_and_nothing_changes() {
     .unwrap();
     world.alloc(0, 1, 64).unwrap();
     let good = row(&world, Binding::whole(0, 1, Access::Write));
-    let stale = Resolved {
-        alloc: AllocKey::default(),
-        ..good
-    };
+    let stale = stale_row(&mut world);
     let batch = [
         launch("fill", std::slice::from_ref(&good), FAIL),
         launch("copy", std::slice::from_ref(&stale), Outcome::Ok),
@@ -144,7 +149,7 @@ fn in_strict_mode_a_stale_row_is_rejected_naming_its_key_and_nothing_changes() {
     match error {
         Error::InBatch { index, error } => {
             assert_eq!(index, 1);
-            assert_eq!(*error, Error::UnknownKey { key: stale.alloc });
+            assert_eq!(*error, Error::UnknownKey { key: stale.alloc() });
         }
         other => panic!("expected the batch to name launch 1, got {other:?}"),
     }
@@ -154,17 +159,11 @@ fn in_strict_mode_a_stale_row_is_rejected_naming_its_key_and_nothing_changes() {
 }
 
 #[test]
-fn a_row_range_past_its_allocation_or_reversed_is_bad_input_naming_the_memory() {
+fn no_row_is_made_reversed_or_past_its_allocation_and_a_part_of_a_row_is_checked_once() {
     let mut world = World::default();
-    let key = world.alloc(0, 9, 64).unwrap();
-    let past = Resolved {
-        alloc: key,
-        start: 0,
-        end: 65,
-        access: Access::Read,
-    };
+    world.alloc(0, 9, 64).unwrap();
     assert_eq!(
-        world.launch(&launch("k", &[past], Outcome::Ok)),
+        world.resolve_binding(&Binding::range(0, 9, 0, 65, Access::Read)),
         Err(Error::RangePastEnd {
             memory: 9,
             start: 0,
@@ -172,26 +171,79 @@ fn a_row_range_past_its_allocation_or_reversed_is_bad_input_naming_the_memory() 
             size: 64
         })
     );
-    let reversed = Resolved {
-        start: 9,
-        end: 3,
-        ..past
-    };
     assert_eq!(
-        world.launch(&launch("k", &[reversed], Outcome::Ok)),
+        world.resolve_binding(&Binding::range(0, 9, 9, 3, Access::Read)),
         Err(Error::RangeReversed {
             memory: 9,
             start: 9,
             end: 3
         })
     );
-    // Even a dead row is checked, as a dead binding is.
-    let dead = Resolved {
-        access: Access::Dead,
-        ..past
+    let half = row(&world, Binding::range(0, 9, 0, 32, Access::Write));
+    // A part of a row stays inside it: never past it, never reversed.
+    assert_eq!(half.narrow(0, 33), None);
+    assert_eq!(half.narrow(9, 3), None);
+    let part = half.narrow(8, 16).expect("inside the row");
+    assert_eq!(
+        (part.alloc(), part.start(), part.end(), part.access()),
+        (half.alloc(), 8, 16, Access::Write)
+    );
+    let failed = world.launch(&launch("fill", &[part], FAIL)).unwrap();
+    let Verdict::Failed(failure) = failed.verdict else {
+        panic!("expected the launch to fail, got {failed:?}");
     };
-    assert!(world.launch(&launch("k", &[dead], Outcome::Ok)).is_err());
+    assert_eq!(claims(&world, 9), vec![(8, 16, failure.get(), None)]);
+}
+
+#[test]
+fn a_row_kept_from_another_world_is_checked_against_this_one_wherever_claims_may_change() {
+    // Two worlds that made their allocations in the same order hand out the
+    // same keys: a row kept from the other names this world's allocation.
+    let mut world = World::default();
+    world.alloc(0, 9, 64).unwrap();
+    world.alloc(0, 10, 64).unwrap();
+    let mut other = World::default();
+    other.alloc(0, 5, 128).unwrap();
+    let foreign = row(&other, Binding::whole(0, 5, Access::Write));
+    let past = Error::RangePastEnd {
+        memory: 9,
+        start: 0,
+        end: 128,
+        size: 64,
+    };
+    // A launch that may claim bytes checks the range.
+    assert_eq!(
+        world.launch(&launch("fill", &[foreign], FAIL)),
+        Err(past.clone())
+    );
     assert_eq!(world.launches(), 0);
+    // Where nothing is claimed, a launch that runs changes nothing, and the
+    // row's key is all that is checked.
+    let ran = world
+        .launch(&launch("copy", &[foreign], Outcome::Ok))
+        .unwrap();
+    assert_eq!(ran.verdict, Verdict::Ran);
+    assert_eq!(claims(&world, 9), vec![]);
+    // Once something is claimed, any launch may change claims: checked.
+    let other_buffer = row(&world, Binding::whole(0, 10, Access::Write));
+    world
+        .launch(&launch("fill", &[other_buffer], FAIL))
+        .unwrap();
+    assert_eq!(
+        world.launch(&launch("copy", &[foreign], Outcome::Ok)),
+        Err(past.clone())
+    );
+    let mut results = Vec::new();
+    let batch = [launch("copy", std::slice::from_ref(&foreign), Outcome::Ok)];
+    assert_eq!(
+        world.launch_batch(&batch, &mut results),
+        Err(Error::InBatch {
+            index: 0,
+            error: Box::new(past)
+        })
+    );
+    assert_eq!(claims(&world, 9), vec![]);
+    world.check_invariants().unwrap();
 }
 
 #[test]
@@ -199,10 +251,7 @@ fn a_clean_batch_of_rows_counts_stale_ones_and_numbers_every_launch() {
     let mut world = World::default();
     world.alloc(0, 1, 64).unwrap();
     let good = row(&world, Binding::whole(0, 1, Access::Read));
-    let stale = Resolved {
-        alloc: AllocKey::default(),
-        ..good
-    };
+    let stale = stale_row(&mut world);
     let rows = [good, stale, good];
     let batch = [
         launch("a", &rows, Outcome::Ok),

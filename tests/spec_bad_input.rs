@@ -6,8 +6,7 @@ mod common;
 
 use common::{FAIL, reads, writes};
 use taintworld::{
-    Access, AllocKey, Binding, Config, Error, Launch, Outcome, ReadResult, Resolved, Stats,
-    StreamRef, World,
+    Access, Binding, Config, Error, Launch, Outcome, ReadResult, Stats, StreamRef, World,
 };
 
 /// A world with some of everything: memory 1 tainted at the root, memory 2
@@ -493,6 +492,10 @@ fn in_a_world_without_failures_a_launch_that_cannot_fail_is_checked_as_input_all
     })
     .unwrap();
     let key = w.alloc(0, 1, 16).unwrap();
+    // A row kept while memory 2 lived: stale once it is freed.
+    w.alloc(0, 2, 16).unwrap();
+    let stale = w.resolve_binding(&reads(0, 2)).unwrap().expect("live");
+    w.free(2).unwrap();
     let cases: [(Binding, Error); 4] = [
         (
             reads(StreamRef::Special(1), 1),
@@ -547,12 +550,6 @@ fn in_a_world_without_failures_a_launch_that_cannot_fail_is_checked_as_input_all
             outcome,
         };
         assert_eq!(w.launch(&on_bad_stream).unwrap_err(), cases[0].1);
-        let stale = Resolved {
-            alloc: AllocKey::default(),
-            start: 0,
-            end: 16,
-            access: Access::Read,
-        };
         let rows = [stale];
         let launch = Launch {
             kernel: "k",
@@ -562,7 +559,7 @@ fn in_a_world_without_failures_a_launch_that_cannot_fail_is_checked_as_input_all
         };
         assert_eq!(
             w.launch(&launch).unwrap_err(),
-            Error::UnknownKey { key: stale.alloc }
+            Error::UnknownKey { key: stale.alloc() }
         );
     }
     assert_eq!((w.launches(), w.stats().unresolved_bindings), (0, 0));

@@ -8,12 +8,12 @@
 mod model;
 
 use model::bridge::{
-    self, MLaunch, model_state, read_result, report, run_batch, run_binding_batch, state,
-    to_binding, to_outcome, to_row, verdict,
+    self, MLaunch, RowWorld, model_state, read_result, report, run_binding_batch, state,
+    to_binding, to_outcome, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MVerdict, Model};
 use proptest::prelude::*;
-use taintworld::{CaptureResult, Config, ProfileResult, Resolved, World};
+use taintworld::{CaptureResult, Config, ProfileResult, World};
 
 const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
 const KINDS: [&str; 2] = ["compile", "launch"];
@@ -149,8 +149,8 @@ fn run_launch(world: &mut World, l: &LaunchOp) -> Result<(u64, MVerdict), ()> {
 }
 
 /// Launches `launches` as one batch of pre-resolved rows.
-fn run_rows(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
-    run_batch::<Resolved>(world, &model_launches(launches), to_row)
+fn run_rows(rows: &mut RowWorld, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
+    rows.batch(&model_launches(launches))
 }
 
 /// Applies one operation to the model, the one-at-a-time world `a`, the
@@ -160,7 +160,7 @@ fn step(
     m: &mut Model,
     a: &mut World,
     b: &mut World,
-    c: &mut World,
+    c: &mut RowWorld,
     op: &Op,
 ) -> Result<(), TestCaseError> {
     match op {
@@ -172,7 +172,7 @@ fn step(
             let expected = m.alloc(*stream, *memory, *size).is_ok();
             prop_assert_eq!(a.alloc(*stream, *memory, *size).is_ok(), expected);
             prop_assert_eq!(b.alloc(*stream, *memory, *size).is_ok(), expected);
-            prop_assert_eq!(c.alloc(*stream, *memory, *size).is_ok(), expected);
+            prop_assert_eq!(c.world.alloc(*stream, *memory, *size).is_ok(), expected);
         }
         Op::AllocFailed {
             stream,
@@ -187,7 +187,7 @@ fn step(
                     .is_ok(),
                 expected
             );
-            for w in [&mut *b, &mut *c] {
+            for w in [&mut *b, &mut c.world] {
                 prop_assert_eq!(
                     w.alloc_failed(*stream, *memory, *size, "oom", "out of memory")
                         .is_ok(),
@@ -244,7 +244,7 @@ fn step(
         }
         Op::HostWrite { binding, outcome } => {
             let expected = m.host_write(binding, outcome).map_err(|_| ());
-            for w in [&mut *a, &mut *b, &mut *c] {
+            for w in [&mut *a, &mut *b, &mut c.world] {
                 let got = w
                     .host_write(&to_binding(binding), to_outcome(outcome))
                     .map(verdict)
@@ -254,7 +254,7 @@ fn step(
         }
         Op::Read { binding } => {
             let expected = m.read(binding).map_err(|_| ());
-            for w in [&mut *a, &mut *b, &mut *c] {
+            for w in [&mut *a, &mut *b, &mut c.world] {
                 let got = w
                     .read(&to_binding(binding))
                     .map_err(|_| ())
@@ -276,11 +276,11 @@ fn step(
             let expected = m.capture_begin(*stream).is_ok();
             prop_assert_eq!(a.capture_begin(*stream).is_ok(), expected);
             prop_assert_eq!(b.capture_begin(*stream).is_ok(), expected);
-            prop_assert_eq!(c.capture_begin(*stream).is_ok(), expected);
+            prop_assert_eq!(c.world.capture_begin(*stream).is_ok(), expected);
         }
         Op::CaptureEnd { stream, graph } => {
             let expected = m.capture_end(*stream, *graph).map_err(|_| ());
-            for w in [&mut *a, &mut *b, &mut *c] {
+            for w in [&mut *a, &mut *b, &mut c.world] {
                 let got = w
                     .capture_end(*stream, *graph)
                     .map_err(|_| ())
@@ -293,7 +293,7 @@ fn step(
         }
         Op::Replay { graph, outcome } => {
             let expected = m.replay(*graph, outcome).map_err(|_| ());
-            for w in [&mut *a, &mut *b, &mut *c] {
+            for w in [&mut *a, &mut *b, &mut c.world] {
                 let got = w
                     .replay(*graph, to_outcome(outcome))
                     .map(verdict)
@@ -305,17 +305,17 @@ fn step(
             let expected = m.graph_destroy(*graph).is_ok();
             prop_assert_eq!(a.graph_destroy(*graph).is_ok(), expected);
             prop_assert_eq!(b.graph_destroy(*graph).is_ok(), expected);
-            prop_assert_eq!(c.graph_destroy(*graph).is_ok(), expected);
+            prop_assert_eq!(c.world.graph_destroy(*graph).is_ok(), expected);
         }
         Op::ProfileBegin { profile } => {
             let expected = m.profile_begin(*profile).is_ok();
             prop_assert_eq!(a.profile_begin(*profile).is_ok(), expected);
             prop_assert_eq!(b.profile_begin(*profile).is_ok(), expected);
-            prop_assert_eq!(c.profile_begin(*profile).is_ok(), expected);
+            prop_assert_eq!(c.world.profile_begin(*profile).is_ok(), expected);
         }
         Op::ProfileEnd { profile } => {
             let expected = m.profile_end(*profile).map_err(|_| ());
-            for w in [&mut *a, &mut *b, &mut *c] {
+            for w in [&mut *a, &mut *b, &mut c.world] {
                 let got = w.profile_end(*profile).map_err(|_| ()).map(|r| match r {
                     ProfileResult::Valid => MProfile::Valid,
                     ProfileResult::Invalid { failure, error } => {
@@ -329,7 +329,7 @@ fn step(
             m.device_fault("device", "illegal address");
             a.device_fault("device", "illegal address");
             b.device_fault("device", "illegal address");
-            c.device_fault("device", "illegal address");
+            c.world.device_fault("device", "illegal address");
         }
     }
     if let Err(e) = a.check_invariants() {
@@ -351,7 +351,7 @@ fn step(
         op
     );
     prop_assert_eq!(
-        &state(c),
+        &state(&c.world),
         &expected,
         "pre-resolved world differs after {:?}",
         op
@@ -374,7 +374,7 @@ proptest! {
         let mut m = Model::new(3, chain_limit, strict);
         let mut a = World::new(config).unwrap();
         let mut b = World::new(config).unwrap();
-        let mut c = World::new(config).unwrap();
+        let mut c = RowWorld::new(config);
         for op in &ops {
             step(&mut m, &mut a, &mut b, &mut c, op)?;
         }

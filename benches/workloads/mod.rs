@@ -30,6 +30,15 @@ impl Both {
         }
     }
 
+    /// The row a scheduler keeps for it: the binding resolved once by the
+    /// world (only the world makes rows).
+    pub fn row(&self, world: &World) -> Resolved {
+        world
+            .resolve_binding(&self.binding())
+            .expect("good input")
+            .expect("live")
+    }
+
     /// The binding as the baseline names it.
     pub fn base_binding(&self) -> BaseBinding {
         BaseBinding {
@@ -147,18 +156,11 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    pub fn new(work: Vec<Work>) -> Self {
+    pub fn new(world: &World, work: Vec<Work>) -> Self {
         let bindings = Flat::new(work.iter().map(|w| w.bindings.iter().map(Both::binding)));
         // What a scheduler holding keys would keep: each binding's row, as
         // `World::resolve_binding` gives it (a key and a concrete range).
-        let rows = Flat::new(work.iter().map(|w| {
-            w.bindings.iter().map(|b| Resolved {
-                alloc: b.key,
-                start: b.start,
-                end: b.end,
-                access: b.access,
-            })
-        }));
+        let rows = Flat::new(work.iter().map(|w| w.bindings.iter().map(|b| b.row(world))));
         let base = Flat::new(
             work.iter()
                 .map(|w| w.bindings.iter().map(Both::base_binding)),
@@ -250,7 +252,10 @@ pub fn w1_clean(bindings: usize) -> (Pair, Prepared) {
             failed: None,
         })
         .collect();
-    (pair, Prepared::new(work))
+    {
+        let prepared = Prepared::new(&pair.world, work);
+        (pair, prepared)
+    }
 }
 
 /// Allocations in the W2 ring.
@@ -263,11 +268,14 @@ pub const W2_RING: usize = 1000;
 /// The failed launch is applied in setup; the chain is what is timed.
 pub fn w2_chain(skips: usize) -> (Pair, Prepared) {
     let mut pair = Pair::new(W2_RING, 256, 1);
-    let fail = Prepared::new(vec![Work {
-        kernel: "fill",
-        bindings: vec![pair.whole(0, Access::Write)],
-        failed: Some(("compile", "bad PTX")),
-    }]);
+    let fail = Prepared::new(
+        &pair.world,
+        vec![Work {
+            kernel: "fill",
+            bindings: vec![pair.whole(0, Access::Write)],
+            failed: Some(("compile", "bad PTX")),
+        }],
+    );
     pair.world
         .launch_batch(&fail.launches(), &mut Vec::new())
         .expect("valid launch");
@@ -282,7 +290,10 @@ pub fn w2_chain(skips: usize) -> (Pair, Prepared) {
             failed: None,
         })
         .collect();
-    (pair, Prepared::new(work))
+    {
+        let prepared = Prepared::new(&pair.world, work);
+        (pair, prepared)
+    }
 }
 
 /// The fragmented allocation of W3: 1,000 tainted 1 KiB claims alternating
@@ -306,7 +317,7 @@ pub fn w3_fragmented() -> Pair {
             failed: None,
         });
     }
-    let prepared = Prepared::new(work);
+    let prepared = Prepared::new(&pair.world, work);
     pair.world
         .launch_batch(&prepared.launches(), &mut Vec::new())
         .expect("valid launches");
@@ -344,7 +355,10 @@ pub fn w4_retaint(launches: usize) -> (Pair, Prepared) {
             failed: Some(("compile", "bad PTX")),
         })
         .collect();
-    (pair, Prepared::new(work))
+    {
+        let prepared = Prepared::new(&pair.world, work);
+        (pair, prepared)
+    }
 }
 
 /// The world's verdicts, in the baseline's terms.
@@ -557,13 +571,14 @@ pub fn w5_training(launches: u64) -> (Pair, Prepared, Vec<Step>) {
             _ => {}
         }
     }
+    let prepared = Prepared::new(&world, work);
     (
         Pair {
             world,
             base,
             allocs: list,
         },
-        Prepared::new(work),
+        prepared,
         steps,
     )
 }

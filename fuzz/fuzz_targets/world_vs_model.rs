@@ -20,11 +20,11 @@ mod model;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use model::bridge::{
-    self, MLaunch, model_state, read_result, report, run_batch, run_binding_batch, state,
-    to_binding, to_outcome, to_row, verdict,
+    self, MLaunch, RowWorld, model_state, read_result, report, run_binding_batch, state,
+    to_binding, to_outcome, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MVerdict, Model};
-use taintworld::{CaptureResult, Config, ProfileResult, Resolved, SyncResult, World};
+use taintworld::{CaptureResult, Config, ProfileResult, SyncResult, World};
 
 const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
 const KINDS: [&str; 2] = ["compile", "launch"];
@@ -246,8 +246,8 @@ fn batch(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)
     run_binding_batch(world, &model_launches(launches))
 }
 
-fn batch_rows(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
-    run_batch::<Resolved>(world, &model_launches(launches), to_row)
+fn batch_rows(rows: &mut RowWorld, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
+    rows.batch(&model_launches(launches))
 }
 
 /// The model's size of an allocation the huge world makes `size` bytes.
@@ -258,7 +258,7 @@ fn small(size: u64) -> u64 {
 /// Applies one operation to the model, the one-at-a-time world `a`, the
 /// batching world `b`, the pre-resolved world `r` and the huge world `h`,
 /// and checks that the first four agree and that `a` and `h` keep SPEC §10.
-fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut World, h: &mut World, op: &Op) {
+fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut World, op: &Op) {
     match op {
         Op::Alloc {
             stream,
@@ -269,7 +269,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut World, h: &mut Worl
             let expected = m.alloc(s, mem, small(size)).is_ok();
             assert_eq!(a.alloc(s, mem, small(size)).is_ok(), expected);
             assert_eq!(b.alloc(s, mem, small(size)).is_ok(), expected);
-            assert_eq!(r.alloc(s, mem, small(size)).is_ok(), expected);
+            assert_eq!(r.world.alloc(s, mem, small(size)).is_ok(), expected);
             let _ = h.alloc(s, mem, size);
         }
         Op::AllocFailed {
@@ -284,7 +284,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut World, h: &mut Worl
                 a.alloc_failed(s, mem, small(size), kind, msg).is_ok(),
                 expected
             );
-            for w in [&mut *b, &mut *r] {
+            for w in [&mut *b, &mut r.world] {
                 assert_eq!(
                     w.alloc_failed(s, mem, small(size), kind, msg).is_ok(),
                     expected
@@ -345,7 +345,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut World, h: &mut Worl
         Op::HostWrite { binding, outcome } => {
             let (binding, outcome) = (binding.get(), outcome.get());
             let expected = m.host_write(&binding, &outcome).map_err(|_| ());
-            for w in [&mut *a, &mut *b, &mut *r] {
+            for w in [&mut *a, &mut *b, &mut r.world] {
                 let got = w
                     .host_write(&to_binding(&binding), to_outcome(&outcome))
                     .map(verdict)
@@ -357,7 +357,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut World, h: &mut Worl
         Op::Read { binding } => {
             let binding = binding.get();
             let expected = m.read(&binding).map_err(|_| ());
-            for w in [&mut *a, &mut *b, &mut *r] {
+            for w in [&mut *a, &mut *b, &mut r.world] {
                 let got = w
                     .read(&to_binding(&binding))
                     .map(read_result)
@@ -371,13 +371,13 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut World, h: &mut Worl
             let expected = m.capture_begin(s).is_ok();
             assert_eq!(a.capture_begin(s).is_ok(), expected);
             assert_eq!(b.capture_begin(s).is_ok(), expected);
-            assert_eq!(r.capture_begin(s).is_ok(), expected);
+            assert_eq!(r.world.capture_begin(s).is_ok(), expected);
             let _ = h.capture_begin(s);
         }
         Op::CaptureEnd { stream, graph } => {
             let (s, g) = (stream.get(), u64::from(graph % 3));
             let expected = m.capture_end(s, g).map_err(|_| ());
-            for w in [&mut *a, &mut *b, &mut *r] {
+            for w in [&mut *a, &mut *b, &mut r.world] {
                 let got = w.capture_end(s, g).map_err(|_| ()).map(|r| match r {
                     CaptureResult::Ok => MCapture::Ok,
                     CaptureResult::Failed(r) => MCapture::Failed(report(r)),
@@ -389,7 +389,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut World, h: &mut Worl
         Op::Replay { graph, outcome } => {
             let (g, outcome) = (u64::from(graph % 3), outcome.get());
             let expected = m.replay(g, &outcome).map_err(|_| ());
-            for w in [&mut *a, &mut *b, &mut *r] {
+            for w in [&mut *a, &mut *b, &mut r.world] {
                 let got = w
                     .replay(g, to_outcome(&outcome))
                     .map(verdict)
@@ -403,7 +403,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut World, h: &mut Worl
             let expected = m.graph_destroy(g).is_ok();
             assert_eq!(a.graph_destroy(g).is_ok(), expected);
             assert_eq!(b.graph_destroy(g).is_ok(), expected);
-            assert_eq!(r.graph_destroy(g).is_ok(), expected);
+            assert_eq!(r.world.graph_destroy(g).is_ok(), expected);
             let _ = h.graph_destroy(g);
         }
         Op::ProfileBegin { profile } => {
@@ -411,13 +411,13 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut World, h: &mut Worl
             let expected = m.profile_begin(p).is_ok();
             assert_eq!(a.profile_begin(p).is_ok(), expected);
             assert_eq!(b.profile_begin(p).is_ok(), expected);
-            assert_eq!(r.profile_begin(p).is_ok(), expected);
+            assert_eq!(r.world.profile_begin(p).is_ok(), expected);
             let _ = h.profile_begin(p);
         }
         Op::ProfileEnd { profile } => {
             let p = u64::from(profile % 2);
             let expected = m.profile_end(p).map_err(|_| ());
-            for w in [&mut *a, &mut *b, &mut *r] {
+            for w in [&mut *a, &mut *b, &mut r.world] {
                 let got = w.profile_end(p).map_err(|_| ()).map(|r| match r {
                     ProfileResult::Valid => MProfile::Valid,
                     ProfileResult::Invalid { failure, error } => {
@@ -432,12 +432,12 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut World, h: &mut Worl
             m.device_fault("device", "illegal address");
             a.device_fault("device", "illegal address");
             b.device_fault("device", "illegal address");
-            r.device_fault("device", "illegal address");
+            r.world.device_fault("device", "illegal address");
             h.device_fault("device", "illegal address");
         }
         Op::Sync => {
             let expected = m.fault.clone();
-            for w in [&*a, &*b, &*r] {
+            for w in [&*a, &*b, &r.world] {
                 let got = match w.sync() {
                     SyncResult::Ok => None,
                     SyncResult::DeviceFault(e) => Some((e.kind, e.message)),
@@ -461,7 +461,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut World, h: &mut Worl
     );
     assert_eq!(state(b), expected, "batching world differs after {op:?}");
     assert_eq!(
-        state(r),
+        state(&r.world),
         expected,
         "pre-resolved world differs after {op:?}"
     );
@@ -480,7 +480,7 @@ fuzz_target!(|input: Input| {
     let mut m = Model::new(max_streams, chain_limit, strict);
     let mut a = World::new(config).expect("a valid configuration");
     let mut b = World::new(config).expect("a valid configuration");
-    let mut r = World::new(config).expect("a valid configuration");
+    let mut r = RowWorld::new(config);
     let mut h = World::new(config).expect("a valid configuration");
     for op in input.ops.iter().take(256) {
         step(&mut m, &mut a, &mut b, &mut r, &mut h, op);

@@ -131,22 +131,72 @@ impl Binding {
 /// slot and size never change while it lives, so the row stays what its
 /// binding resolved to for as long as the key is live. On every launch the
 /// world still checks that the key is live (a stale one is unresolved,
-/// counted, or rejected in strict mode as [`Error::UnknownKey`]) and that
-/// the range lies inside the allocation (else bad input, as for a binding);
-/// what it skips is the stream fold, the slot compare and the memory-id
-/// look-up.
+/// counted, or rejected in strict mode as [`Error::UnknownKey`]); what it
+/// skips is the stream fold, the slot compare and the memory-id look-up.
+///
+/// Only the world makes rows (the fields are private, read through the
+/// methods), and it checks the range when it makes one: `start <= end <=
+/// size` holds from then on, because the size stays while the key lives.
+/// So a launch in a world where nothing is claimed — where a clean launch
+/// changes nothing — checks only that each key is live. Wherever a launch
+/// may change claims, the range is checked again against the allocation
+/// the key names: a row kept from *another* world (which names whatever
+/// allocation has its key here, as an [`AllocKey`] does) can never claim
+/// bytes past an allocation's end, and is bad input there as a binding
+/// would be.
 ///
 /// [`Error::UnknownKey`]: crate::Error::UnknownKey
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
+    pub(crate) alloc: AllocKey,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) access: Access,
+}
+
+impl Resolved {
     /// The allocation.
-    pub alloc: AllocKey,
-    /// First byte.
-    pub start: u64,
-    /// One past the last byte; `start <= end <= size` holds.
-    pub end: u64,
-    /// How the launch touches it.
-    pub access: Access,
+    #[inline]
+    pub fn alloc(&self) -> AllocKey {
+        self.alloc
+    }
+
+    /// The first byte.
+    #[inline]
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// One past the last byte: `start <= end <= size` holds.
+    #[inline]
+    pub fn end(&self) -> u64 {
+        self.end
+    }
+
+    /// How the launch touches the bytes.
+    #[inline]
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    /// The same bytes, touched with `access` instead: one resolved buffer
+    /// bound as a write by one launch and as a read by the next.
+    #[inline]
+    pub fn with_access(self, access: Access) -> Self {
+        Self { access, ..self }
+    }
+
+    /// The bytes `start..end` of this row, or `None` unless `self.start <=
+    /// start <= end <= self.end`: a part of a kept buffer, for a launch that
+    /// touches only that part, checked here once instead of on every launch.
+    #[inline]
+    pub fn narrow(self, start: u64, end: u64) -> Option<Self> {
+        (self.start <= start && start <= end && end <= self.end).then_some(Self {
+            start,
+            end,
+            ..self
+        })
+    }
 }
 
 /// What a [`Launch`](crate::Launch) can bind: [`Binding`]s, resolved on

@@ -254,6 +254,18 @@ pub(crate) fn all_good(rows: &[Resolved], allocs: &Allocations) -> bool {
     rows.iter().all(|row| good(row, allocs).is_some())
 }
 
+/// Whether every row's key is live: all that a world where nothing is
+/// claimed asks of rows it made itself (their ranges were checked when
+/// they were made; see [`Resolved`]). A row from another world with a
+/// range past this world's allocation passes here, and changes nothing:
+/// a clean launch in such a world releases nothing and claims nothing.
+///
+/// Cost: per row one slot-map version compare.
+#[inline]
+pub(crate) fn all_live(rows: &[Resolved], allocs: &Allocations) -> bool {
+    rows.iter().all(|row| allocs.footprint(row.alloc).is_some())
+}
+
 /// The footprint of a good row — live key, range inside the allocation —
 /// or `None` for any other, which [`check_row`] answers.
 #[inline(always)]

@@ -5,7 +5,7 @@
 //! same things the same way.
 
 use taintworld::{
-    Access, AllocKey, Bind, Binding, Error, Launch, LaunchResult, MemoryRef, Outcome, ReadResult,
+    Access, Bind, Binding, Config, Error, Launch, LaunchResult, MemoryRef, Outcome, ReadResult,
     Resolved, Stats, StreamRef, TaintReport, Verdict, World,
 };
 
@@ -50,32 +50,74 @@ pub fn to_keyed_binding(world: &World, binding: &MBinding) -> Binding {
 }
 
 /// The row a scheduler holding `binding` would have resolved and kept
-/// (`World::resolve_binding`): the resolved row; for a binding that does
-/// not resolve, a row of a key that names nothing (unresolved the same
-/// way); for bad input, a row that is bad input the same way (a reversed
-/// range, or a range past a live allocation's end).
-pub fn to_row(world: &World, binding: &MBinding) -> Resolved {
+/// (`World::resolve_binding`), or for a binding that does not resolve the
+/// row `stale` (a key that names nothing any more, unresolved the same
+/// way) with the binding's access; `None` when no row can stand for it: it
+/// is bad input (only the world makes rows, and never a reversed one or
+/// one past its allocation's end), or unresolved with no stale row kept.
+pub fn to_row(world: &World, binding: &MBinding, stale: Option<Resolved>) -> Option<Resolved> {
     let b = to_binding(binding);
-    let (start, end) = b.range.unwrap_or((0, 0));
-    let nothing = Resolved {
-        alloc: AllocKey::default(),
-        start,
-        end,
-        access: b.access,
-    };
     match world.resolve_binding(&b) {
-        Ok(Some(row)) => row,
-        // Resolved on its slot, but past the allocation's end.
-        Err(Error::RangePastEnd { .. }) => Resolved {
-            alloc: world
-                .allocations()
-                .key_of(binding.memory)
-                .unwrap_or_default(),
-            ..nothing
-        },
-        // Unresolved; or reversed, or unresolved in strict mode: a key
-        // naming nothing with the same range is rejected the same way.
-        Ok(None) | Err(_) => nothing,
+        Ok(Some(row)) => Some(row),
+        Ok(None) | Err(Error::Unresolved { .. }) => stale.map(|s| s.with_access(b.access)),
+        Err(_) => None,
+    }
+}
+
+/// A world launched with pre-resolved rows, as a scheduler keeping rows
+/// drives it, and the stale row that scheduler still holds: the whole row
+/// of the last allocation it freed, which names nothing from then on.
+#[derive(Clone)]
+pub struct RowWorld {
+    /// The world.
+    pub world: World,
+    stale: Option<Resolved>,
+}
+
+impl RowWorld {
+    /// A world with `config`, no row kept.
+    pub fn new(config: Config) -> Self {
+        Self {
+            world: World::new(config).expect("a valid configuration"),
+            stale: None,
+        }
+    }
+
+    /// Frees `memory`, keeping its row (resolved just before) as the stale
+    /// row.
+    pub fn free(&mut self, memory: u64) -> Result<(), Error> {
+        let allocations = self.world.allocations();
+        let whole = allocations
+            .key_of(memory)
+            .and_then(|key| allocations.get(key).map(|a| (key, a.slot)))
+            .map(|(key, slot)| Binding {
+                stream: StreamRef::Id(slot),
+                memory: MemoryRef::Key(key),
+                range: None,
+                access: Access::Read,
+            });
+        let row = whole.and_then(|b| self.world.resolve_binding(&b).ok().flatten());
+        self.world.free(memory)?;
+        self.stale = row.or(self.stale);
+        Ok(())
+    }
+
+    /// `launches` as one batch of rows ([`to_row`]); when some binding has
+    /// no row to stand for it, as one batch of the bindings themselves, as
+    /// a scheduler holding no row for them would launch it.
+    pub fn batch(&mut self, launches: &[MLaunch<'_>]) -> Result<Vec<(u64, MVerdict)>, ()> {
+        let (world, stale) = (&self.world, self.stale);
+        let all_rows = launches
+            .iter()
+            .flat_map(|(_, _, bindings, _)| bindings.iter())
+            .all(|b| to_row(world, b, stale).is_some());
+        if all_rows {
+            run_batch::<Resolved>(&mut self.world, launches, |w, b| {
+                to_row(w, b, stale).expect("checked above")
+            })
+        } else {
+            run_batch::<Binding>(&mut self.world, launches, |_, b| to_binding(b))
+        }
     }
 }
 
