@@ -381,8 +381,9 @@ impl World {
 
     /// How many of a launch's bindings (or rows) are unresolved, or the
     /// error that makes it bad input — all a launch that cannot fail needs
-    /// in a world where no byte is claimed. Good rows are only looked at
-    /// again to count stale ones or name the error.
+    /// in a world where no byte is claimed. Rows whose keys are all live
+    /// are good (their ranges were checked when they were made); others
+    /// are looked at again to count stale ones or name the error.
     #[inline(always)]
     fn count_unclaimed<B: Bind>(&self, launch: &Launch<'_, B>) -> Result<u64, Error> {
         if let StreamRef::Special(_) = launch.stream {

@@ -8,8 +8,8 @@
 
 use proptest::prelude::*;
 use taintworld::{
-    Access, AllocKey, Bind, Binding, Config, Launch, LaunchResult, MemoryRef, Outcome, Resolved,
-    StreamRef, World,
+    Access, Bind, Binding, Config, Launch, LaunchResult, MemoryRef, Outcome, Resolved, StreamRef,
+    World,
 };
 
 /// How one binding of a generated launch names its buffer.
@@ -84,22 +84,20 @@ fn gen_launch() -> impl Strategy<Value = GenLaunch> {
         })
 }
 
-/// What a scheduler holds for the quiet world: each allocation's key and
-/// whole row; the key and whole row of an allocation freed before the batch
+/// What a scheduler holds for the quiet world: each allocation's whole row
+/// (its key with it); the whole row of an allocation freed before the batch
 /// (stale); and the whole rows another world made for allocations with the
 /// same keys but 8 bytes longer — rows kept from the wrong world, which
 /// name this world's allocations with ranges this world never checked.
 struct Kept {
-    keys: Vec<AllocKey>,
-    stale: AllocKey,
     rows: Vec<Resolved>,
     stale_row: Resolved,
     foreign: Vec<Resolved>,
 }
 
 /// A world of `ALLOCS` allocations of `size` bytes spread over the slots,
-/// and one more, freed, with its key and whole row.
-fn world_of(strict: bool, size: u64) -> (World, Vec<AllocKey>, AllocKey, Resolved) {
+/// with their whole rows, and the whole row of one more, freed.
+fn world_of(strict: bool, size: u64) -> (World, Vec<Resolved>, Resolved) {
     let mut world = World::new(Config {
         max_streams: MAX_STREAMS,
         num_special: 1,
@@ -107,43 +105,32 @@ fn world_of(strict: bool, size: u64) -> (World, Vec<AllocKey>, AllocKey, Resolve
         strict,
     })
     .expect("valid config");
-    let keys = (0..ALLOCS)
-        .map(|i| {
-            world
-                .alloc(i as u64 % MAX_STREAMS, i as u64, size)
-                .expect("fresh memory id")
-        })
+    let mut whole = |memory: u64, stream: u64| {
+        world.alloc(stream, memory, size).expect("fresh memory id");
+        world
+            .resolve_binding(&Binding::whole(stream, memory, Access::Read))
+            .expect("good input")
+            .expect("live")
+    };
+    let rows = (0..ALLOCS as u64)
+        .map(|i| whole(i, i % MAX_STREAMS))
         .collect();
-    let stale = world.alloc(0, 99, size).expect("fresh memory id");
-    let stale_row = whole_row(&world, stale);
+    let stale_row = whole(99, 0);
     world.free(99).expect("live");
-    (world, keys, stale, stale_row)
-}
-
-/// The row the world makes of the whole allocation `key`.
-fn whole_row(world: &World, key: AllocKey) -> Resolved {
-    let slot = world.allocations().get(key).expect("live").slot;
-    world
-        .resolve_binding(&Binding {
-            stream: StreamRef::Id(slot),
-            memory: MemoryRef::Key(key),
-            range: None,
-            access: Access::Read,
-        })
-        .expect("good input")
-        .expect("live")
+    (world, rows, stale_row)
 }
 
 /// A quiet world and what a scheduler holds for it ([`Kept`]).
 fn quiet_world(strict: bool) -> (World, Kept) {
-    let (world, keys, stale, stale_row) = world_of(strict, SIZE);
-    let (other, other_keys, _, _) = world_of(strict, SIZE + 8);
-    assert_eq!(keys, other_keys, "both worlds made the same keys");
-    let rows = keys.iter().map(|&k| whole_row(&world, k)).collect();
-    let foreign = keys.iter().map(|&k| whole_row(&other, k)).collect();
+    let (world, rows, stale_row) = world_of(strict, SIZE);
+    let (_, foreign, _) = world_of(strict, SIZE + 8);
+    let keys = |rows: &[Resolved]| rows.iter().map(Resolved::alloc).collect::<Vec<_>>();
+    assert_eq!(
+        keys(&rows),
+        keys(&foreign),
+        "both worlds made the same keys"
+    );
     let kept = Kept {
-        keys,
-        stale,
         rows,
         stale_row,
         foreign,
@@ -152,13 +139,13 @@ fn quiet_world(strict: bool) -> (World, Kept) {
 }
 
 fn binding(g: &GenBinding, kept: &Kept) -> Binding {
-    let (keys, stale) = (&kept.keys, kept.stale);
+    let key = kept.rows[g.alloc].alloc();
     let slot = g.alloc as u64 % MAX_STREAMS;
     let (stream, memory) = match g.named {
-        Named::Plain => (slot, MemoryRef::Key(keys[g.alloc])),
-        Named::Folded => (slot + MAX_STREAMS, MemoryRef::Key(keys[g.alloc])),
+        Named::Plain => (slot, MemoryRef::Key(key)),
+        Named::Folded => (slot + MAX_STREAMS, MemoryRef::Key(key)),
         Named::ById => (slot, MemoryRef::Id(g.alloc as u64)),
-        Named::Stale => (slot, MemoryRef::Key(stale)),
+        Named::Stale => (slot, MemoryRef::Key(kept.stale_row.alloc())),
     };
     Binding {
         stream: StreamRef::Id(stream),

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{FAIL, claims, named};
+use common::{FAIL, claims, named, stale_row};
 use taintworld::{Access, Binding, Config, Error, Launch, Outcome, Resolved, Verdict, World};
 
 fn launch<'a>(kernel: &'a str, rows: &'a [Resolved], outcome: Outcome<'a>) -> Launch<'a, Resolved> {
@@ -21,15 +21,6 @@ fn row(world: &World, binding: Binding) -> Resolved {
         .resolve_binding(&binding)
         .expect("good input")
         .expect("resolves")
-}
-
-/// A row kept while its allocation lived, stale once it is freed: `world`
-/// makes allocation 999 on slot 0, resolves it whole and frees it.
-fn stale_row(world: &mut World) -> Resolved {
-    world.alloc(0, 999, 16).unwrap();
-    let kept = row(world, Binding::whole(0, 999, Access::Read));
-    world.free(999).unwrap();
-    kept
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{FAIL, reads, writes};
+use common::{FAIL, reads, stale_row, writes};
 use taintworld::{
     Access, Binding, Config, Error, Launch, Outcome, ReadResult, Stats, StreamRef, World,
 };
@@ -492,10 +492,7 @@ fn in_a_world_without_failures_a_launch_that_cannot_fail_is_checked_as_input_all
     })
     .unwrap();
     let key = w.alloc(0, 1, 16).unwrap();
-    // A row kept while memory 2 lived: stale once it is freed.
-    w.alloc(0, 2, 16).unwrap();
-    let stale = w.resolve_binding(&reads(0, 2)).unwrap().expect("live");
-    w.free(2).unwrap();
+    let stale = stale_row(&mut w);
     let cases: [(Binding, Error); 4] = [
         (
             reads(StreamRef::Special(1), 1),

@@ -77,6 +77,13 @@ pub struct Pair {
 }
 
 impl Pair {
+    /// The pair and `work` prepared against its world (the rows resolved
+    /// by it).
+    pub fn with_work(self, work: Vec<Work>) -> (Pair, Prepared) {
+        let prepared = Prepared::new(&self.world, work);
+        (self, prepared)
+    }
+
     pub fn new(count: usize, size: u64, streams: usize) -> Self {
         let mut world = World::default();
         let mut base = Baseline::new(8);
@@ -252,10 +259,7 @@ pub fn w1_clean(bindings: usize) -> (Pair, Prepared) {
             failed: None,
         })
         .collect();
-    {
-        let prepared = Prepared::new(&pair.world, work);
-        (pair, prepared)
-    }
+    pair.with_work(work)
 }
 
 /// Allocations in the W2 ring.
@@ -290,10 +294,7 @@ pub fn w2_chain(skips: usize) -> (Pair, Prepared) {
             failed: None,
         })
         .collect();
-    {
-        let prepared = Prepared::new(&pair.world, work);
-        (pair, prepared)
-    }
+    pair.with_work(work)
 }
 
 /// The fragmented allocation of W3: 1,000 tainted 1 KiB claims alternating
@@ -355,10 +356,7 @@ pub fn w4_retaint(launches: usize) -> (Pair, Prepared) {
             failed: Some(("compile", "bad PTX")),
         })
         .collect();
-    {
-        let prepared = Prepared::new(&pair.world, work);
-        (pair, prepared)
-    }
+    pair.with_work(work)
 }
 
 /// The world's verdicts, in the baseline's terms.

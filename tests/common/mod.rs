@@ -1,10 +1,12 @@
 //! Helpers the SPEC rule tests share: the failed outcome most of them use,
 //! one launch run to its verdict, a verdict as a comparable tuple, and an
-//! allocation's claims as plain rows.
+//! allocation's claims as plain rows, and a stale pre-resolved row.
 
 #![allow(dead_code)]
 
-use taintworld::{Access, Binding, Launch, MemoryRef, Outcome, StreamRef, Verdict, World};
+use taintworld::{
+    Access, Binding, Launch, MemoryRef, Outcome, Resolved, StreamRef, Verdict, World,
+};
 
 /// The failed outcome of most rules: a kernel that does not compile.
 pub const FAIL: Outcome<'static> = Outcome::Failed {
@@ -67,4 +69,16 @@ pub fn reads(stream: impl Into<StreamRef>, memory: impl Into<MemoryRef>) -> Bind
 /// The whole of `memory` on `stream`, written.
 pub fn writes(stream: impl Into<StreamRef>, memory: impl Into<MemoryRef>) -> Binding {
     Binding::whole(stream, memory, Access::Write)
+}
+
+/// A row kept while its allocation lived, stale once it is freed: `world`
+/// makes allocation 999 on slot 0, resolves it whole and frees it.
+pub fn stale_row(world: &mut World) -> Resolved {
+    world.alloc(0, 999, 16).unwrap();
+    let kept = world
+        .resolve_binding(&reads(0, 999))
+        .unwrap()
+        .expect("live");
+    world.free(999).unwrap();
+    kept
 }

@@ -87,15 +87,10 @@ impl RowWorld {
     /// row.
     pub fn free(&mut self, memory: u64) -> Result<(), Error> {
         let allocations = self.world.allocations();
-        let whole = allocations
+        let allocation = allocations
             .key_of(memory)
-            .and_then(|key| allocations.get(key).map(|a| (key, a.slot)))
-            .map(|(key, slot)| Binding {
-                stream: StreamRef::Id(slot),
-                memory: MemoryRef::Key(key),
-                range: None,
-                access: Access::Read,
-            });
+            .and_then(|key| allocations.get(key));
+        let whole = allocation.map(|a| Binding::whole(StreamRef::Id(a.slot), memory, Access::Read));
         let row = whole.and_then(|b| self.world.resolve_binding(&b).ok().flatten());
         self.world.free(memory)?;
         self.stale = row.or(self.stale);
@@ -106,17 +101,18 @@ impl RowWorld {
     /// no row to stand for it, as one batch of the bindings themselves, as
     /// a scheduler holding no row for them would launch it.
     pub fn batch(&mut self, launches: &[MLaunch<'_>]) -> Result<Vec<(u64, MVerdict)>, ()> {
-        let (world, stale) = (&self.world, self.stale);
-        let all_rows = launches
+        let rows: Option<Vec<Vec<Resolved>>> = launches
             .iter()
-            .flat_map(|(_, _, bindings, _)| bindings.iter())
-            .all(|b| to_row(world, b, stale).is_some());
-        if all_rows {
-            run_batch::<Resolved>(&mut self.world, launches, |w, b| {
-                to_row(w, b, stale).expect("checked above")
+            .map(|(_, _, bindings, _)| {
+                bindings
+                    .iter()
+                    .map(|b| to_row(&self.world, b, self.stale))
+                    .collect()
             })
-        } else {
-            run_batch::<Binding>(&mut self.world, launches, |_, b| to_binding(b))
+            .collect();
+        match rows {
+            Some(rows) => run_bound(&mut self.world, launches, &rows),
+            None => run_batch::<Binding>(&mut self.world, launches, |_, b| to_binding(b)),
         }
     }
 }
@@ -157,9 +153,8 @@ pub fn run_binding_batch(
 }
 
 /// `launches` as one batch on `world`, each binding made a `B` by `bind`
-/// (against the world as it is before the batch): the results, or `Err`
-/// for a rejected batch, which must have pushed no result.
-pub fn run_batch<B: Bind>(
+/// (against the world as it is before the batch): [`run_bound`].
+fn run_batch<B: Bind>(
     world: &mut World,
     launches: &[MLaunch<'_>],
     bind: impl Fn(&World, &MBinding) -> B,
@@ -168,9 +163,20 @@ pub fn run_batch<B: Bind>(
         .iter()
         .map(|(_, _, bindings, _)| bindings.iter().map(|b| bind(world, b)).collect())
         .collect();
+    run_bound(world, launches, &owned)
+}
+
+/// `launches` as one batch on `world`, binding `owned` (one vector a
+/// launch): the results, or `Err` for a rejected batch, which must have
+/// pushed no result.
+fn run_bound<B: Bind>(
+    world: &mut World,
+    launches: &[MLaunch<'_>],
+    owned: &[Vec<B>],
+) -> Result<Vec<(u64, MVerdict)>, ()> {
     let batch: Vec<Launch<'_, B>> = launches
         .iter()
-        .zip(&owned)
+        .zip(owned)
         .map(|(&(kernel, stream, _, outcome), bindings)| Launch {
             kernel,
             stream: stream.into(),
