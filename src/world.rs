@@ -465,10 +465,7 @@ impl World {
             self.config.strict,
             |r| row = Some(r),
         )?;
-        Ok(row.map(|r| Resolved {
-            access: binding.access,
-            ..r
-        }))
+        Ok(row.map(|r| r.with_access(binding.access)))
     }
 
     /// The next launch number with `verdict`, for a launch that changes
