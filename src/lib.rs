@@ -90,12 +90,17 @@
 //! * **Unresolved reads count.** Every binding that does not resolve —
 //!   launches, host writes, reads, replays — adds to `unresolved_bindings`.
 //! * **The write scope's provisional taint** is applied from the exit path
-//!   of a panicking body rather than on entry ([`World::scope`] says why).
+//!   of a panicking body rather than on entry ([`World::scope`] says why):
+//!   reads see the same, but a scope that succeeds mints no failure id, and
+//!   a failed one finds or mints its failure as a failed launch does.
 //! * **Huge stream counts** are allowed (`max_streams` up to `u64::MAX`):
 //!   an allocation's footprint keeps the low 32 bits of its slot, and only a
 //!   world of more than 2^32 slots compares the full slot as well.
-//! * **A `chain_limit` over `u32::MAX`** in a log header is bad input (a
-//!   chain that long is not a chain anyone reads).
+//! * **A `chain_limit` over `u32::MAX`** (in a log header or on the
+//!   command line) is accepted, as SPEC allows any positive integer, and
+//!   acts as `u32::MAX`: a chain that long would need over 250 GB of skip
+//!   records, so no replay can tell the two apart. [`Config::chain_limit`]
+//!   is a `u32`.
 //! * **A pre-resolved row names its allocation, not its memory id.** The
 //!   binding it came from resolves by memory id on every launch, so once
 //!   the allocation is freed and the id reused it would hit the new

@@ -1237,10 +1237,18 @@ impl World {
     /// later write repairs it.
     ///
     /// SPEC §6b describes the provisional `torn_down` taint as applied on
-    /// entry. Nothing can observe the world while the body runs (the scope
+    /// entry. Nothing can read the world while the body runs (the scope
     /// holds it mutably), so the world applies it in the exit path of the
-    /// panic instead, from a drop guard: the observable result is the same,
-    /// and the success path mints no failure and allocates nothing.
+    /// panic instead, from a drop guard. What any read sees afterwards is
+    /// the same — the write set reads clean after `Ok`, carries the body's
+    /// error after `Err`, reads as torn down after a panic — and the success
+    /// path allocates nothing. The one difference is in failure ids: a
+    /// scope that ends `Ok` mints none (a provisional failure minted on
+    /// entry and pruned on exit would use one up and shift every later id),
+    /// and one that ends `Err` finds or mints its failure as a failed launch
+    /// does (SPEC §4) rather than renaming a provisional one. So
+    /// `failures_minted` counts failures that outlived their scope, which
+    /// is what a scheduler reading the ids expects.
     ///
     /// ```
     /// use taintworld::{Access, Binding, ErrorInfo, ScopeOutcome, World};

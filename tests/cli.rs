@@ -264,3 +264,56 @@ fn gen_is_deterministic_for_a_seed_and_differs_across_seeds() {
     assert_eq!(a.stdout, b.stdout);
     assert_ne!(a.stdout, c.stdout);
 }
+
+/// The skip-chain example with `header` as its first event (one failure,
+/// then three launches each reading the last one's output, then a read of
+/// the end of the chain), written to a scratch file called `name`.
+fn three_skip_chain(name: &str, header: &str) -> PathBuf {
+    let example = std::fs::read_to_string(examples().join("skip_chain_three_kernels.jsonl"))
+        .expect("the example log");
+    let log = example.replace(
+        r#"{"op":"header","format":"taintworld-log","version":1}"#,
+        header,
+    );
+    let path = scratch(name);
+    std::fs::write(&path, log).expect("a scratch log");
+    path
+}
+
+#[test]
+fn a_chain_limit_over_u32_max_is_accepted_and_keeps_every_chain_whole() {
+    let read_chain = |r: &serde_json::Value| {
+        let read = &r["reads"][0];
+        assert_eq!(read["result"], "tainted");
+        (
+            read["chain"].as_array().unwrap().len(),
+            read["truncated"].clone(),
+        )
+    };
+    let huge = three_skip_chain(
+        "huge_chain_limit.jsonl",
+        r#"{"op":"header","format":"taintworld-log","version":1,"chain_limit":5000000000}"#,
+    );
+    let r = report(&["replay", "--json", huge.to_str().unwrap()]);
+    assert_eq!(r["rejected"], serde_json::json!([]));
+    assert_eq!(read_chain(&r), (3, serde_json::json!(false)));
+
+    // The same limit on the command line, over a header of 2: with the
+    // header's, the third skip's cause would be at depth 3, so it is cut
+    // and the read's chain is that one record; the command line wins, and
+    // nothing is cut.
+    let short = three_skip_chain(
+        "short_chain_limit.jsonl",
+        r#"{"op":"header","format":"taintworld-log","version":1,"chain_limit":2}"#,
+    );
+    let cut = report(&["replay", "--json", short.to_str().unwrap()]);
+    assert_eq!(read_chain(&cut), (1, serde_json::json!(true)));
+    let whole = report(&[
+        "replay",
+        "--json",
+        "--chain-limit",
+        "18446744073709551615",
+        short.to_str().unwrap(),
+    ]);
+    assert_eq!(read_chain(&whole), (3, serde_json::json!(false)));
+}

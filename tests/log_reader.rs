@@ -308,6 +308,58 @@ fn a_very_long_line_is_measured_whole_and_the_next_line_is_read() {
     );
 }
 
+/// Every bad line as (number, whether it is a blank or comment line).
+fn bad_lines(log: &[u8]) -> Vec<(u64, bool)> {
+    LogReader::new(log)
+        .filter_map(|line| {
+            let line = line.expect("an in-memory log cannot fail to read");
+            line.event.err().map(|e| (line.number, e.is_comment()))
+        })
+        .collect()
+}
+
+#[test]
+fn an_over_long_blank_or_comment_line_is_bad_input_that_is_still_a_comment() {
+    let mut log = comment_of(MIB + 1);
+    log.push(b'\n');
+    // Blank all the way, past what the reader keeps, ending in CRLF.
+    log.extend_from_slice(&vec![b'\t'; 3 * MIB]);
+    log.extend_from_slice(b"\r\n");
+    // Blank for its first mebibyte and a byte, then not.
+    log.extend_from_slice(&vec![b' '; MIB + 7]);
+    log.extend_from_slice(b"x\n");
+    // A carriage return inside a long blank line is not blank.
+    log.extend_from_slice(&vec![b' '; MIB + 7]);
+    log.extend_from_slice(b"\r \n");
+    // An event that is too long.
+    log.extend_from_slice(format!(r#"{{"op":"sync","pad":"{}"}}"#, "x".repeat(MIB)).as_bytes());
+    log.push(b'\n');
+    assert_eq!(
+        bad_lines(&log),
+        vec![(1, true), (2, true), (3, false), (4, false), (5, false)]
+    );
+}
+
+#[test]
+fn a_comment_that_is_not_utf8_is_bad_input_that_is_still_a_comment() {
+    assert_eq!(
+        bad_lines(b"# caf\xe9\n{\"op\":\"sync\xff\"}\n"),
+        vec![(1, true), (2, false)]
+    );
+}
+
+#[test]
+fn a_header_after_a_bad_comment_line_is_still_first() {
+    let mut log = comment_of(MIB + 1);
+    log.extend_from_slice(b"\n# caf\xe9\n");
+    log.extend_from_slice(HEADER.as_bytes());
+    log.extend_from_slice(b"\n{\"op\":\"sync\"}\n");
+    let lines = read(&log);
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[2], (3, Ok(Event::Header(Header::default()))));
+    assert_eq!(lines[3], (4, Ok(Event::Sync)));
+}
+
 /// Hands out its bytes a few at a time, as a pipe might.
 struct Trickle<'a> {
     bytes: &'a [u8],

@@ -211,3 +211,37 @@ fn a_scope_that_fails_on_a_captured_slot_dooms_the_window() {
     };
     assert_eq!(report.error, ErrorInfo::new("launch", "gelu", "bad grid"));
 }
+
+#[test]
+fn a_failed_scope_finds_the_live_failure_of_its_identity_instead_of_minting_one() {
+    let mut w = world();
+    w.alloc(0, 3, 16).unwrap();
+    // Failure 1, kernel `gelu`, carried by memory 3.
+    w.launch(&Launch {
+        kernel: "gelu",
+        stream: 0.into(),
+        bindings: &[Binding::whole(0, 3, Access::Write)],
+        outcome: Outcome::Failed {
+            kind: "launch",
+            message: "too many blocks",
+        },
+    })
+    .unwrap();
+    // A successful scope uses up no id on the way.
+    w.scope("gelu", 0, &IO, || Ok::<_, ErrorInfo>(())).unwrap();
+    let error = ErrorInfo::new("launch", "ignored", "too many blocks");
+    let out = w.scope("gelu", 0, &IO, || Err::<(), _>(error)).unwrap();
+    let ScopeOutcome::Failed { failure, .. } = out else {
+        panic!("{out:?}")
+    };
+    assert_eq!(failure.get(), 1, "the same identity is the same failure");
+    assert_eq!(w.failure(failure).unwrap().occurrences, 2);
+    assert_eq!(w.stats().failures_minted, 1);
+    // A different message is another failure, and it takes the next id.
+    let other = ErrorInfo::new("launch", "ignored", "out of registers");
+    let out = w.scope("gelu", 0, &IO, || Err::<(), _>(other)).unwrap();
+    let ScopeOutcome::Failed { failure, .. } = out else {
+        panic!("{out:?}")
+    };
+    assert_eq!(failure.get(), 2);
+}

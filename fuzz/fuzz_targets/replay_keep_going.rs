@@ -1,10 +1,12 @@
 //! (c) A whole replay of arbitrary bytes with `--keep-going` semantics: no
-//! line is silently lost. The event lines (counted here, independently of
-//! the reader, by SPEC Appendix A) are exactly the lines the report
-//! accounts for: `events` is their number less an accepted header, every
-//! rejected line is one of them, listed once and in order, and every line
-//! the reader could not parse is rejected. The world still keeps SPEC §10,
-//! and the report serializes as JSON that parses back with the same counts.
+//! line is silently lost. The event lines and the bad blank or comment
+//! lines (too long, or not UTF-8), both counted here independently of the
+//! reader by SPEC Appendix A, are exactly the lines the report accounts
+//! for: `events` is the number of event lines less an accepted header,
+//! every rejected line is one of the two, listed once and in order, and
+//! every line the reader could not parse is rejected. The world still keeps
+//! SPEC §10, and the report serializes as JSON that parses back with the
+//! same counts.
 
 #![no_main]
 
@@ -13,9 +15,11 @@ use std::collections::BTreeSet;
 use libfuzzer_sys::fuzz_target;
 use taintworld::log::{Event, LogReader, MAX_LINE_BYTES, ReplayOptions, replay};
 
-/// The numbers of the lines that are neither blank nor a comment.
-fn event_lines(data: &[u8]) -> BTreeSet<u64> {
+/// The numbers of the lines that are neither blank nor a comment, and of
+/// the blank or comment lines that are bad input all the same.
+fn event_lines(data: &[u8]) -> (BTreeSet<u64>, BTreeSet<u64>) {
     let mut out = BTreeSet::new();
+    let mut bad_comments = BTreeSet::new();
     let mut parts: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
     // A final newline ends the last line; it does not start another.
     if parts.last().is_some_and(|p| p.is_empty()) {
@@ -23,26 +27,41 @@ fn event_lines(data: &[u8]) -> BTreeSet<u64> {
     }
     for (i, part) in parts.iter().enumerate() {
         let line = part.strip_suffix(b"\r").unwrap_or(part);
-        let event = line.len() > MAX_LINE_BYTES
-            || std::str::from_utf8(line).is_err()
-            || !(line.first() == Some(&b'#') || line.iter().all(|&b| b == b' ' || b == b'\t'));
-        if event {
+        let comment = line.first() == Some(&b'#') || line.iter().all(|&b| b == b' ' || b == b'\t');
+        let bad = line.len() > MAX_LINE_BYTES || std::str::from_utf8(line).is_err();
+        if !comment {
             out.insert(i as u64 + 1);
+        } else if bad {
+            bad_comments.insert(i as u64 + 1);
         }
     }
-    out
+    (out, bad_comments)
 }
 
 fuzz_target!(|data: &[u8]| {
-    let lines = event_lines(data);
+    let (lines, bad_comments) = event_lines(data);
 
     // What the reader yields: the same lines; which of them it could not
-    // parse; whether the first is a header.
+    // parse; whether the first event line is a header.
     let yielded: Vec<_> = LogReader::new(data)
         .map(|l| l.expect("a byte slice reads"))
         .collect();
     let numbers: BTreeSet<u64> = yielded.iter().map(|l| l.number).collect();
-    assert_eq!(numbers, lines, "the reader yields exactly the event lines");
+    let accounted: BTreeSet<u64> = lines.union(&bad_comments).copied().collect();
+    assert_eq!(
+        numbers, accounted,
+        "the reader yields exactly the event lines and the bad comments"
+    );
+    let said_comments: BTreeSet<u64> = yielded
+        .iter()
+        .filter(|l| l.event.as_ref().is_err_and(|e| e.is_comment()))
+        .map(|l| l.number)
+        .collect();
+    assert_eq!(said_comments, bad_comments, "and tells the two apart");
+    let yielded: Vec<_> = yielded
+        .into_iter()
+        .filter(|l| !bad_comments.contains(&l.number))
+        .collect();
     let unparsed: BTreeSet<u64> = yielded
         .iter()
         .filter(|l| l.event.is_err())
@@ -70,10 +89,13 @@ fuzz_target!(|data: &[u8]| {
         "rejected lines listed once, in order: {rejected:?}"
     );
     let rejected: BTreeSet<u64> = rejected.into_iter().collect();
-    assert!(rejected.is_subset(&lines), "rejected lines are event lines");
     assert!(
-        unparsed.is_subset(&rejected),
-        "every unparsable line is rejected"
+        rejected.is_subset(&accounted),
+        "rejected lines are event lines or bad comments"
+    );
+    assert!(
+        unparsed.is_subset(&rejected) && bad_comments.is_subset(&rejected),
+        "every unparsable line and every bad comment is rejected"
     );
 
     let header_accepted = first_is_header

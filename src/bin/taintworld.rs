@@ -47,8 +47,9 @@ enum Command {
         /// Stream slots (overrides the log's header).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         max_streams: Option<u64>,
-        /// Longest skip chain kept (overrides the log's header).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u32::MAX as u64))]
+        /// Longest skip chain kept (overrides the log's header); any
+        /// value from 4294967295 up keeps every chain whole.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         chain_limit: Option<u64>,
     },
     /// Write a valid synthetic launch log, deterministic for a seed.

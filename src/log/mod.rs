@@ -17,11 +17,12 @@
 //!
 //! Choices the specification leaves open, made here:
 //!
-//! * Every line the reader yields counts in the report's `events`, except an
-//!   accepted header. A line over the length limit or not UTF-8 is yielded
-//!   as a bad line even when it would otherwise be a comment or blank, and
-//!   like any yielded line it takes the header's place: a header after it is
-//!   bad input.
+//! * A line over the length limit or not UTF-8 is bad input even when it is
+//!   blank or a comment (SPEC Appendix A), and the reader yields it as a bad
+//!   line marked as such ([`LineError::is_comment`]). It is still a blank or
+//!   comment line, so, as the Appendix counts `events`, it counts in none
+//!   and does not take the header's place; every other line the reader
+//!   yields counts, except an accepted header.
 //! * A header after the first event is rejected as out of place before its
 //!   own fields are looked at.
 //! * `access` in a `host_write` or `read` binding is ignored: a valid value

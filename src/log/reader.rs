@@ -19,8 +19,10 @@ use super::parse::parse_event;
 /// Longer lines are bad input, whatever they hold.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
-/// One line of a log that is neither blank nor a comment: every such line is
-/// an event or bad input, and either way it is reported by its number.
+/// One line of a log that is neither blank nor a comment — every such line
+/// is an event or bad input, and either way it is reported by its number —
+/// or a blank or comment line that is bad input all the same (over
+/// [`MAX_LINE_BYTES`], or not UTF-8; [`LineError::is_comment`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Line {
     /// The 1-based physical line number, counting blank lines and comments,
@@ -38,11 +40,24 @@ pub struct Line {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LineError {
     message: String,
+    comment: bool,
 }
 
 impl LineError {
     fn new(message: String) -> Self {
-        LineError { message }
+        LineError {
+            message,
+            comment: false,
+        }
+    }
+
+    /// Whether the bad line is blank or a comment (one too long, or not
+    /// UTF-8). SPEC Appendix A makes such a line bad input "even when blank
+    /// or a comment", and counts in `events` only lines that are neither:
+    /// so it is rejected, yet it is no event — it counts nowhere, and a
+    /// header after it is still first.
+    pub fn is_comment(&self) -> bool {
+        self.comment
     }
 
     /// The "what was wrong" text, the same as this error's `Display`.
@@ -68,16 +83,22 @@ impl std::error::Error for LineError {}
 /// so the caller decides between stopping and `--keep-going`.
 ///
 /// Every line this iterator yields counts in the report's `events`, except
-/// an accepted header; the first one it yields is the only place a header is
-/// accepted.
+/// an accepted header and a bad blank or comment line
+/// ([`LineError::is_comment`]); the first other line it yields is the only
+/// place a header is accepted.
 pub struct LogReader<R> {
     inner: R,
     /// The current line, reused; never longer than `MAX_LINE_BYTES + 1`.
     buf: Vec<u8>,
     /// The number of the last physical line read.
     number: u64,
-    /// Whether a line has been yielded yet: a header is accepted only before.
+    /// Whether a line other than a bad blank or comment line has been
+    /// yielded yet: a header is accepted only before.
     yielded: bool,
+    /// How many bytes of the current line past what `buf` keeps are
+    /// neither spaces nor tabs (a dropped trailing `\r` not counted): with
+    /// `buf`, whether an over-long line is blank.
+    tail_other: usize,
     /// Set after an I/O error or the end of the input.
     done: bool,
     /// The file read, named in I/O errors.
@@ -112,6 +133,7 @@ impl<R: BufRead> LogReader<R> {
             buf: Vec::new(),
             number: 0,
             yielded: false,
+            tail_other: 0,
             done: false,
             path: None,
         }
@@ -123,6 +145,7 @@ impl<R: BufRead> LogReader<R> {
     fn read_physical(&mut self) -> io::Result<Physical> {
         const KEEP: usize = MAX_LINE_BYTES + 1;
         self.buf.clear();
+        self.tail_other = 0;
         let mut len: u64 = 0;
         let mut last = None;
         let mut any = false;
@@ -146,6 +169,11 @@ impl<R: BufRead> LogReader<R> {
             let room = KEEP.saturating_sub(self.buf.len());
             self.buf
                 .extend_from_slice(chunk.get(..room).unwrap_or(chunk));
+            if let Some(dropped) = chunk.get(room..) {
+                // Only an over-long line gets here.
+                let other = dropped.iter().filter(|&&b| b != b' ' && b != b'\t').count();
+                self.tail_other = self.tail_other.saturating_add(other);
+            }
             len = len.saturating_add(u64::try_from(chunk.len()).unwrap_or(u64::MAX));
             if let Some(&byte) = chunk.last() {
                 last = Some(byte);
@@ -160,12 +188,15 @@ impl<R: BufRead> LogReader<R> {
             len = len.saturating_sub(1);
             if u64::try_from(self.buf.len()).is_ok_and(|kept| kept > len) {
                 self.buf.pop();
+            } else {
+                self.tail_other = self.tail_other.saturating_sub(1);
             }
         }
         Ok(Physical::Line { len })
     }
 
-    /// The next line that is not blank or a comment, or the end.
+    /// The next line that is not blank or a comment (or is, and is bad
+    /// input all the same), or the end.
     fn next_line(&mut self) -> io::Result<Option<Line>> {
         loop {
             let len = match self.read_physical()? {
@@ -176,19 +207,19 @@ impl<R: BufRead> LogReader<R> {
             let number = self.number;
             let first = !self.yielded;
             if len > MAX_LINE_BYTES as u64 {
-                self.yielded = true;
+                let comment = comment(&self.buf) || (self.tail_other == 0 && blank(&self.buf));
                 let message = format!("line is {len} bytes, over the {MAX_LINE_BYTES}-byte limit");
-                return Ok(Some(bad(number, message)));
+                return Ok(Some(self.bad(number, message, comment)));
             }
             let text = match std::str::from_utf8(&self.buf) {
                 Ok(text) => text,
                 Err(e) => {
-                    self.yielded = true;
                     let message = format!("not valid UTF-8 (at byte {})", e.valid_up_to());
-                    return Ok(Some(bad(number, message)));
+                    let comment = comment(&self.buf);
+                    return Ok(Some(self.bad(number, message, comment)));
                 }
             };
-            if text.starts_with('#') || text.bytes().all(|b| b == b' ' || b == b'\t') {
+            if comment(text.as_bytes()) || blank(text.as_bytes()) {
                 continue;
             }
             self.yielded = true;
@@ -196,13 +227,26 @@ impl<R: BufRead> LogReader<R> {
             return Ok(Some(Line { number, event }));
         }
     }
+
+    /// A bad line numbered `number`; a blank or comment one (`comment`)
+    /// does not take the header's place.
+    fn bad(&mut self, number: u64, message: String, comment: bool) -> Line {
+        self.yielded |= !comment;
+        Line {
+            number,
+            event: Err(LineError { message, comment }),
+        }
+    }
 }
 
-fn bad(number: u64, message: String) -> Line {
-    Line {
-        number,
-        event: Err(LineError::new(message)),
-    }
+/// Whether a line is a comment: `#` in its first column.
+fn comment(line: &[u8]) -> bool {
+    line.first() == Some(&b'#')
+}
+
+/// Whether a line is blank: empty, or only spaces and tabs.
+fn blank(line: &[u8]) -> bool {
+    line.iter().all(|&b| b == b' ' || b == b'\t')
 }
 
 impl LogReader<Box<dyn BufRead + Send>> {

@@ -122,7 +122,10 @@ impl Replay {
     /// replay goes on; either way a bad line changes nothing.
     pub fn apply(&mut self, line: Line) -> Result<(), ReplayError> {
         let number = line.number;
-        let first = std::mem::replace(&mut self.first, false);
+        // A bad blank or comment line is rejected, yet it is no event: it
+        // counts nowhere, and a header after it is still first.
+        let event = !matches!(&line.event, Err(error) if error.is_comment());
+        let first = event && std::mem::replace(&mut self.first, false);
         let result = match line.event {
             Err(error) => Err(error.message().to_string()),
             Ok(Event::Header(header)) if first => {
@@ -135,7 +138,7 @@ impl Replay {
             Ok(event) => self.apply_event(number, event),
         };
         // A line that is not an accepted header counts as an event.
-        self.report.events += 1;
+        self.report.events += u64::from(event);
         match result {
             Ok(()) => Ok(()),
             Err(error) if self.options.keep_going => {
@@ -168,12 +171,10 @@ impl Replay {
             .chain_limit
             .or(chain_limit)
             .unwrap_or(u64::from(defaults.chain_limit));
-        let chain_limit = u32::try_from(chain_limit).map_err(|_| {
-            format!(
-                "chain_limit {chain_limit} is over the largest, {}",
-                u32::MAX
-            )
-        })?;
+        // SPEC allows any positive integer. A chain of more than `u32::MAX`
+        // records would need over 250 GB of them, so a larger limit is the
+        // same as `u32::MAX` for every log that can be replayed.
+        let chain_limit = u32::try_from(chain_limit).unwrap_or(u32::MAX);
         let world = World::new(Config {
             max_streams,
             num_special: 0,

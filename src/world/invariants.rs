@@ -14,16 +14,19 @@ use crate::components::record::RecordKey;
 impl World {
     /// Checks SPEC.md §10's invariants over the whole world: canonical
     /// claims, carrier and reference counts that match what refers to each
-    /// entity, failures alive iff carried or pinned, records alive iff
-    /// referenced, chains no longer than `chain_limit`. O(everything): for
-    /// tests and fuzzing. Returns what is broken.
+    /// entity, failures alive iff carried or pinned and never more of them
+    /// than claims plus open pins, records alive iff referenced, chains no
+    /// longer than `chain_limit`. O(everything): for tests and fuzzing.
+    /// Returns what is broken.
     pub fn check_invariants(&self) -> Result<(), String> {
         let g = &self.graph;
         let mut carriers: HashMap<FailureKey, u64> = HashMap::default();
         let mut pins: HashMap<FailureKey, u64> = HashMap::default();
         let mut refs: HashMap<RecordKey, u64> = HashMap::default();
+        let mut all_claims = 0u64;
         for (_, a) in self.allocs.iter() {
             let claims = a.claims.as_slice();
+            all_claims += claims.len() as u64;
             let mut carried: Vec<FailureKey> = Vec::new();
             for (i, c) in claims.iter().enumerate() {
                 if c.start >= c.end {
@@ -94,7 +97,7 @@ impl World {
                 }
             }
         }
-        for (key, r) in g.records.iter() {
+        for (_, r) in g.records.iter() {
             if let Some(c) = r.cause {
                 *refs.entry(c).or_default() += 1;
                 let Some(cause) = g.records.get(c) else {
@@ -118,7 +121,6 @@ impl World {
                     r.launch
                 ));
             }
-            let _ = key;
         }
         for (key, r) in g.records.iter() {
             let expected = refs.get(&key).copied().unwrap_or(0);
@@ -136,6 +138,13 @@ impl World {
                     r.launch
                 ));
             }
+        }
+        let open_pins: u64 = pins.values().sum();
+        let live = g.failures.len() as u64;
+        if live > all_claims + open_pins {
+            return Err(format!(
+                "{live} live failures, more than {all_claims} claims and {open_pins} open pins"
+            ));
         }
         for (key, f) in g.failures.iter() {
             let c = carriers.get(&key).copied().unwrap_or(0);
