@@ -81,7 +81,8 @@ pub struct ReadFailure {
     /// The failure claiming the input.
     pub failure: FailureId,
     /// The claimed input's memory id, which the skip record names as what
-    /// the launch needed.
+    /// the launch needed; 0 when the binding names its allocation by a
+    /// world's key ([`MemoryRef::Key`]), for which the pool knows no id.
     pub needed: u64,
     /// The failure's error, cloned for the paths that report it directly.
     pub error: ErrorInfo,
@@ -460,9 +461,17 @@ where
         let Some(stream) = pool.try_get_ref(binding.stream) else {
             continue;
         };
-        if let Some(failure) = stream.failure(binding, graph) {
-            let key = graph.failures.key_of(failure)?;
-            let error = graph.failures.get(key)?.error.clone();
+        let Some(failure) = stream.failure(binding, graph) else {
+            continue;
+        };
+        // A stream memory that names a failure no longer in the graph
+        // names nothing: the later bindings still get their check.
+        if let Some(f) = graph
+            .failures
+            .key_of(failure)
+            .and_then(|key| graph.failures.get(key))
+        {
+            let error = f.error.clone();
             let needed = match binding.memory {
                 MemoryRef::Id(m) => m,
                 MemoryRef::Key(_) => 0,
@@ -500,7 +509,10 @@ pub fn taint_with<'a, F>(
 
 /// [`taint_with`] under the failure found or minted for `error` (SPEC §4),
 /// pruned again when it claimed nothing: a failure no buffer holds has
-/// nothing to wait for. Returns its id.
+/// nothing to wait for. Only that failure is pruned
+/// ([`FailureGraph::prune_failure`]): one that lost its last carrier
+/// elsewhere stays until the caller prunes the graph, as the seed's `taint`
+/// left it. Returns its id.
 pub fn taint<'a, F>(
     pool: &mut StreamPool<F>,
     error: ErrorInfo,
@@ -515,7 +527,7 @@ where
         .find_or_mint(&error.kind, &error.kernel, &error.message);
     let id = graph.failures.get(key).map_or(FailureId::ZERO, |f| f.id);
     taint_with(pool, id, written, graph);
-    graph.prune();
+    graph.prune_failure(id);
     id
 }
 

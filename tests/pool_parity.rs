@@ -6,7 +6,7 @@ use taintworld::pool::{
     self, PoolError, StreamAllocations, StreamFactory, StreamId, StreamMemory, StreamPool,
 };
 use taintworld::{
-    Access, Binding, Error, ErrorInfo, FailureGraph, Launch, Outcome, StreamRef, World,
+    Access, Binding, Error, ErrorInfo, FailureGraph, Launch, MemoryRef, Outcome, StreamRef, World,
 };
 
 /// A factory that counts its creations, tags each stream with the creation
@@ -23,6 +23,9 @@ struct Tagged {
     serial: u32,
     tag: u32,
     memory: StreamAllocations,
+    /// A memory id whose bytes this stream says a failure claims that the
+    /// graph no longer holds: a stream memory out of step with the graph.
+    out_of_step: Option<(u64, taintworld::FailureId)>,
 }
 
 impl StreamFactory for Factory {
@@ -37,12 +40,18 @@ impl StreamFactory for Factory {
             serial: self.created,
             tag: self.tag,
             memory: StreamAllocations::default(),
+            out_of_step: None,
         })
     }
 }
 
 impl StreamMemory for Tagged {
     fn failure(&self, b: &Binding, g: &FailureGraph) -> Option<taintworld::FailureId> {
+        if let Some((m, f)) = self.out_of_step
+            && b.memory == MemoryRef::Id(m)
+        {
+            return Some(f);
+        }
         self.memory.failure(b, g)
     }
     fn taint(&mut self, b: &Binding, f: taintworld::FailureId, g: &mut FailureGraph) {
@@ -432,4 +441,233 @@ fn the_pool_path_and_the_world_agree_on_claims_for_one_taint_and_release_sequenc
     }
     assert_eq!(claims(&p, &g, 1, 9), [(0, 5, 1), (8, 15, 1), (45, 64, 1)]);
     assert_eq!(g.failures.minted(), w.stats().failures_minted);
+}
+
+/// [`pool::taint`] of `bindings` under the error `(kind, kernel, "x")`.
+fn taint_as(
+    p: &mut StreamPool<Factory>,
+    g: &mut FailureGraph,
+    (kind, kernel): (&str, &str),
+    bindings: &[Binding],
+) -> taintworld::FailureId {
+    pool::taint(p, ErrorInfo::new(kind, kernel, "x"), bindings.iter(), g)
+}
+
+/// A pool whose factory fails, with `num_special` special slots.
+fn poisoned(num_special: u8) -> StreamPool<Factory> {
+    let factory = Factory {
+        fail: true,
+        ..Factory::default()
+    };
+    StreamPool::new(factory, 4, num_special).unwrap()
+}
+
+#[test]
+#[should_panic(expected = "could not be created for slot 1")]
+fn get_mut_panics_when_the_factory_fails() {
+    poisoned(0).get_mut(&id(5));
+}
+
+#[test]
+#[should_panic(expected = "could not be created for slot 2")]
+fn get_mut_index_panics_when_the_factory_fails() {
+    poisoned(0).get_mut_index(2);
+}
+
+#[test]
+#[should_panic(expected = "could not be created for slot 4")]
+fn get_special_panics_when_the_factory_fails() {
+    poisoned(1).get_special(0);
+}
+
+#[test]
+#[should_panic(expected = "stream slot 6 is out of range: the pool has 6")]
+fn get_special_past_num_special_panics() {
+    let mut p = StreamPool::new(Factory::default(), 4, 2).unwrap();
+    p.get_special(2);
+}
+
+#[test]
+fn get_or_create_creates_a_slots_stream_once_and_folds_the_id() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    p.get_or_create(&id(2)).unwrap().tag = 7;
+    let again = p.get_or_create(&id(6)).unwrap(); // 6 % 4 == 2
+    assert_eq!((again.serial, again.tag), (1, 7));
+    assert_eq!(p.factory_mut().created, 1);
+}
+
+#[test]
+fn try_get_mut_reaches_an_initialized_stream_by_any_id_that_folds_onto_it() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    p.get_mut(&id(3));
+    p.try_get_mut(&id(7)).unwrap().tag = 9;
+    assert_eq!(p.get_mut(&id(3)).tag, 9);
+    assert_eq!(p.factory_mut().created, 1);
+}
+
+#[test]
+fn the_free_stream_index_of_a_pool_of_no_streams_is_slot_zero() {
+    assert_eq!(pool::stream_index(&id(u64::MAX), 0), 0);
+}
+
+#[test]
+fn taint_and_taint_with_take_every_binding_of_the_call() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_mut(&id(0)).memory.alloc(1, 16).unwrap();
+    p.get_mut(&id(1)).memory.alloc(2, 16).unwrap();
+    p.get_mut(&id(1)).memory.alloc(3, 16).unwrap();
+    let f = taint_as(
+        &mut p,
+        &mut g,
+        ("compile", "fill"),
+        &[
+            Binding::whole(0, 1, Access::Write),
+            Binding::range(1, 2, 4, 8, Access::Write),
+        ],
+    );
+    pool::taint_with(
+        &mut p,
+        f,
+        [
+            &Binding::range(1, 2, 12, 16, Access::Write),
+            &Binding::whole(1, 3, Access::ReadWrite),
+        ]
+        .into_iter(),
+        &mut g,
+    );
+    assert_eq!(claims(&p, &g, 0, 1), [(0, 16, 1)]);
+    assert_eq!(claims(&p, &g, 1, 2), [(4, 8, 1), (12, 16, 1)]);
+    assert_eq!(claims(&p, &g, 1, 3), [(0, 16, 1)]);
+    assert_eq!(
+        g.failures
+            .get(g.failures.key_of(f).unwrap())
+            .unwrap()
+            .carriers,
+        3
+    );
+}
+
+#[test]
+fn taint_prunes_its_failure_when_its_bindings_claimed_nothing() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_mut(&id(0)).memory.alloc(1, 16).unwrap();
+    let f = taint_as(
+        &mut p,
+        &mut g,
+        ("compile", "fill"),
+        &[
+            Binding::whole(2, 1, Access::Write), // a never-initialized slot
+            Binding::whole(0, 8, Access::Write), // no memory 8
+        ],
+    );
+    assert_eq!((f.get(), g.failures.minted()), (1, 1));
+    assert!(g.failures.is_empty());
+    assert_eq!(claims(&p, &g, 0, 1), []);
+}
+
+#[test]
+fn taint_prunes_only_its_own_failure_and_leaves_the_rest_to_the_caller() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_mut(&id(0)).memory.alloc(1, 16).unwrap();
+    let a = taint_as(
+        &mut p,
+        &mut g,
+        ("compile", "fill"),
+        &[Binding::whole(0, 1, Access::Write)],
+    );
+    // `a` loses its last carrier; the caller has not pruned yet.
+    pool::written(
+        &mut p,
+        [&Binding::whole(0, 1, Access::Write)].into_iter(),
+        &mut g,
+    );
+    let b = taint_as(&mut p, &mut g, ("launch", "gelu"), &[]);
+    assert_eq!((a.get(), b.get()), (1, 2));
+    assert!(g.failures.key_of(a).is_some(), "a is the caller's to prune");
+    assert!(g.failures.key_of(b).is_none(), "b claimed nothing");
+    assert_eq!(g.prune(), 1);
+    assert!(g.failures.is_empty());
+}
+
+#[test]
+fn a_stream_memory_taint_sets_another_failure_over_a_claim_rather_than_adding_it() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_mut(&id(0)).memory.alloc(1, 16).unwrap();
+    let a = taint_as(
+        &mut p,
+        &mut g,
+        ("compile", "fill"),
+        &[Binding::whole(0, 1, Access::Write)],
+    );
+    let b = taint_as(
+        &mut p,
+        &mut g,
+        ("launch", "gelu"),
+        &[Binding::range(0, 1, 4, 12, Access::Write)],
+    );
+    assert_eq!((a.get(), b.get()), (1, 2));
+    assert_eq!(claims(&p, &g, 0, 1), [(0, 4, 1), (4, 12, 2), (12, 16, 1)]);
+    let carriers = |f| {
+        g.failures
+            .get(g.failures.key_of(f).unwrap())
+            .unwrap()
+            .carriers
+    };
+    assert_eq!((carriers(a), carriers(b)), (1, 1));
+}
+
+#[test]
+fn written_skips_a_never_initialized_slot_and_releases_only_on_the_allocating_stream() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_mut(&id(0)).memory.alloc(9, 16).unwrap();
+    p.get_mut(&id(1)).memory.alloc(9, 16).unwrap();
+    for s in [0, 1] {
+        taint_as(
+            &mut p,
+            &mut g,
+            ("compile", "fill"),
+            &[Binding::whole(s, 9, Access::Write)],
+        );
+    }
+    pool::written(
+        &mut p,
+        [
+            &Binding::whole(2, 9, Access::Write), // a never-initialized slot
+            &Binding::whole(1, 9, Access::Write),
+        ]
+        .into_iter(),
+        &mut g,
+    );
+    assert!(p.try_get(&id(2)).is_none(), "written creates no stream");
+    assert_eq!(claims(&p, &g, 0, 9), [(0, 16, 1)]);
+    assert_eq!(claims(&p, &g, 1, 9), []);
+}
+
+#[test]
+fn read_failure_passes_over_a_failure_the_graph_no_longer_holds() {
+    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_mut(&id(0)).memory.alloc(2, 16).unwrap();
+    // Failure 1 claims nothing and is pruned at once.
+    let gone = taint_as(&mut p, &mut g, ("launch", "gelu"), &[]);
+    p.get_mut(&id(0)).out_of_step = Some((1, gone));
+    let e = ErrorInfo::new("compile", "fill", "x");
+    pool::taint(
+        &mut p,
+        e.clone(),
+        [&Binding::whole(0, 2, Access::Write)].into_iter(),
+        &mut g,
+    );
+    let bindings = [
+        Binding::whole(0, 1, Access::Read), // failure 1: not in the graph
+        Binding::whole(0, 2, Access::Read),
+    ];
+    let hit = pool::read_failure(&p, bindings.iter(), &g).unwrap();
+    assert_eq!((hit.failure.get(), hit.needed, hit.error), (2, 2, e));
+    assert!(pool::read_failure(&p, bindings[..1].iter(), &g).is_none());
 }
