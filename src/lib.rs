@@ -148,8 +148,8 @@
 //!
 //! | workload | instructions | baseline |
 //! | --- | ---: | ---: |
-//! | a clean binding in a batch (3 reads + 1 write a launch) | 35 / 22 | 62 |
-//! | a clean binding, one `launch` call a launch | 48 / 35 | 62 |
+//! | a clean binding in a batch (3 reads + 1 write a launch) | 34.5 / 15.5 | 62 |
+//! | a clean binding, one `launch` call a launch | 47.5 / 28.5 | 62 |
 //! | a skipped launch of a chain (1 read, 1 write) | 639 / 515 | 861 |
 //! | a kernel failing again on the same buffer | 348 / 254 | 722 |
 //! | a launch of a training step with an early failure | 1,091 / 911 | 1,162 |

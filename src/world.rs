@@ -258,6 +258,9 @@ impl World {
     /// Makes allocation `memory` of `size` bytes on `stream`, initializing
     /// the stream's slot. The size is declared, never turned into memory.
     /// A memory id that is already live is bad input.
+    ///
+    /// Cost: O(1) expected — a slot-map insert and a hash insert of the
+    /// memory id; about 160 bytes a clean allocation, whatever its size.
     pub fn alloc(
         &mut self,
         stream: impl Into<StreamRef>,
@@ -335,6 +338,9 @@ impl World {
     /// Frees an allocation: its claims go (their failures lose a carrier and
     /// are pruned if nothing else holds them), and its memory id may be
     /// reused by a new allocation that inherits nothing.
+    ///
+    /// Cost: O(1) expected for a clean allocation; O(claims) for a claimed
+    /// one, plus the failures and skip records only its claims held.
     pub fn free(&mut self, memory: impl Into<MemoryRef>) -> Result<(), Error> {
         let key = match memory.into() {
             MemoryRef::Id(memory) => self
@@ -359,6 +365,13 @@ impl World {
     /// fail or release, then prune. The launch binds [`Binding`]s, resolved
     /// here, or pre-resolved [`Resolved`] rows, only checked (see
     /// [`resolve_binding`](Self::resolve_binding)).
+    ///
+    /// Cost: per binding one look-up by key (or one hash probe by memory
+    /// id) and, where its allocation is claimed, a binary search of the
+    /// allocation's sorted claims — O(bindings × log claims); a write that
+    /// carves through k claims adds O(k), a skip one record. No heap
+    /// allocation when nothing is claimed, nor when each binding taints or
+    /// releases one range (`tests/no_heap_on_hot_path.rs`).
     pub fn launch<B: Bind>(&mut self, launch: &Launch<'_, B>) -> Result<LaunchResult, Error> {
         if !(self.quiet() && matches!(launch.outcome, Outcome::Ok | Outcome::DryRun)) {
             return self.launch_settled(launch);
@@ -484,6 +497,10 @@ impl World {
     /// Processes a batch of launches in order, appending one result per
     /// launch to `results`. The results and the final state are exactly
     /// those of calling [`launch`](Self::launch) on each in turn.
+    ///
+    /// Cost: that of [`launch`](Self::launch) for each, after one first
+    /// pass over the batch; a batch of launches that all ran, in a world
+    /// where nothing is claimed, is that first pass alone.
     ///
     /// Launches cannot make or free allocations, so every binding of the
     /// batch is resolved (every pre-resolved row checked) first, in one
@@ -962,6 +979,9 @@ impl World {
     /// and no read set, kernel `host_write`. `Ok` releases, `Failed` taints.
     /// Not a launch: it takes no launch number and no capture window sees
     /// it.
+    ///
+    /// Cost: that of a launch binding one write (see
+    /// [`launch`](Self::launch)).
     pub fn host_write(
         &mut self,
         binding: &Binding,
@@ -980,6 +1000,10 @@ impl World {
     /// A host read of one binding (SPEC §5): unresolved, then the device
     /// fault, then the claim with the lowest start overlapping the range.
     /// Changes nothing but the unresolved-bindings counter.
+    ///
+    /// Cost: one look-up and a binary search of the allocation's claims,
+    /// O(log claims), for a clean read; a tainted one also walks and copies
+    /// its chain, at most `chain_limit` hops, into the report it returns.
     pub fn read(&mut self, binding: &Binding) -> Result<ReadResult, Error> {
         // A read is checked like a read-visible binding, whatever access
         // the caller gave it.

@@ -130,7 +130,53 @@ fn a_missing_log_is_an_error_with_exit_status_2() {
     let out = taintworld(&["replay", "/no/such/log.jsonl"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: "));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert_eq!(
+        stderr.matches("/no/such/log.jsonl").count(),
+        1,
+        "the path, named once: {stderr}"
+    );
+}
+
+#[test]
+fn gen_rejects_a_fail_rate_that_is_not_a_probability() {
+    for bad in ["2", "-0.5", "nan", "often"] {
+        let out = taintworld(&["gen", "--launches", "3", &format!("--fail-rate={bad}")]);
+        assert_eq!(out.status.code(), Some(2), "--fail-rate {bad}");
+        assert!(out.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("{bad} is not a")), "{stderr}");
+    }
+    let out = taintworld(&["gen", "--launches", "3", "--fail-rate", "1"]);
+    assert!(out.status.success());
+}
+
+#[test]
+fn a_reader_that_stops_early_is_no_error() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_taintworld"))
+        .args(["gen", "--launches", "200000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // Read one line, then close the pipe, as `| head -1` does.
+    let mut first = String::new();
+    {
+        use std::io::BufRead;
+        let stdout = child.stdout.take().expect("piped");
+        std::io::BufReader::new(stdout)
+            .read_line(&mut first)
+            .expect("a first line");
+    }
+    let out = child.wait_with_output().expect("the binary ends");
+    assert!(first.contains(r#""op":"header""#), "{first}");
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -430,7 +430,11 @@ impl Rng {
     }
 }
 
-/// A valid generated log, as its lines (a header first).
+/// A valid generated log, as its lines (a header first). After the header,
+/// a prelude leaves graph 1 live, a capture window open on slot 7 and
+/// profile 1 open for the whole log, so that the unbalanced kinds have
+/// something to be unbalanced against; the generated launches use slots 0
+/// to 2, so the window records nothing and nothing dooms it.
 fn valid_log(seed: u64) -> Vec<String> {
     let mut writer = LogWriter::new(Vec::new());
     generate(
@@ -448,7 +452,15 @@ fn valid_log(seed: u64) -> Vec<String> {
     )
     .unwrap();
     let text = String::from_utf8(writer.into_inner()).unwrap();
-    text.lines().map(str::to_owned).collect()
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let prelude = [
+        r#"{"op":"capture_begin","stream":6}"#,
+        r#"{"op":"capture_end","stream":6,"graph":1}"#,
+        r#"{"op":"capture_begin","stream":7}"#,
+        r#"{"op":"profile_begin","profile":1}"#,
+    ];
+    lines.splice(1..1, prelude.map(str::to_owned));
+    lines
 }
 
 fn replay_text(text: &str, keep_going: bool, strict: bool) -> Result<Replay, ReplayError> {
@@ -551,6 +563,24 @@ fn kinds() -> Vec<(&'static str, bool, Maker)> {
         }),
         ("unbalanced profile_end", false, |_| {
             Some(r#"{"op":"profile_end","profile":3}"#.into())
+        }),
+        // The world is probed on a clone: a begin that fails there finds
+        // the window or profile open.
+        ("unbalanced capture_begin", false, |w| {
+            w.clone()
+                .capture_begin(7)
+                .is_err()
+                .then(|| r#"{"op":"capture_begin","stream":7}"#.into())
+        }),
+        ("unbalanced profile_begin", false, |w| {
+            w.clone()
+                .profile_begin(1)
+                .is_err()
+                .then(|| r#"{"op":"profile_begin","profile":1}"#.into())
+        }),
+        ("capture_end naming a live graph", false, |w| {
+            (w.has_graph(1) && w.clone().capture_begin(7).is_err())
+                .then(|| r#"{"op":"capture_end","stream":7,"graph":1}"#.into())
         }),
         ("strict unresolved", true, |w| {
             let memory = u64::MAX - 7;

@@ -63,8 +63,8 @@ enum Command {
         /// How many streams.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
         streams: u64,
-        /// Probability that a launch fails.
-        #[arg(long, default_value_t = 0.0)]
+        /// Probability that a launch fails, from 0 to 1.
+        #[arg(long, default_value_t = 0.0, value_parser = probability)]
         fail_rate: f64,
         /// The workload's shape.
         #[arg(long, value_enum, default_value_t = ShapeArg::Random)]
@@ -117,11 +117,7 @@ fn main() -> ExitCode {
                 seed,
                 launches,
                 streams,
-                fail_rate: if fail_rate.is_finite() {
-                    fail_rate.clamp(0.0, 1.0)
-                } else {
-                    0.0
-                },
+                fail_rate,
                 shape: match shape {
                     ShapeArg::Chain => Shape::Chain,
                     ShapeArg::Fanout => Shape::Fanout,
@@ -142,14 +138,36 @@ fn main() -> ExitCode {
     }
 }
 
+/// A write to stdout that stopped because the reader went away (`| head`)
+/// is not an error: whoever reads has what they wanted.
+fn quiet_on_closed_pipe(written: io::Result<()>) -> io::Result<()> {
+    match written {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// A probability: a number from 0 to 1 (not NaN).
+fn probability(text: &str) -> Result<f64, String> {
+    let p: f64 = text
+        .parse()
+        .map_err(|_| format!("{text} is not a number"))?;
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{text} is not a probability (from 0 to 1)"))
+    }
+}
+
 fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), String> {
-    let reader = LogReader::open(path).map_err(|e| format!("error: {}: {e}", path.display()))?;
-    let progress = Progress::new();
+    // The reader's I/O errors name the file already.
+    let reader = LogReader::open(path).map_err(|e| format!("error: {e}"))?;
+    let progress = Progress::new("replaying: line");
     let replayed = replay(reader, options, |line| progress.tick(line));
     progress.finish();
     let replay = replayed.map_err(|e| match e {
         ReplayError::BadLine { line, error } => format!("error: line {line}: {error}"),
-        ReplayError::Io(e) => format!("error: {}: {e}", path.display()),
+        ReplayError::Io(e) => format!("error: {e}"),
     })?;
     let summary = Summary::of(&replay);
     let (report, _) = replay.finish();
@@ -159,11 +177,11 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     } else {
         summary.write(&report, stdout)
     };
-    written.map_err(|e| format!("error: writing the report: {e}"))
+    quiet_on_closed_pipe(written).map_err(|e| format!("error: writing the report: {e}"))
 }
 
-/// A progress line on stderr, shown only on a terminal and only once a run
-/// has taken over a second.
+/// A progress line on stderr (`what` and a count), shown only on a
+/// terminal and only once a run has taken over a second.
 struct Progress {
     bar: Option<ProgressBar>,
     started: Instant,
@@ -171,15 +189,14 @@ struct Progress {
 }
 
 impl Progress {
-    fn new() -> Self {
+    fn new(what: &'static str) -> Self {
         let bar = io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
             bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} replaying: line {human_pos} after {elapsed}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                ProgressStyle::with_template("{spinner} {prefix} {human_pos} after {elapsed}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
+            bar.set_prefix(what);
             bar
         });
         Progress {
@@ -334,22 +351,38 @@ impl Summary {
 }
 
 fn run_gen(options: GenOptions, output: Option<PathBuf>) -> io::Result<()> {
-    let sink: Box<dyn Write> = match &output {
-        None => Box::new(io::stdout().lock()),
+    let progress = Progress::new("generating: event");
+    let written = match &output {
+        None => quiet_on_closed_pipe(write_log(&options, io::stdout().lock(), &progress).map(drop)),
         Some(path) => {
-            let file = File::create(path)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+            let file = File::create(path).map_err(named)?;
             if path.extension().is_some_and(|x| x == "gz") {
-                Box::new(flate2::write::GzEncoder::new(
-                    file,
-                    flate2::Compression::default(),
-                ))
+                let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+                // Finished here, not on drop, so that an error writing the
+                // gzip trailer is reported rather than lost.
+                write_log(&options, gz, &progress)
+                    .and_then(|gz| gz.finish())
+                    .map(drop)
             } else {
-                Box::new(file)
+                write_log(&options, file, &progress).map(drop)
             }
+            .map_err(named)
         }
     };
+    progress.finish();
+    written
+}
+
+/// Writes the log `options` generate to `sink`, flushed, and hands the sink
+/// back.
+fn write_log<W: Write>(options: &GenOptions, sink: W, progress: &Progress) -> io::Result<W> {
     let mut writer = LogWriter::new(BufWriter::new(sink));
-    generate(&options, |event| writer.write_event(&event))?;
-    writer.flush()
+    let mut events = 0u64;
+    generate(options, |event| {
+        events += 1;
+        progress.tick(events);
+        writer.write_event(&event)
+    })?;
+    writer.into_inner().into_inner().map_err(|e| e.into_error())
 }
