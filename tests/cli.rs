@@ -363,3 +363,29 @@ fn a_chain_limit_over_u32_max_is_accepted_and_keeps_every_chain_whole() {
     ]);
     assert_eq!(read_chain(&whole), (3, serde_json::json!(false)));
 }
+
+#[test]
+fn a_pruned_failures_occurrences_still_count_in_the_summary() {
+    let log = scratch("pruned_failure.jsonl");
+    let fill = r#"{"op":"launch","kernel":"fill","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":{"failed":{"kind":"compile","message":"bad PTX"}}}"#;
+    let lines = [
+        r#"{"op":"alloc","stream":0,"memory":1,"size":64}"#,
+        fill,
+        fill,
+        // The copy rewrites the only carrier: failure 1 is pruned.
+        r#"{"op":"host_write","binding":{"stream":0,"memory":1},"outcome":"ok"}"#,
+        fill,
+    ];
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let out = taintworld(&["replay", log.to_str().unwrap()]);
+    assert!(out.status.success());
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains("failure 1: compile in fill: bad PTX (2 occurrences, skipped 0 launches)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("failure 2: compile in fill: bad PTX (1 occurrence, skipped 0 launches)"),
+        "{summary}"
+    );
+}
