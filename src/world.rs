@@ -12,7 +12,7 @@ use crate::components::binding::{Access, Bind, Binding, MemoryRef, Resolved};
 use crate::components::claim::{ClaimSet, Origin};
 use crate::components::failure::{ErrorInfo, FailureId, FailureKey};
 use crate::components::record::RecordKey;
-use crate::components::stream::{StreamKey, StreamRef, Streams};
+use crate::components::stream::{StreamKey, StreamRef, Streams, fold};
 use crate::error::Error;
 use crate::graph::FailureGraph;
 mod answers;
@@ -27,7 +27,7 @@ pub use launch::{Launch, LaunchResult, Outcome, Verdict};
 
 use crate::systems::{
     ReadHit, Resolution, all_common, all_good, all_live, apply_taint, check_reads, check_rows,
-    count_unresolved, prune_failures, release_written, resolve_each, resolve_owner,
+    count_unresolved, prune_failures, release_written, resolve_common, resolve_each, resolve_owner,
 };
 
 /// How a world is set up. The defaults are SPEC.md's.
@@ -523,22 +523,28 @@ impl World {
         // Every launch resolved into rows first: bad input anywhere in the
         // batch is found before anything changes. Launches make and free no
         // allocation, so the rows stay right while the launches settle.
-        self.rows.clear();
-        self.ends.clear();
-        self.check_batch(launches, |w, launch, slot| {
-            let bindings = B::as_bindings(launch.bindings).unwrap_or_default();
-            let r = resolve_owner(
-                bindings,
-                &w.streams,
-                &w.allocs,
-                w.config.strict,
-                &mut w.rows,
-            )?;
-            w.ends.push((w.rows.len(), slot));
-            Ok(r.unresolved)
-        })?;
-        let rows = core::mem::take(&mut self.rows);
-        let ends = core::mem::take(&mut self.ends);
+        let mut rows = core::mem::take(&mut self.rows);
+        let mut ends = core::mem::take(&mut self.ends);
+        if !self.resolve_plain(launches, &mut rows, &mut ends) {
+            self.rows = rows;
+            self.ends = ends;
+            self.rows.clear();
+            self.ends.clear();
+            self.check_batch(launches, |w, launch, slot| {
+                let bindings = B::as_bindings(launch.bindings).unwrap_or_default();
+                let r = resolve_owner(
+                    bindings,
+                    &w.streams,
+                    &w.allocs,
+                    w.config.strict,
+                    &mut w.rows,
+                )?;
+                w.ends.push((w.rows.len(), slot));
+                Ok(r.unresolved)
+            })?;
+            rows = core::mem::take(&mut self.rows);
+            ends = core::mem::take(&mut self.ends);
+        }
         let mut start = 0;
         let seen = &mut Seen::default();
         results.extend(launches.iter().zip(&ends).map(|(launch, &(end, slot))| {
@@ -549,6 +555,35 @@ impl World {
         self.rows = rows;
         self.ends = ends;
         Ok(())
+    }
+
+    /// The first pass of [`launch_batch`](Self::launch_batch) over plain
+    /// bindings — every launch on a regular stream, every binding of the
+    /// common shape — into `rows` and `ends` (cleared first), in one tight
+    /// loop with nothing to count; `false` at the first launch that is not
+    /// plain, for the general pass to take the batch.
+    fn resolve_plain<B: Bind>(
+        &self,
+        launches: &[Launch<'_, B>],
+        rows: &mut Vec<Resolved>,
+        ends: &mut Vec<(usize, u64)>,
+    ) -> bool {
+        rows.clear();
+        ends.clear();
+        ends.reserve(launches.len());
+        let max_streams = self.streams.max_streams();
+        for launch in launches {
+            let (StreamRef::Id(id), Some(bindings)) =
+                (launch.stream, B::as_bindings(launch.bindings))
+            else {
+                return false;
+            };
+            if !resolve_common(bindings, &self.streams, &self.allocs, rows) {
+                return false;
+            }
+            ends.push((rows.len(), fold(id, max_streams)));
+        }
+        true
     }
 
     /// [`launch_batch`](Self::launch_batch) of pre-resolved rows: every

@@ -4,7 +4,11 @@
 //! a range inside it) or good pre-resolved rows, and a counting pass
 //! otherwise. Either way the batch must give exactly what one launch at a
 //! time gives (SPEC §10, invariant 5): the same results, the same counters,
-//! and for bad input anywhere, an error and a world left as it was.
+//! and for bad input anywhere, an error and a world left as it was. The
+//! same launches, some of them failing, in a world where something is
+//! claimed take the full path, whose first pass resolves plain bindings in
+//! one loop and hands the batch to the general one at the first binding
+//! that is not plain: they must agree with one launch at a time too.
 
 use proptest::prelude::*;
 use taintworld::{
@@ -38,6 +42,8 @@ struct GenLaunch {
     bindings: Vec<GenBinding>,
     dry_run: bool,
     special_stream: bool,
+    /// Fails (only in a claimed world; a quiet world's batches all run).
+    fails: bool,
 }
 
 const ALLOCS: usize = 4;
@@ -76,11 +82,13 @@ fn gen_launch() -> impl Strategy<Value = GenLaunch> {
         prop::collection::vec(gen_binding(), 0..5),
         prop::bool::weighted(0.05),
         prop::bool::weighted(0.03),
+        prop::bool::weighted(0.15),
     )
-        .prop_map(|(bindings, dry_run, special_stream)| GenLaunch {
+        .prop_map(|(bindings, dry_run, special_stream, fails)| GenLaunch {
             bindings,
             dry_run,
             special_stream,
+            fails,
         })
 }
 
@@ -156,8 +164,12 @@ fn binding(g: &GenBinding, kept: &Kept) -> Binding {
 }
 
 /// The batch's launches over `bound` (one vector of bindings or rows a
-/// launch).
-fn launches<'a, B: Bind>(work: &[GenLaunch], bound: &'a [Vec<B>]) -> Vec<Launch<'a, B>> {
+/// launch); with `failing`, the launches generated to fail do.
+fn launches<'a, B: Bind>(
+    work: &[GenLaunch],
+    bound: &'a [Vec<B>],
+    failing: bool,
+) -> Vec<Launch<'a, B>> {
     work.iter()
         .zip(bound)
         .map(|(g, bindings)| Launch {
@@ -170,6 +182,11 @@ fn launches<'a, B: Bind>(work: &[GenLaunch], bound: &'a [Vec<B>]) -> Vec<Launch<
             bindings,
             outcome: if g.dry_run {
                 Outcome::DryRun
+            } else if failing && g.fails {
+                Outcome::Failed {
+                    kind: "compile",
+                    message: "bad PTX",
+                }
             } else {
                 Outcome::Ok
             },
@@ -206,19 +223,37 @@ fn batch_matches_one_at_a_time<B: Bind>(
     Ok(())
 }
 
-/// Builds `work` in a quiet world, each binding made a `B` by `bind`, and
+/// Builds `work` in a quiet world — or, with `claimed`, in the same world
+/// once a failed launch has claimed one more allocation, with the launches
+/// generated to fail failing — each binding made a `B` by `bind`, and
 /// checks the batch against one launch at a time.
 fn check<B: Bind>(
     work: &[GenLaunch],
     strict: bool,
+    claimed: bool,
     bind: impl Fn(&GenBinding, &Kept) -> B,
 ) -> Result<(), TestCaseError> {
     let (mut world, kept) = quiet_world(strict);
+    if claimed {
+        world.alloc(0, 50, SIZE).expect("fresh memory id");
+        let out = [Binding::whole(0, 50, Access::Write)];
+        world
+            .launch(&Launch {
+                kernel: "fill",
+                stream: StreamRef::Id(0),
+                bindings: &out[..],
+                outcome: Outcome::Failed {
+                    kind: "launch",
+                    message: "too many resources",
+                },
+            })
+            .expect("good input");
+    }
     let bound: Vec<Vec<B>> = work
         .iter()
         .map(|g| g.bindings.iter().map(|b| bind(b, &kept)).collect())
         .collect();
-    batch_matches_one_at_a_time(&mut world, &launches(work, &bound))
+    batch_matches_one_at_a_time(&mut world, &launches(work, &bound, claimed))
 }
 
 /// The row a scheduler would keep for a generated binding: the part of its
@@ -257,7 +292,7 @@ proptest! {
         work in prop::collection::vec(gen_launch(), 0..12),
         strict in prop::bool::weighted(0.2),
     ) {
-        check(&work, strict, binding)?;
+        check(&work, strict, false, binding)?;
     }
 
     /// The same launches bound by pre-resolved rows.
@@ -266,6 +301,26 @@ proptest! {
         work in prop::collection::vec(gen_launch(), 0..12),
         strict in prop::bool::weighted(0.2),
     ) {
-        check(&work, strict, row)?;
+        check(&work, strict, false, row)?;
+    }
+
+    /// The same launches, some failing, in a world where something is
+    /// claimed: the full path, plain bindings resolved in one loop until
+    /// the first that is not.
+    #[test]
+    fn a_batch_of_bindings_in_a_claimed_world_gives_what_one_launch_at_a_time_gives(
+        work in prop::collection::vec(gen_launch(), 0..12),
+        strict in prop::bool::weighted(0.2),
+    ) {
+        check(&work, strict, true, binding)?;
+    }
+
+    /// The same bound by pre-resolved rows.
+    #[test]
+    fn a_batch_of_rows_in_a_claimed_world_gives_what_one_launch_at_a_time_gives(
+        work in prop::collection::vec(gen_launch(), 0..12),
+        strict in prop::bool::weighted(0.2),
+    ) {
+        check(&work, strict, true, row)?;
     }
 }

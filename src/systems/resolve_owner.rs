@@ -184,6 +184,37 @@ pub(crate) fn all_common(bindings: &[Binding], streams: &Streams, allocs: &Alloc
         .all(|binding| common(binding, allocs, max_streams).is_some())
 }
 
+/// [`resolve_owner`] for bindings that are all of the common shape: their
+/// rows appended to `rows`, or `false` at the first that is not — with
+/// `rows` holding whatever came before it, for the caller to drop — so
+/// that the rare shapes, the errors and the counting are left to
+/// [`resolve_owner`]. One look-up a binding and no bookkeeping: the loop
+/// a batch of plain launches needs.
+#[inline(always)]
+pub(crate) fn resolve_common(
+    bindings: &[Binding],
+    streams: &Streams,
+    allocs: &Allocations,
+    rows: &mut Vec<Resolved>,
+) -> bool {
+    let max_streams = common_slots(streams);
+    for binding in bindings {
+        let Some((key, footprint)) = common(binding, allocs, max_streams) else {
+            return false;
+        };
+        if binding.access != Access::Dead {
+            let (start, end) = binding.range.unwrap_or((0, footprint.size));
+            rows.push(Resolved {
+                alloc: key,
+                start,
+                end,
+                access: binding.access,
+            });
+        }
+    }
+    true
+}
+
 /// The slots a common binding's stream id may name: every regular one, or
 /// none past 2^32 slots, where a footprint's slot is not the whole slot.
 #[inline(always)]
