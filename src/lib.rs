@@ -150,8 +150,8 @@
 //! | --- | ---: | ---: |
 //! | a clean binding in a batch (3 reads + 1 write a launch) | 34.5 / 15.5 | 62 |
 //! | a clean binding, one `launch` call a launch | 47.5 / 28.5 | 62 |
-//! | a skipped launch of a chain (1 read, 1 write) | 620 / 515 | 861 |
-//! | a kernel failing again on the same buffer | 325 / 254 | 722 |
+//! | a skipped launch of a chain (1 read, 1 write) | 619 / 515 | 861 |
+//! | a kernel failing again on the same buffer | 324 / 254 | 722 |
 //! | a launch of a training step with an early failure | 1,090 / 910 | 1,162 |
 //!
 //! A declared allocation size never turns into memory, and a range's length

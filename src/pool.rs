@@ -507,7 +507,9 @@ pub fn taint_with<'a, F>(
     }
 }
 
-/// [`taint_with`] under the failure found or minted for `error` (SPEC §4),
+/// [`taint_with`] under the failure found or minted for `error` (SPEC §4:
+/// found while something carries or pins it, so the id is the one the
+/// world would give; [`Failures::find_held_or_mint`](crate::Failures::find_held_or_mint)),
 /// pruned again when it claimed nothing: a failure no buffer holds has
 /// nothing to wait for. Only that failure is pruned
 /// ([`FailureGraph::prune_failure`]): one that lost its last carrier
@@ -524,7 +526,7 @@ where
 {
     let key = graph
         .failures
-        .find_or_mint(&error.kind, &error.kernel, &error.message);
+        .find_held_or_mint(&error.kind, &error.kernel, &error.message);
     let id = graph.failures.get(key).map_or(FailureId::ZERO, |f| f.id);
     taint_with(pool, id, written, graph);
     graph.prune_failure(id);
@@ -545,5 +547,50 @@ pub fn written<'a, F>(
         if let Some(stream) = pool.try_get_ref_mut(binding.stream) {
             stream.written(binding, graph);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{StreamAllocations, StreamFactory, StreamId, StreamPool, taint, written};
+    use crate::components::binding::Access;
+    use crate::{Binding, ErrorInfo, FailureGraph};
+
+    struct Factory;
+
+    impl StreamFactory for Factory {
+        type Stream = StreamAllocations;
+        type Error = ErrorInfo;
+        fn create(&mut self) -> Result<StreamAllocations, ErrorInfo> {
+            Ok(StreamAllocations::default())
+        }
+    }
+
+    /// A backend that never prunes: every round mints a failure (the last
+    /// one lost its carrier) and queues it for pruning, and `taint` keeps
+    /// that queue no longer than about twice the live failures.
+    #[test]
+    fn a_pool_whose_caller_never_prunes_keeps_the_prune_queue_bounded() {
+        let mut pool = StreamPool::new(Factory, 2, 0).unwrap();
+        let mut graph = FailureGraph::new();
+        pool.get_mut(&StreamId { value: 0 }).alloc(1, 64).unwrap();
+        let out = Binding::whole(0, 1, Access::Write);
+        for _ in 0..100_000 {
+            let error = ErrorInfo::new("compile", "fill", "bad PTX");
+            taint(&mut pool, error, [&out].into_iter(), &mut graph);
+            written(&mut pool, [&out].into_iter(), &mut graph);
+        }
+        assert_eq!(graph.failures.minted(), 100_000);
+        assert_eq!(graph.failures.len(), 1, "the last one, unheld, unpruned");
+        // One live failure: the queue is compacted past 2 × 1 + 64 keys,
+        // and a round adds two before the next compaction.
+        let live = graph.failures.len();
+        assert!(
+            graph.failures.queued() <= 2 * live + 64 + 2,
+            "{}",
+            graph.failures.queued()
+        );
+        assert_eq!(graph.prune(), 1);
+        assert!(graph.failures.is_empty());
     }
 }

@@ -526,24 +526,14 @@ impl World {
         let mut rows = core::mem::take(&mut self.rows);
         let mut ends = core::mem::take(&mut self.ends);
         if !self.resolve_plain(launches, &mut rows, &mut ends) {
-            self.rows = rows;
-            self.ends = ends;
-            self.rows.clear();
-            self.ends.clear();
-            self.check_batch(launches, |w, launch, slot| {
-                let bindings = B::as_bindings(launch.bindings).unwrap_or_default();
-                let r = resolve_owner(
-                    bindings,
-                    &w.streams,
-                    &w.allocs,
-                    w.config.strict,
-                    &mut w.rows,
-                )?;
-                w.ends.push((w.rows.len(), slot));
-                Ok(r.unresolved)
-            })?;
-            rows = core::mem::take(&mut self.rows);
-            ends = core::mem::take(&mut self.ends);
+            match self.resolve_batch(launches, &mut rows, &mut ends) {
+                Ok(unresolved) => self.unresolved = self.unresolved.saturating_add(unresolved),
+                Err(error) => {
+                    self.rows = rows;
+                    self.ends = ends;
+                    return Err(error);
+                }
+            }
         }
         let mut start = 0;
         let seen = &mut Seen::default();
@@ -584,6 +574,41 @@ impl World {
             ends.push((rows.len(), fold(id, max_streams)));
         }
         true
+    }
+
+    /// The first pass of [`launch_batch`](Self::launch_batch) over any
+    /// bindings: every launch's bindings resolved into `rows` and each
+    /// launch's row end and stream slot into `ends` (both cleared first);
+    /// the count of unresolved bindings, or the first bad launch's error
+    /// naming it.
+    fn resolve_batch<B: Bind>(
+        &self,
+        launches: &[Launch<'_, B>],
+        rows: &mut Vec<Resolved>,
+        ends: &mut Vec<(usize, u64)>,
+    ) -> Result<u64, Error> {
+        rows.clear();
+        ends.clear();
+        let mut unresolved = 0u64;
+        for (index, launch) in launches.iter().enumerate() {
+            let resolved = self.streams.slot_of(launch.stream).and_then(|slot| {
+                let bindings = B::as_bindings(launch.bindings).unwrap_or_default();
+                let r = resolve_owner(
+                    bindings,
+                    &self.streams,
+                    &self.allocs,
+                    self.config.strict,
+                    rows,
+                )?;
+                ends.push((rows.len(), slot));
+                Ok(r.unresolved)
+            });
+            match resolved {
+                Ok(n) => unresolved = unresolved.saturating_add(n),
+                Err(error) => return Err(in_batch(index, error)),
+            }
+        }
+        Ok(unresolved)
     }
 
     /// [`launch_batch`](Self::launch_batch) of pre-resolved rows: every

@@ -146,7 +146,7 @@ fn gen_rejects_a_fail_rate_that_is_not_a_probability() {
         assert_eq!(out.status.code(), Some(2), "--fail-rate {bad}");
         assert!(out.stdout.is_empty());
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(&format!("{bad} is not a")), "{stderr}");
+        assert!(stderr.contains(&format!("'{bad}' is not a")), "{stderr}");
     }
     let out = taintworld(&["gen", "--launches", "3", "--fail-rate", "1"]);
     assert!(out.status.success());

@@ -430,11 +430,7 @@ impl Rng {
     }
 }
 
-/// A valid generated log, as its lines (a header first). After the header,
-/// a prelude leaves graph 1 live, a capture window open on slot 7 and
-/// profile 1 open for the whole log, so that the unbalanced kinds have
-/// something to be unbalanced against; the generated launches use slots 0
-/// to 2, so the window records nothing and nothing dooms it.
+/// A valid generated log, as its lines (a header first).
 fn valid_log(seed: u64) -> Vec<String> {
     let mut writer = LogWriter::new(Vec::new());
     generate(
@@ -452,7 +448,17 @@ fn valid_log(seed: u64) -> Vec<String> {
     )
     .unwrap();
     let text = String::from_utf8(writer.into_inner()).unwrap();
-    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    text.lines().map(str::to_owned).collect()
+}
+
+/// [`valid_log`] with a prelude after the header that leaves graph 1 live,
+/// a capture window open on slot 7 and profile 1 open for the whole log, so
+/// that the unbalanced kinds have something to be unbalanced against. The
+/// generated launches use slots 0 to 2: the window records nothing and
+/// nothing dooms it. (The open window keeps the world from ever being
+/// quiet, so only the kinds that need it get it.)
+fn valid_log_with_prelude(seed: u64) -> Vec<String> {
+    let mut lines = valid_log(seed);
     let prelude = [
         r#"{"op":"capture_begin","stream":6}"#,
         r#"{"op":"capture_end","stream":6,"graph":1}"#,
@@ -489,118 +495,163 @@ fn world_after(lines: &[String], n: usize) -> World {
     world.unwrap()
 }
 
-/// The bad-input kinds of SPEC §9 (and Appendix A), each a function of the
-/// world just before the line (for the ones that need live state) giving
-/// the bad line, and whether it needs `--strict`.
+/// A function of the world just before the bad line (for the kinds that
+/// need live state) giving the line, or `None` where it cannot stand.
 type Maker = fn(&World) -> Option<String>;
 
-fn kinds() -> Vec<(&'static str, bool, Maker)> {
+/// One bad-input kind of SPEC §9 (and Appendix A).
+struct Kind {
+    name: &'static str,
+    /// Whether it is bad input only with `--strict`.
+    strict: bool,
+    make: Maker,
+    /// Whether the bad line counts in `events`: every line does but a
+    /// comment, which is no event even when it is bad input.
+    event: bool,
+    /// Whether it needs [`valid_log_with_prelude`]'s open window, open
+    /// profile and live graph.
+    prelude: bool,
+}
+
+fn kind(name: &'static str, strict: bool, make: Maker) -> Kind {
+    Kind {
+        name,
+        strict,
+        make,
+        event: true,
+        prelude: false,
+    }
+}
+
+impl Kind {
+    /// A bad comment line: no event.
+    fn comment(self) -> Kind {
+        Kind {
+            event: false,
+            ..self
+        }
+    }
+
+    /// A kind that needs the prelude.
+    fn after_prelude(self) -> Kind {
+        Kind {
+            prelude: true,
+            ..self
+        }
+    }
+}
+
+fn kinds() -> Vec<Kind> {
     fn live(w: &World) -> Option<(u64, u64, u64)> {
         let (_, a) = w.allocations().iter().max_by_key(|(_, a)| a.memory)?;
         // Slots below max_streams are their own stream ids.
         Some((a.slot, a.memory, a.size))
     }
     vec![
-        ("malformed JSON", false, |_| Some(r#"{"op":"sync""#.into())),
-        ("malformed JSON: duplicate key", false, |_| {
+        kind("malformed JSON", false, |_| Some(r#"{"op":"sync""#.into())),
+        kind("malformed JSON: duplicate key", false, |_| {
             Some(r#"{"op":"sync","op":"sync"}"#.into())
         }),
-        ("unknown op", false, |_| Some(r#"{"op":"explode"}"#.into())),
-        ("missing field", false, |_| Some(r#"{"op":"free"}"#.into())),
-        ("missing outcome", false, |_| {
+        kind("unknown op", false, |_| Some(r#"{"op":"explode"}"#.into())),
+        kind("missing field", false, |_| Some(r#"{"op":"free"}"#.into())),
+        kind("missing outcome", false, |_| {
             Some(r#"{"op":"launch","kernel":"k","stream":0,"bindings":[]}"#.into())
         }),
-        ("number out of range: -1", false, |_| {
+        kind("number out of range: -1", false, |_| {
             Some(r#"{"op":"capture_begin","stream":-1}"#.into())
         }),
-        ("number out of range: 1.0", false, |_| {
+        kind("number out of range: 1.0", false, |_| {
             Some(r#"{"op":"capture_begin","stream":1.0}"#.into())
         }),
-        ("number out of range: \"1\"", false, |_| {
+        kind("number out of range: \"1\"", false, |_| {
             Some(r#"{"op":"capture_begin","stream":"1"}"#.into())
         }),
-        ("number out of range: 2^64", false, |_| {
+        kind("number out of range: 2^64", false, |_| {
             Some(r#"{"op":"capture_begin","stream":18446744073709551616}"#.into())
         }),
-        ("range past the end", false, |w| {
+        kind("range past the end", false, |w| {
             let (stream, memory, size) = live(w)?;
             Some(format!(
                 r#"{{"op":"launch","kernel":"k","stream":0,"bindings":[{{"stream":{stream},"memory":{memory},"range":[0,{}],"access":"write"}}],"outcome":"ok"}}"#,
                 size + 1
             ))
         }),
-        ("range past the end at u64::MAX", false, |w| {
+        kind("range past the end at u64::MAX", false, |w| {
             let (stream, memory, _) = live(w)?;
             Some(format!(
                 r#"{{"op":"host_write","binding":{{"stream":{stream},"memory":{memory},"range":[{m},{m}]}},"outcome":"ok"}}"#,
                 m = u64::MAX
             ))
         }),
-        ("end < start", false, |_| {
+        kind("end < start", false, |_| {
             Some(r#"{"op":"read","binding":{"stream":0,"memory":0,"range":[5,4]}}"#.into())
         }),
-        ("duplicate live memory id", false, |w| {
+        kind("duplicate live memory id", false, |w| {
             let (stream, memory, _) = live(w)?;
             Some(format!(
                 r#"{{"op":"alloc","stream":{stream},"memory":{memory},"size":8}}"#
             ))
         }),
-        ("freeing an unknown memory id", false, |w| {
+        kind("freeing an unknown memory id", false, |w| {
             let memory = u64::MAX - 7;
             w.allocations()
                 .key_of(memory)
                 .is_none()
                 .then(|| format!(r#"{{"op":"free","memory":{memory}}}"#))
         }),
-        ("unknown graph (replay)", false, |_| {
+        kind("unknown graph (replay)", false, |_| {
             Some(r#"{"op":"replay","graph":4242,"outcome":"ok"}"#.into())
         }),
-        ("unknown graph (destroy)", false, |_| {
+        kind("unknown graph (destroy)", false, |_| {
             Some(r#"{"op":"graph_destroy","graph":4242}"#.into())
         }),
-        ("unbalanced capture_end", false, |_| {
+        kind("unbalanced capture_end", false, |_| {
             Some(r#"{"op":"capture_end","stream":1,"graph":1}"#.into())
         }),
-        ("unbalanced profile_end", false, |_| {
+        kind("unbalanced profile_end", false, |_| {
             Some(r#"{"op":"profile_end","profile":3}"#.into())
         }),
         // The world is probed on a clone: a begin that fails there finds
         // the window or profile open.
-        ("unbalanced capture_begin", false, |w| {
+        kind("unbalanced capture_begin", false, |w| {
             w.clone()
                 .capture_begin(7)
                 .is_err()
                 .then(|| r#"{"op":"capture_begin","stream":7}"#.into())
-        }),
-        ("unbalanced profile_begin", false, |w| {
+        })
+        .after_prelude(),
+        kind("unbalanced profile_begin", false, |w| {
             w.clone()
                 .profile_begin(1)
                 .is_err()
                 .then(|| r#"{"op":"profile_begin","profile":1}"#.into())
-        }),
-        ("capture_end naming a live graph", false, |w| {
+        })
+        .after_prelude(),
+        kind("capture_end naming a live graph", false, |w| {
             (w.has_graph(1) && w.clone().capture_begin(7).is_err())
                 .then(|| r#"{"op":"capture_end","stream":7,"graph":1}"#.into())
-        }),
-        ("strict unresolved", true, |w| {
+        })
+        .after_prelude(),
+        kind("strict unresolved", true, |w| {
             let memory = u64::MAX - 7;
             w.allocations()
                 .key_of(memory)
                 .is_none()
                 .then(|| format!(r#"{{"op":"read","binding":{{"stream":0,"memory":{memory}}}}}"#))
         }),
-        ("header out of place", false, |_| {
+        kind("header out of place", false, |_| {
             Some(r#"{"op":"header","format":"taintworld-log","version":1}"#.into())
         }),
-        ("line over 1 MiB", false, |_| {
+        kind("line over 1 MiB", false, |_| {
             Some(format!(
                 r#"{{"op":"sync","pad":"{}"}}"#,
                 "x".repeat(1 << 20)
             ))
         }),
-        ("comment over 1 MiB", false, |_| {
+        kind("comment over 1 MiB", false, |_| {
             Some(format!("#{}", "x".repeat(1 << 20)))
-        }),
+        })
+        .comment(),
     ]
 }
 
@@ -611,9 +662,21 @@ fn kinds() -> Vec<(&'static str, bool, Maker)> {
 #[test]
 fn one_bad_line_of_each_kind_at_a_random_line_is_rejected_alone() {
     let mut rng = Rng(0x6_1ee7);
-    for (round, (name, strict, make)) in kinds().into_iter().enumerate() {
+    for (round, kind) in kinds().into_iter().enumerate() {
+        let Kind {
+            name,
+            strict,
+            make,
+            event,
+            prelude,
+        } = kind;
         for trial in 0..3 {
-            let lines = valid_log(round as u64 * 10 + trial);
+            let seed = round as u64 * 10 + trial;
+            let lines = if prelude {
+                valid_log_with_prelude(seed)
+            } else {
+                valid_log(seed)
+            };
             // Line 1 is the header; the bad line goes anywhere after it,
             // the end included. Positions where the kind needs state that
             // is not there (no live allocation) are tried again.
@@ -647,10 +710,7 @@ fn one_bad_line_of_each_kind_at_a_random_line_is_rejected_alone() {
             let Rejected { line, error } = got.rejected.pop().unwrap();
             assert_eq!(line, number, "{name}: the rejected line");
             assert!(!error.is_empty());
-            // A comment is no event even when it is bad input (SPEC
-            // Appendix A counts only lines that are neither blank nor a
-            // comment); every other bad line counts once.
-            let counted = u64::from(!name.starts_with("comment"));
+            let counted = u64::from(event);
             assert_eq!(got.events, expected.events + counted, "{name}: counted");
             got.events -= counted;
             assert_eq!(got, expected, "{name}: every other line applies as before");

@@ -313,7 +313,9 @@ fn bad_lines(log: &[u8]) -> Vec<(u64, bool)> {
     LogReader::new(log)
         .filter_map(|line| {
             let line = line.expect("an in-memory log cannot fail to read");
-            line.event.err().map(|e| (line.number, e.is_comment()))
+            line.event
+                .err()
+                .map(|e| (line.number, e.is_blank_or_comment()))
         })
         .collect()
 }
@@ -338,6 +340,28 @@ fn an_over_long_blank_or_comment_line_is_bad_input_that_is_still_a_comment() {
         bad_lines(&log),
         vec![(1, true), (2, true), (3, false), (4, false), (5, false)]
     );
+}
+
+#[test]
+fn a_long_blank_lines_carriage_return_is_its_end_only_as_its_last_byte() {
+    // One byte over the limit, then CRLF: the `\r` is the first byte past
+    // what the reader keeps, and it is the line's end, so the line is blank.
+    let mut log = vec![b' '; MIB + 1];
+    log.extend_from_slice(b"\r\n");
+    // The limit, then two carriage returns: one is the line's end, the
+    // other is in the line, which is then not blank.
+    log.extend_from_slice(&vec![b' '; MIB]);
+    log.extend_from_slice(b"\r\r\n");
+    let expected = vec![(1, true), (2, false)];
+    assert_eq!(bad_lines(&log), expected);
+    for step in [1, 7, 4096] {
+        let reader = io::BufReader::with_capacity(step, Trickle { bytes: &log, step });
+        let lines: Vec<_> = LogReader::new(reader)
+            .map(|l| l.unwrap())
+            .filter_map(|l| l.event.err().map(|e| (l.number, e.is_blank_or_comment())))
+            .collect();
+        assert_eq!(lines, expected, "step {step}");
+    }
 }
 
 #[test]

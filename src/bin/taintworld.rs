@@ -151,11 +151,11 @@ fn quiet_on_closed_pipe(written: io::Result<()>) -> io::Result<()> {
 fn probability(text: &str) -> Result<f64, String> {
     let p: f64 = text
         .parse()
-        .map_err(|_| format!("{text} is not a number"))?;
+        .map_err(|_| format!("'{text}' is not a number"))?;
     if (0.0..=1.0).contains(&p) {
         Ok(p)
     } else {
-        Err(format!("{text} is not a probability (from 0 to 1)"))
+        Err(format!("'{text}' is not a probability (from 0 to 1)"))
     }
 }
 

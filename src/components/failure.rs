@@ -272,6 +272,51 @@ impl Failures {
         self.unclaimed.pop()
     }
 
+    /// [`find_or_mint`](Self::find_or_mint) for a caller that prunes when
+    /// it likes, as the seed-shaped [`pool`](crate::pool) does: a failure
+    /// of that identity that nothing carries or pins any more, kept only
+    /// because it was not pruned yet, no longer exists (SPEC §4: a failure
+    /// exists while it is carried or pinned), so it is removed and a new id
+    /// minted — the id the world, which prunes after every event, gives.
+    pub fn find_held_or_mint(&mut self, kind: &str, kernel: &str, message: &str) -> FailureKey {
+        let identity = self.hasher.hash_one((kind, kernel, message));
+        let store = &self.store;
+        let unheld = self
+            .by_identity
+            .find(identity, |&k| {
+                let e = &store[k].error;
+                e.kind == kind && e.kernel == kernel && e.message == message
+            })
+            .copied()
+            .filter(|&k| store.get(k).is_some_and(|f| f.carriers == 0 && f.pins == 0));
+        if let Some(key) = unheld {
+            self.remove(key);
+        }
+        self.find_or_mint(kind, kernel, message)
+    }
+
+    /// Keeps the queue of failures that may have nothing left holding them
+    /// no longer than the live failures, for a caller that prunes seldom:
+    /// keys of failures removed since, or held again, go, and each key is
+    /// kept once. O(queue) when it runs, which is only once the queue has
+    /// grown past twice the live failures (and 64): O(1) amortized.
+    pub(crate) fn bound_unclaimed(&mut self) {
+        if self.unclaimed.len() <= 2 * self.store.len() + 64 {
+            return;
+        }
+        let store = &self.store;
+        self.unclaimed
+            .retain(|&k| store.get(k).is_some_and(|f| f.carriers == 0 && f.pins == 0));
+        self.unclaimed.sort_unstable();
+        self.unclaimed.dedup();
+    }
+
+    /// How many keys wait in the queue of failures to look at when pruning.
+    #[cfg(test)]
+    pub(crate) fn queued(&self) -> usize {
+        self.unclaimed.len()
+    }
+
     /// Removes `key` and its index entries.
     pub(crate) fn remove(&mut self, key: FailureKey) -> Option<Failure> {
         let failure = self.store.remove(key)?;

@@ -19,7 +19,7 @@
 //!
 //! * A line over the length limit or not UTF-8 is bad input even when it is
 //!   blank or a comment (SPEC Appendix A), and the reader yields it as a bad
-//!   line marked as such ([`LineError::is_comment`]). It is still a blank or
+//!   line marked as such ([`LineError::is_blank_or_comment`]). It is still a blank or
 //!   comment line, so, as the Appendix counts `events`, it counts in none
 //!   and does not take the header's place; every other line the reader
 //!   yields counts, except an accepted header.

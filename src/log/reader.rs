@@ -22,7 +22,7 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 /// One line of a log that is neither blank nor a comment — every such line
 /// is an event or bad input, and either way it is reported by its number —
 /// or a blank or comment line that is bad input all the same (over
-/// [`MAX_LINE_BYTES`], or not UTF-8; [`LineError::is_comment`]).
+/// [`MAX_LINE_BYTES`], or not UTF-8; [`LineError::is_blank_or_comment`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Line {
     /// The 1-based physical line number, counting blank lines and comments,
@@ -52,11 +52,11 @@ impl LineError {
     }
 
     /// Whether the bad line is blank or a comment (one too long, or not
-    /// UTF-8). SPEC Appendix A makes such a line bad input "even when blank
+    /// UTF-8), rather than an event line. SPEC Appendix A makes such a line bad input "even when blank
     /// or a comment", and counts in `events` only lines that are neither:
     /// so it is rejected, yet it is no event — it counts nowhere, and a
     /// header after it is still first.
-    pub fn is_comment(&self) -> bool {
+    pub fn is_blank_or_comment(&self) -> bool {
         self.comment
     }
 
@@ -75,7 +75,8 @@ impl fmt::Display for LineError {
 impl std::error::Error for LineError {}
 
 /// Reads a launch log: an iterator of `io::Result<Line>`, one per line that
-/// is neither blank nor a comment.
+/// is neither blank nor a comment, and one per blank or comment line that
+/// is bad input all the same (over [`MAX_LINE_BYTES`], or not UTF-8).
 ///
 /// An `Err` item means the log could not be read (a failing device, a broken
 /// `.gz`); the iterator ends after it. A bad line is not an `Err` item but a
@@ -84,7 +85,7 @@ impl std::error::Error for LineError {}
 ///
 /// Every line this iterator yields counts in the report's `events`, except
 /// an accepted header and a bad blank or comment line
-/// ([`LineError::is_comment`]); the first other line it yields is the only
+/// ([`LineError::is_blank_or_comment`]); the first other line it yields is the only
 /// place a header is accepted.
 pub struct LogReader<R> {
     inner: R,

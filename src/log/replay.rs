@@ -124,7 +124,7 @@ impl Replay {
         let number = line.number;
         // A bad blank or comment line is rejected, yet it is no event: it
         // counts nowhere, and a header after it is still first.
-        let event = !matches!(&line.event, Err(error) if error.is_comment());
+        let event = !matches!(&line.event, Err(error) if error.is_blank_or_comment());
         let first = event && std::mem::replace(&mut self.first, false);
         let result = match line.event {
             Err(error) => Err(error.message().to_string()),

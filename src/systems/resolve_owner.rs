@@ -41,15 +41,9 @@ pub fn resolve_owner(
     let mut resolution = Resolution::default();
     for binding in bindings {
         if let Some((key, footprint)) = common(binding, allocs, max_streams) {
-            if binding.access != Access::Dead {
-                let (start, end) = binding.range.unwrap_or((0, footprint.size));
+            if let Some(row) = row_of(binding, key, footprint.size) {
                 resolution.claimed |= footprint.claimed;
-                rows.push(Resolved {
-                    alloc: key,
-                    start,
-                    end,
-                    access: binding.access,
-                });
+                rows.push(row);
             }
             continue;
         }
@@ -116,19 +110,15 @@ pub fn resolve_each(
             && footprint.slot == slot as u32
             && (!wide || allocs.get(key).is_some_and(|a| a.slot == slot))
         {
-            let (start, end) = match binding.range {
-                None => (0, footprint.size),
-                Some((start, end)) if start <= end && end <= footprint.size => (start, end),
-                Some(_) => return Err(bad_range(binding, allocs, found)),
-            };
-            if binding.access != Access::Dead {
+            if binding
+                .range
+                .is_some_and(|(start, end)| start > end || end > footprint.size)
+            {
+                return Err(bad_range(binding, allocs, found));
+            }
+            if let Some(row) = row_of(binding, key, footprint.size) {
                 claimed |= footprint.claimed;
-                emit(Resolved {
-                    alloc: key,
-                    start,
-                    end,
-                    access: binding.access,
-                });
+                emit(row);
             }
             continue;
         }
@@ -202,17 +192,27 @@ pub(crate) fn resolve_common(
         let Some((key, footprint)) = common(binding, allocs, max_streams) else {
             return false;
         };
-        if binding.access != Access::Dead {
-            let (start, end) = binding.range.unwrap_or((0, footprint.size));
-            rows.push(Resolved {
-                alloc: key,
-                start,
-                end,
-                access: binding.access,
-            });
+        if let Some(row) = row_of(binding, key, footprint.size) {
+            rows.push(row);
         }
     }
     true
+}
+
+/// The row of a binding resolved to allocation `key` of `size` bytes: its
+/// range (checked by the caller), or the whole allocation when it names
+/// none. `None` for a dead binding, which no later system looks at.
+#[inline(always)]
+fn row_of(binding: &Binding, key: AllocKey, size: u64) -> Option<Resolved> {
+    (binding.access != Access::Dead).then(|| {
+        let (start, end) = binding.range.unwrap_or((0, size));
+        Resolved {
+            alloc: key,
+            start,
+            end,
+            access: binding.access,
+        }
+    })
 }
 
 /// The slots a common binding's stream id may name: every regular one, or
