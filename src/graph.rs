@@ -1,7 +1,7 @@
 //! The failure graph: failures and the skip records that carry their
 //! provenance, held together because every claim names one of each.
 
-use crate::components::failure::{FailureId, Failures};
+use crate::components::failure::Failures;
 use crate::components::record::Records;
 use crate::systems::prune_failures;
 
@@ -28,23 +28,5 @@ impl FailureGraph {
     /// ([`prune_failures`]).
     pub fn prune(&mut self) -> usize {
         prune_failures(&mut self.failures, &mut self.records)
-    }
-
-    /// Removes failure `id` if nothing carries or pins it, and no other:
-    /// a failure that lost its last carrier elsewhere stays until the
-    /// caller prunes the graph. Whether it went. O(1) amortized; the queue
-    /// of failures a [`prune`](Self::prune) will look at stays no longer
-    /// than twice the live failures, however seldom the caller prunes.
-    pub fn prune_failure(&mut self, id: FailureId) -> bool {
-        let Some(key) = self.failures.key_of(id) else {
-            return false;
-        };
-        let unheld = self
-            .failures
-            .get(key)
-            .is_some_and(|f| f.carriers == 0 && f.pins == 0);
-        let removed = unheld && self.failures.remove(key).is_some();
-        self.failures.bound_unclaimed();
-        removed
     }
 }

@@ -60,7 +60,7 @@
 //! range again, so that a row kept from another world cannot claim bytes
 //! past an allocation's end — and skips the stream fold, the slot compare,
 //! the range compares of a clean batch and the copy: about 16 instructions
-//! a binding of a clean batch instead of about 35.
+//! a binding of a clean batch instead of about 33.
 //!
 //! ## Shape
 //!
@@ -148,9 +148,9 @@
 //!
 //! | workload | instructions | baseline |
 //! | --- | ---: | ---: |
-//! | a clean binding in a batch (3 reads + 1 write a launch) | 34.5 / 15.5 | 62 |
+//! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 15.5 | 62 |
 //! | a clean binding, one `launch` call a launch | 47.5 / 28.5 | 62 |
-//! | a skipped launch of a chain (1 read, 1 write) | 619 / 515 | 861 |
+//! | a skipped launch of a chain (1 read, 1 write) | 617 / 515 | 861 |
 //! | a kernel failing again on the same buffer | 324 / 254 | 722 |
 //! | a launch of a training step with an early failure | 1,090 / 910 | 1,162 |
 //!

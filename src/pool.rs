@@ -511,10 +511,9 @@ pub fn taint_with<'a, F>(
 /// found while something carries or pins it, so the id is the one the
 /// world would give; [`Failures::find_held_or_mint`](crate::Failures::find_held_or_mint)),
 /// pruned again when it claimed nothing: a failure no buffer holds has
-/// nothing to wait for. Only that failure is pruned
-/// ([`FailureGraph::prune_failure`]): one that lost its last carrier
-/// elsewhere stays until the caller prunes the graph, as the seed's `taint`
-/// left it. Returns its id.
+/// nothing to wait for. Only that failure is pruned: one that lost its
+/// last carrier elsewhere stays until the caller prunes the graph, as the
+/// seed's `taint` left it. Returns its id.
 pub fn taint<'a, F>(
     pool: &mut StreamPool<F>,
     error: ErrorInfo,
@@ -529,7 +528,7 @@ where
         .find_held_or_mint(&error.kind, &error.kernel, &error.message);
     let id = graph.failures.get(key).map_or(FailureId::ZERO, |f| f.id);
     taint_with(pool, id, written, graph);
-    graph.prune_failure(id);
+    graph.failures.remove_if_unheld(key);
     id
 }
 

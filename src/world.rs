@@ -589,26 +589,18 @@ impl World {
     ) -> Result<u64, Error> {
         rows.clear();
         ends.clear();
-        let mut unresolved = 0u64;
-        for (index, launch) in launches.iter().enumerate() {
-            let resolved = self.streams.slot_of(launch.stream).and_then(|slot| {
-                let bindings = B::as_bindings(launch.bindings).unwrap_or_default();
-                let r = resolve_owner(
-                    bindings,
-                    &self.streams,
-                    &self.allocs,
-                    self.config.strict,
-                    rows,
-                )?;
-                ends.push((rows.len(), slot));
-                Ok(r.unresolved)
-            });
-            match resolved {
-                Ok(n) => unresolved = unresolved.saturating_add(n),
-                Err(error) => return Err(in_batch(index, error)),
-            }
-        }
-        Ok(unresolved)
+        self.check_batch(launches, |launch, slot| {
+            let bindings = B::as_bindings(launch.bindings).unwrap_or_default();
+            let r = resolve_owner(
+                bindings,
+                &self.streams,
+                &self.allocs,
+                self.config.strict,
+                rows,
+            )?;
+            ends.push((rows.len(), slot));
+            Ok(r.unresolved)
+        })
     }
 
     /// [`launch_batch`](Self::launch_batch) of pre-resolved rows: every
@@ -641,31 +633,44 @@ impl World {
     /// checked, stale rows counted, the first bad one named.
     #[inline(never)]
     fn check_batch_rows<B: Bind>(&mut self, launches: &[Launch<'_, B>]) -> Result<(), Error> {
-        self.check_batch(launches, |w, launch, _| {
+        let unresolved = self.check_batch(launches, |launch, _| {
             let rows = B::as_rows(launch.bindings).unwrap_or_default();
-            Ok(check_rows(rows, &w.allocs, w.config.strict)?.unresolved)
-        })
+            Ok(check_rows(rows, &self.allocs, self.config.strict)?.unresolved)
+        })?;
+        self.unresolved = self.unresolved.saturating_add(unresolved);
+        Ok(())
+    }
+
+    /// The counting pass of a clean batch that is not plain: every launch
+    /// checked as input and its unresolved bindings counted, or the first
+    /// bad launch's error naming it and nothing counted. Out of line, so
+    /// that the plain clean batch stays small.
+    #[inline(never)]
+    fn count_batch<B: Bind>(&mut self, launches: &[Launch<'_, B>]) -> Result<(), Error> {
+        let unresolved = self.check_batch(launches, |launch, _| self.count_unclaimed(launch))?;
+        self.unresolved = self.unresolved.saturating_add(unresolved);
+        Ok(())
     }
 
     /// A batch's first pass: `each` launch checked (with its stream's slot)
-    /// and its unresolved bindings added to the world's count — or, at the
-    /// first bad launch, its error naming it and nothing counted.
+    /// and the count of its unresolved bindings summed — or, at the first
+    /// bad launch, its error naming it. It only reads the world; the caller
+    /// adds the count.
     #[inline(always)]
     fn check_batch<B: Bind>(
-        &mut self,
+        &self,
         launches: &[Launch<'_, B>],
-        mut each: impl FnMut(&mut Self, &Launch<'_, B>, u64) -> Result<u64, Error>,
-    ) -> Result<(), Error> {
+        mut each: impl FnMut(&Launch<'_, B>, u64) -> Result<u64, Error>,
+    ) -> Result<u64, Error> {
         let mut unresolved = 0u64;
         for (index, launch) in launches.iter().enumerate() {
             let checked = self.streams.slot_of(launch.stream);
-            match checked.and_then(|slot| each(self, launch, slot)) {
+            match checked.and_then(|slot| each(launch, slot)) {
                 Ok(n) => unresolved = unresolved.saturating_add(n),
                 Err(error) => return Err(in_batch(index, error)),
             }
         }
-        self.unresolved = self.unresolved.saturating_add(unresolved);
-        Ok(())
+        Ok(unresolved)
     }
 
     /// [`launch_batch`](Self::launch_batch) in a world with no failure and
@@ -698,7 +703,7 @@ impl World {
             return None;
         }
         let dry_runs = launches.iter().any(|l| l.outcome == Outcome::DryRun);
-        if let Err(error) = self.check_batch(launches, |w, launch, _| w.count_unclaimed(launch)) {
+        if let Err(error) = self.count_batch(launches) {
             return Some(Err(error));
         }
         self.number_clean(launches, dry_runs, results);

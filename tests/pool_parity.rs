@@ -77,6 +77,13 @@ fn claims(p: &StreamPool<Factory>, g: &FailureGraph, s: u64, m: u64) -> Vec<(u64
         .collect()
 }
 
+/// A pool of 4 regular slots and `num_special` special ones, and an empty
+/// failure graph beside it.
+fn fresh(num_special: u8) -> (StreamPool<Factory>, FailureGraph) {
+    let pool = StreamPool::new(Factory::default(), 4, num_special).unwrap();
+    (pool, FailureGraph::new())
+}
+
 fn id(value: u64) -> StreamId {
     StreamId { value }
 }
@@ -221,8 +228,7 @@ fn get_mut_index_past_the_last_slot_panics() {
 
 #[test]
 fn taint_with_lands_the_claim_on_the_stream_that_allocated_the_binding() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     p.get_mut(&id(0)).memory.alloc(9, 64).unwrap(); // the failing stream has a memory 9 too
     p.get_mut(&id(1)).memory.alloc(9, 64).unwrap();
     let error = ErrorInfo::new("compile", "fill", "bad PTX");
@@ -243,8 +249,7 @@ fn taint_with_lands_the_claim_on_the_stream_that_allocated_the_binding() {
 
 #[test]
 fn taint_with_skips_a_binding_on_a_never_initialized_slot() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     p.get_mut(&id(1)).memory.alloc(9, 64).unwrap();
     let f = pool::taint(
         &mut p,
@@ -259,8 +264,7 @@ fn taint_with_skips_a_binding_on_a_never_initialized_slot() {
 
 #[test]
 fn taint_mints_its_failure_and_prunes_it_when_it_claimed_nothing() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     let f = pool::taint(
         &mut p,
         ErrorInfo::new("compile", "fill", "x"),
@@ -280,8 +284,7 @@ fn taint_mints_its_failure_and_prunes_it_when_it_claimed_nothing() {
 
 #[test]
 fn taint_reuses_a_live_failure_of_the_same_identity() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     p.get_mut(&id(0)).memory.alloc(1, 8).unwrap();
     p.get_mut(&id(0)).memory.alloc(2, 8).unwrap();
     let e = ErrorInfo::new("compile", "fill", "x");
@@ -304,8 +307,7 @@ fn taint_reuses_a_live_failure_of_the_same_identity() {
 
 #[test]
 fn written_releases_only_the_bytes_it_names() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     p.get_mut(&id(0)).memory.alloc(9, 64).unwrap();
     pool::taint(
         &mut p,
@@ -330,8 +332,7 @@ fn written_releases_only_the_bytes_it_names() {
 
 #[test]
 fn read_failure_finds_the_first_read_binding_a_failure_claims() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     for m in 1..=3 {
         p.get_mut(&id(0)).memory.alloc(m, 16).unwrap();
     }
@@ -363,8 +364,7 @@ fn read_failure_finds_the_first_read_binding_a_failure_claims() {
 
 #[test]
 fn a_special_streams_memory_is_reached_through_a_special_binding() {
-    let mut p = StreamPool::new(Factory::default(), 4, 1).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(1);
     p.get_special(0).memory.alloc(9, 8).unwrap();
     let b = Binding::whole(StreamRef::Special(0), 9, Access::ReadWrite);
     let f = pool::taint(
@@ -384,8 +384,7 @@ fn a_special_streams_memory_is_reached_through_a_special_binding() {
 
 #[test]
 fn the_pool_path_and_the_world_agree_on_claims_for_one_taint_and_release_sequence() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     p.get_mut(&id(1)).memory.alloc(9, 64).unwrap();
     let mut w = World::new(taintworld::Config {
         max_streams: 4,
@@ -512,8 +511,7 @@ fn the_free_stream_index_of_a_pool_of_no_streams_is_slot_zero() {
 
 #[test]
 fn taint_and_taint_with_take_every_binding_of_the_call() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     p.get_mut(&id(0)).memory.alloc(1, 16).unwrap();
     p.get_mut(&id(1)).memory.alloc(2, 16).unwrap();
     p.get_mut(&id(1)).memory.alloc(3, 16).unwrap();
@@ -550,8 +548,7 @@ fn taint_and_taint_with_take_every_binding_of_the_call() {
 
 #[test]
 fn taint_prunes_its_failure_when_its_bindings_claimed_nothing() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     p.get_mut(&id(0)).memory.alloc(1, 16).unwrap();
     let f = taint_as(
         &mut p,
@@ -569,8 +566,7 @@ fn taint_prunes_its_failure_when_its_bindings_claimed_nothing() {
 
 #[test]
 fn taint_prunes_only_its_own_failure_and_leaves_the_rest_to_the_caller() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     p.get_mut(&id(0)).memory.alloc(1, 16).unwrap();
     let a = taint_as(
         &mut p,
@@ -594,8 +590,7 @@ fn taint_prunes_only_its_own_failure_and_leaves_the_rest_to_the_caller() {
 
 #[test]
 fn a_stream_memory_taint_sets_another_failure_over_a_claim_rather_than_adding_it() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     p.get_mut(&id(0)).memory.alloc(1, 16).unwrap();
     let a = taint_as(
         &mut p,
@@ -622,8 +617,7 @@ fn a_stream_memory_taint_sets_another_failure_over_a_claim_rather_than_adding_it
 
 #[test]
 fn written_skips_a_never_initialized_slot_and_releases_only_on_the_allocating_stream() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     p.get_mut(&id(0)).memory.alloc(9, 16).unwrap();
     p.get_mut(&id(1)).memory.alloc(9, 16).unwrap();
     for s in [0, 1] {
@@ -650,8 +644,7 @@ fn written_skips_a_never_initialized_slot_and_releases_only_on_the_allocating_st
 
 #[test]
 fn read_failure_passes_over_a_failure_the_graph_no_longer_holds() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     p.get_mut(&id(0)).memory.alloc(2, 16).unwrap();
     // Failure 1 claims nothing and is pruned at once.
     let gone = taint_as(&mut p, &mut g, ("launch", "gelu"), &[]);
@@ -674,8 +667,7 @@ fn read_failure_passes_over_a_failure_the_graph_no_longer_holds() {
 
 #[test]
 fn taint_mints_a_new_id_for_an_identity_nothing_holds_any_more() {
-    let mut p = StreamPool::new(Factory::default(), 4, 0).unwrap();
-    let mut g = FailureGraph::new();
+    let (mut p, mut g) = fresh(0);
     p.get_mut(&id(0)).memory.alloc(1, 16).unwrap();
     let out = [Binding::whole(0, 1, Access::Write)];
     let a = taint_as(&mut p, &mut g, ("compile", "fill"), &out);

@@ -86,6 +86,15 @@ pub struct Failure {
     identity: u64,
 }
 
+impl Failure {
+    /// Whether an allocation carries it or something pins it: a failure
+    /// exists only while it is held (SPEC §4).
+    #[inline]
+    pub fn held(&self) -> bool {
+        self.carriers != 0 || self.pins != 0
+    }
+}
+
 /// The failure store: a slot map of [`Failure`]s, an identity index for
 /// dedup by `(kind, kernel, message)`, and an index from public id to key.
 ///
@@ -224,7 +233,7 @@ impl Failures {
     pub(crate) fn lose_carrier(&mut self, key: FailureKey) {
         if let Some(f) = self.store.get_mut(key) {
             f.carriers = f.carriers.saturating_sub(1);
-            if f.carriers == 0 && f.pins == 0 {
+            if !f.held() {
                 self.unclaimed.push(key);
             }
         }
@@ -241,7 +250,7 @@ impl Failures {
     pub(crate) fn unpin(&mut self, key: FailureKey) {
         if let Some(f) = self.store.get_mut(key) {
             f.pins = f.pins.saturating_sub(1);
-            if f.carriers == 0 && f.pins == 0 {
+            if !f.held() {
                 self.unclaimed.push(key);
             }
         }
@@ -279,20 +288,26 @@ impl Failures {
     /// exists while it is carried or pinned), so it is removed and a new id
     /// minted — the id the world, which prunes after every event, gives.
     pub fn find_held_or_mint(&mut self, kind: &str, kernel: &str, message: &str) -> FailureKey {
-        let identity = self.hasher.hash_one((kind, kernel, message));
-        let store = &self.store;
-        let unheld = self
-            .by_identity
-            .find(identity, |&k| {
-                let e = &store[k].error;
-                e.kind == kind && e.kernel == kernel && e.message == message
-            })
-            .copied()
-            .filter(|&k| store.get(k).is_some_and(|f| f.carriers == 0 && f.pins == 0));
-        if let Some(key) = unheld {
+        let minted = self.minted;
+        let key = self.find_or_mint(kind, kernel, message);
+        // Found, not minted, and held by nothing: the occurrence just
+        // counted goes with it.
+        if self.minted == minted && self.get(key).is_some_and(|f| !f.held()) {
             self.remove(key);
+            return self.find_or_mint(kind, kernel, message);
         }
-        self.find_or_mint(kind, kernel, message)
+        key
+    }
+
+    /// Removes `key` if nothing holds it, and no other failure: what a
+    /// caller that prunes when it likes does with the failure it just
+    /// found or minted. Whether it went. O(1) amortized: the queue of
+    /// failures a prune will look at is kept no longer than about twice
+    /// the live failures, however seldom the caller prunes.
+    pub(crate) fn remove_if_unheld(&mut self, key: FailureKey) -> bool {
+        let removed = self.get(key).is_some_and(|f| !f.held()) && self.remove(key).is_some();
+        self.bound_unclaimed();
+        removed
     }
 
     /// Keeps the queue of failures that may have nothing left holding them
@@ -300,13 +315,13 @@ impl Failures {
     /// keys of failures removed since, or held again, go, and each key is
     /// kept once. O(queue) when it runs, which is only once the queue has
     /// grown past twice the live failures (and 64): O(1) amortized.
-    pub(crate) fn bound_unclaimed(&mut self) {
+    fn bound_unclaimed(&mut self) {
         if self.unclaimed.len() <= 2 * self.store.len() + 64 {
             return;
         }
         let store = &self.store;
         self.unclaimed
-            .retain(|&k| store.get(k).is_some_and(|f| f.carriers == 0 && f.pins == 0));
+            .retain(|&k| store.get(k).is_some_and(|f| !f.held()));
         self.unclaimed.sort_unstable();
         self.unclaimed.dedup();
     }

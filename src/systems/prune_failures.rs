@@ -13,10 +13,7 @@ pub fn prune_failures(failures: &mut Failures, records: &mut Records) -> usize {
     records.prune();
     let mut pruned = 0;
     while let Some(key) = failures.pop_unclaimed() {
-        if failures
-            .get(key)
-            .is_some_and(|f| f.carriers == 0 && f.pins == 0)
-        {
+        if failures.get(key).is_some_and(|f| !f.held()) {
             failures.remove(key);
             pruned += 1;
         }
