@@ -566,3 +566,37 @@ fn in_a_world_without_failures_a_launch_that_cannot_fail_is_checked_as_input_all
         "the world stayed without failures"
     );
 }
+
+#[test]
+fn in_a_world_of_more_than_2_pow_32_slots_two_slots_with_the_same_low_32_bits_stay_apart() {
+    let config = Config {
+        max_streams: (1 << 32) + 8,
+        ..Config::default()
+    };
+    let mut w = World::new(config).unwrap();
+    w.alloc(1, 7, 16).unwrap();
+    // Slot 2^32 + 1 is a slot of its own, not slot 1: memory 7 is not
+    // made there, so the binding is unresolved and the failure taints
+    // nothing.
+    let far = (1u64 << 32) + 1;
+    let launch = Launch {
+        kernel: "fill",
+        stream: StreamRef::Id(far),
+        bindings: &[writes(far, 7)],
+        outcome: FAIL,
+    };
+    w.launch(&launch).unwrap();
+    assert_eq!(w.stats().unresolved_bindings, 1);
+    assert_eq!(w.read(&reads(1, 7)).unwrap(), ReadResult::Clean);
+    // The same launch on slot 1 taints it.
+    w.launch(&Launch {
+        stream: StreamRef::Id(1),
+        bindings: &[writes(1, 7)],
+        ..launch
+    })
+    .unwrap();
+    assert!(matches!(
+        w.read(&reads(1, 7)).unwrap(),
+        ReadResult::Tainted(_)
+    ));
+}

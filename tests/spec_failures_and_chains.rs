@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{FAIL, go, reads, writes};
+use common::{FAIL, claims, go, reads, writes};
 
 use taintworld::{
     Access, Binding, ChainHop, Config, ErrorInfo, Outcome, ReadResult, RecordInfo, TaintReport,
@@ -305,4 +305,140 @@ fn after_every_allocation_is_freed_no_failure_and_no_record_exists() {
         (s.live_failures, s.live_records, s.claims, s.failures_minted),
         (0, 0, 0, 1)
     );
+}
+
+/// The failed outcome `message`: a kernel that does not compile, with its
+/// own message, so each message is its own failure.
+fn fails_with(message: &str) -> Outcome<'_> {
+    Outcome::Failed {
+        kind: "compile",
+        message,
+    }
+}
+
+/// Each live failure as `(id, carriers)`, by id.
+fn carriers(w: &World) -> Vec<(u64, u64)> {
+    let mut all: Vec<_> = w.failures().map(|f| (f.id.get(), f.carriers)).collect();
+    all.sort_unstable();
+    all
+}
+
+/// The first and second claims of [`apart`]: `[0, 8)` and `[16, 24)` of
+/// memory 1, written.
+const FIRST: (u64, u64) = (0, 8);
+const SECOND: (u64, u64) = (16, 24);
+
+fn part((start, end): (u64, u64)) -> Binding {
+    Binding::range(0, 1, start, end, Access::Write)
+}
+
+/// A world whose 32-byte memory 1 carries the failure of message `first`
+/// on [`FIRST`] and that of `second` on [`SECOND`]: two claims that do not
+/// touch. The failures' ids are 1 and 2, or both 1 for one message.
+fn apart(first: &str, second: &str) -> World {
+    let mut w = world(Config::default(), []);
+    w.alloc(0, 1, 32).unwrap();
+    assert_eq!(
+        go(&mut w, "fill", &[part(FIRST)], fails_with(first)).0,
+        "failed"
+    );
+    assert_eq!(
+        go(&mut w, "fill", &[part(SECOND)], fails_with(second)).0,
+        "failed"
+    );
+    w
+}
+
+#[test]
+fn a_failure_that_retaints_one_claim_among_others_gains_its_carrier_and_the_old_failure_keeps_its_own()
+ {
+    // Failure 1 on both claims; failure 2 then taints exactly the second.
+    let mut w = apart("a", "a");
+    assert_eq!(carriers(&w), [(1, 1)]);
+    assert_eq!(
+        go(&mut w, "fill", &[part(SECOND)], fails_with("b")),
+        ("failed", 2, 0)
+    );
+    // Failure 2 is carried (it was carried nowhere before), and failure 1
+    // still is, by the first claim: one carrier each.
+    assert_eq!(carriers(&w), [(1, 1), (2, 1)]);
+    w.check_invariants().unwrap();
+    // Writing the first claim's bytes lets failure 1 go; failure 2 stays.
+    assert_eq!(
+        go(&mut w, "fill", &[part(FIRST)], Outcome::Ok),
+        ("ran", 0, 0)
+    );
+    assert_eq!(carriers(&w), [(2, 1)]);
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn a_failure_that_retaints_one_claim_among_its_own_keeps_one_carrier_and_the_old_failure_goes() {
+    // Failure 1 on the first claim, failure 2 on the second; failure 1
+    // then taints exactly the second.
+    let mut w = apart("a", "b");
+    assert_eq!(carriers(&w), [(1, 1), (2, 1)]);
+    assert_eq!(
+        go(&mut w, "fill", &[part(SECOND)], fails_with("a")),
+        ("failed", 1, 0)
+    );
+    // Failure 1 was carried already: still one carrier. Failure 2 lost
+    // its only claim and is pruned.
+    assert_eq!(carriers(&w), [(1, 1)]);
+    assert_eq!(
+        claims(&w, 1),
+        [(0, 8, 1, None), (16, 24, 1, None)],
+        "the two claims of failure 1 do not touch, so they stay two"
+    );
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn a_taint_over_two_claims_of_one_failure_takes_one_carrier_from_it() {
+    // Memory 1 carries failure 1 on two claims; memory 2 carries it whole.
+    // Failure 2 then taints all of memory 1.
+    let mut w = apart("a", "a");
+    w.alloc(0, 2, 16).unwrap();
+    go(&mut w, "fill", &[writes(0, 2)], fails_with("a"));
+    assert_eq!(carriers(&w), [(1, 2)]);
+    assert_eq!(
+        go(&mut w, "fill", &[writes(0, 1)], fails_with("b")),
+        ("failed", 2, 0)
+    );
+    // Memory 1 no longer carries failure 1; memory 2 still does.
+    assert_eq!(carriers(&w), [(1, 1), (2, 1)]);
+    assert_eq!(claims(&w, 1), [(0, 32, 2, None)]);
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn a_failure_id_displays_as_its_number() {
+    let mut w = world(Config::default(), [1]);
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    let id = w.failures().next().unwrap().id;
+    assert_eq!(
+        (id.to_string(), format!("failure {id}")),
+        ("1".to_string(), "failure 1".to_string())
+    );
+}
+
+#[test]
+fn the_record_store_holds_a_skip_record_while_its_claim_lives() {
+    let mut w = world(Config::default(), [1, 2]);
+    assert!(w.graph().records.is_empty());
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    assert!(
+        w.graph().records.is_empty(),
+        "a failed launch makes no record"
+    );
+    assert_eq!(
+        go(&mut w, "gelu", &[reads(0, 1), writes(0, 2)], Outcome::Ok),
+        ("skipped", 1, 1)
+    );
+    let records = &w.graph().records;
+    assert_eq!((records.len(), records.is_empty()), (1, false));
+    // Writing memory 2 releases the claim that held the record.
+    go(&mut w, "fill", &[writes(0, 2)], Outcome::Ok);
+    let records = &w.graph().records;
+    assert_eq!((records.len(), records.is_empty()), (0, true));
 }

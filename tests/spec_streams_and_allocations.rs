@@ -101,14 +101,19 @@ fn an_explicitly_initialized_slot_still_resolves_only_its_own_allocations() {
     assert_eq!(w.stats().unresolved_bindings, 1);
 }
 
-#[test]
-fn a_special_stream_sits_after_the_regular_slots() {
-    let mut w = World::new(Config {
+/// A world of 4 regular slots (0–3) and 2 special ones (4 and 5).
+fn four_regular_two_special() -> World {
+    World::new(Config {
         max_streams: 4,
         num_special: 2,
         ..Config::default()
     })
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn a_special_stream_sits_after_the_regular_slots() {
+    let mut w = four_regular_two_special();
     let key = w.alloc(StreamRef::Special(1), 7, 16).unwrap();
     let alloc = w.allocations().get(key).unwrap();
     assert_eq!(alloc.slot, 5);
@@ -123,12 +128,7 @@ fn a_special_stream_sits_after_the_regular_slots() {
 
 #[test]
 fn a_regular_stream_id_never_reaches_a_special_slot() {
-    let mut w = World::new(Config {
-        max_streams: 4,
-        num_special: 2,
-        ..Config::default()
-    })
-    .unwrap();
+    let mut w = four_regular_two_special();
     w.alloc(StreamRef::Special(1), 7, 16).unwrap();
     // Id 5 folds onto regular slot 1, not onto slot 5.
     assert_eq!(w.read(&reads(5, 7)).unwrap(), ReadResult::Unresolved);
@@ -137,6 +137,23 @@ fn a_regular_stream_id_never_reaches_a_special_slot() {
         ReadResult::Unresolved
     );
     assert_eq!(w.stats().unresolved_bindings, 2);
+}
+
+#[test]
+fn a_regular_stream_id_never_reaches_a_special_slot_by_key_either() {
+    let mut w = four_regular_two_special();
+    let first = w.alloc(StreamRef::Special(0), 7, 16).unwrap();
+    let second = w.alloc(StreamRef::Special(1), 8, 16).unwrap();
+    // Ids 4 and 5 fold onto regular slots 0 and 1, not onto slots 4 and 5
+    // where the keys' allocations were made: a failed launch binding them
+    // taints nothing.
+    let out = [
+        Binding::whole(4, first, Access::Write),
+        Binding::whole(5, second, Access::Write),
+    ];
+    assert_eq!(go(&mut w, "fill", 4, &out, FAIL), ("failed", 1, 0));
+    assert_eq!(w.stats().unresolved_bindings, 2);
+    assert_eq!((claims(&w, 7), claims(&w, 8)), (vec![], vec![]));
 }
 
 #[test]
@@ -322,4 +339,22 @@ fn an_unresolved_dead_binding_is_counted() {
         Outcome::Ok,
     );
     assert_eq!(w.stats().unresolved_bindings, 1);
+}
+
+#[test]
+fn the_allocation_store_counts_its_live_allocations() {
+    let mut w = World::default();
+    assert!(w.allocations().is_empty());
+    w.alloc(0, 1, 16).unwrap();
+    w.alloc(1, 2, 16).unwrap();
+    assert_eq!(
+        (w.allocations().len(), w.allocations().is_empty()),
+        (2, false)
+    );
+    w.free(1).unwrap();
+    w.free(2).unwrap();
+    assert_eq!(
+        (w.allocations().len(), w.allocations().is_empty()),
+        (0, true)
+    );
 }

@@ -75,9 +75,13 @@ enum Op {
 }
 
 fn binding() -> impl Strategy<Value = MBinding> {
+    // Ranges of 4 bytes on a grid of 8 come up again and again and never
+    // touch one another, so a taint often lands exactly on one claim among
+    // others: the case `ClaimSet::taint` relabels in place.
     let range = prop_oneof![
         3 => Just(None),
         8 => (0u64..=24, 0u64..=12).prop_map(|(s, len)| Some((s, s + len))),
+        3 => (0u64..=3).prop_map(|i| Some((8 * i, 8 * i + 4))),
         1 => (1u64..=24, 0u64..=24).prop_map(|(s, e)| Some((s, e))),
     ];
     (0u64..6, 0u64..6, range, 0u8..4).prop_map(|(stream, memory, range, access)| MBinding {

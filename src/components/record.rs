@@ -269,3 +269,37 @@ impl Records {
         (r.refs == 0).then_some(cause)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Records;
+    use crate::components::claim::Origin;
+    use crate::components::failure::FailureKey;
+    use alloc::string::String;
+
+    /// Each kernel name is stored once while a live record uses it, and
+    /// goes with the last such record; names are compared, not addresses,
+    /// so two copies of one name are one kernel.
+    #[test]
+    fn a_kernel_name_is_stored_once_and_goes_with_its_last_record() {
+        let mut records = Records::default();
+        let failure = FailureKey::default();
+        let names = ["gelu", "matmul", "gelu", "matmul", "gelu"].map(String::from);
+        let keys: alloc::vec::Vec<_> = (0u64..)
+            .zip(&names)
+            .map(|(launch, name)| records.make(launch, (name, false), 1, Origin::Root, failure, 8))
+            .collect();
+        assert_eq!(records.kernels.len(), 2);
+        assert_eq!(records.kernel_index.len(), 2);
+        assert_eq!(records.kernel_name(records.store[keys[2]].kernel), "gelu");
+        assert_eq!(records.kernels[records.store[keys[0]].kernel].refs, 3);
+        // Nothing refers to the records: queued, they go at the next prune,
+        // and their names with them.
+        for &key in &keys {
+            records.queue_if_unreferenced(key);
+        }
+        records.prune();
+        assert!(records.is_empty());
+        assert_eq!((records.kernels.len(), records.kernel_index.len()), (0, 0));
+    }
+}
