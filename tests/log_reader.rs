@@ -1279,3 +1279,21 @@ mod random {
         }
     }
 }
+
+#[test]
+fn each_access_is_read_by_the_name_it_gives() {
+    let all = [Access::Read, Access::Write, Access::ReadWrite, Access::Dead];
+    let names = all.map(Access::name);
+    assert_eq!(names, ["read", "write", "read_write", "dead"]);
+    for (access, name) in all.into_iter().zip(names) {
+        let line =
+            format!(r#"{{"op":"read","binding":{{"stream":0,"memory":1,"access":"{name}"}}}}"#);
+        assert_eq!(
+            one(&line),
+            Ok(Event::Read {
+                binding: binding(0, 1, None, access)
+            }),
+            "{line}"
+        );
+    }
+}

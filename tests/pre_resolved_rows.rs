@@ -5,7 +5,9 @@
 mod common;
 
 use common::{FAIL, claims, named, stale_row};
-use taintworld::{Access, Binding, Config, Error, Launch, Outcome, Resolved, Verdict, World};
+use taintworld::{
+    Access, Binding, Config, Error, Launch, LaunchResult, Outcome, Resolved, Verdict, World,
+};
 
 fn launch<'a>(kernel: &'a str, rows: &'a [Resolved], outcome: Outcome<'a>) -> Launch<'a, Resolved> {
     Launch {
@@ -215,6 +217,18 @@ fn a_row_kept_from_another_world_is_checked_against_this_one_wherever_claims_may
         .unwrap();
     assert_eq!(ran.verdict, Verdict::Ran);
     assert_eq!(claims(&world, 9), vec![]);
+    // So does a batch of such launches.
+    let mut results = Vec::new();
+    let batch = [launch("copy", std::slice::from_ref(&foreign), Outcome::Ok)];
+    world.launch_batch(&batch, &mut results).unwrap();
+    assert_eq!(
+        results,
+        [LaunchResult {
+            launch: 1,
+            verdict: Verdict::Ran
+        }]
+    );
+    assert_eq!(claims(&world, 9), vec![]);
     // Once something is claimed, any launch may change claims: checked.
     let other_buffer = row(&world, Binding::whole(0, 10, Access::Write));
     world
@@ -224,8 +238,6 @@ fn a_row_kept_from_another_world_is_checked_against_this_one_wherever_claims_may
         world.launch(&launch("copy", &[foreign], Outcome::Ok)),
         Err(past.clone())
     );
-    let mut results = Vec::new();
-    let batch = [launch("copy", std::slice::from_ref(&foreign), Outcome::Ok)];
     assert_eq!(
         world.launch_batch(&batch, &mut results),
         Err(Error::InBatch {

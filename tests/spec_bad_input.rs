@@ -600,3 +600,27 @@ fn in_a_world_of_more_than_2_pow_32_slots_two_slots_with_the_same_low_32_bits_st
         ReadResult::Tainted(_)
     ));
 }
+
+#[test]
+fn a_regular_stream_id_never_reaches_a_special_slot_past_2_pow_32_by_key() {
+    // Regular slots 0 to 2^32 - 2, then special slots from 2^32 - 1: the
+    // second special slot, 2^32, has the low 32 bits of slot 0.
+    let config = Config {
+        max_streams: (1 << 32) - 1,
+        num_special: 5,
+        ..Config::default()
+    };
+    let mut w = World::new(config).unwrap();
+    let key = w.alloc(StreamRef::Special(1), 7, 16).unwrap();
+    assert_eq!(w.allocations().get(key).unwrap().slot, 1 << 32);
+    let launch = Launch {
+        kernel: "fill",
+        stream: StreamRef::Id(0),
+        bindings: &[Binding::whole(0, key, Access::Write)],
+        outcome: FAIL,
+    };
+    w.launch(&launch).unwrap();
+    assert_eq!(w.stats().unresolved_bindings, 1);
+    let special = Binding::whole(StreamRef::Special(1), key, Access::Read);
+    assert_eq!(w.read(&special).unwrap(), ReadResult::Clean);
+}

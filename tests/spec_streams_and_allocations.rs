@@ -17,6 +17,22 @@ fn the_default_config_has_eight_slots_no_special_streams_and_chain_limit_1024() 
 }
 
 #[test]
+fn a_world_keeps_the_configuration_it_was_made_with() {
+    let config = Config {
+        max_streams: 3,
+        num_special: 2,
+        chain_limit: 7,
+        strict: true,
+    };
+    let w = World::new(config).unwrap();
+    assert_eq!(*w.config(), config);
+    assert_eq!(
+        (w.streams().max_streams(), w.streams().num_special()),
+        (3, 2)
+    );
+}
+
+#[test]
 fn two_stream_ids_that_fold_onto_one_slot_resolve_the_same_allocation() {
     let mut w = World::new(Config {
         max_streams: 4,
