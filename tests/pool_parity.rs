@@ -248,6 +248,38 @@ fn taint_with_lands_the_claim_on_the_stream_that_allocated_the_binding() {
 }
 
 #[test]
+fn freeing_pool_memory_takes_its_claims_and_their_carriers_and_an_unknown_id_is_an_error() {
+    let (mut p, mut g) = fresh(0);
+    let memory = &mut p.get_mut(&id(1)).memory;
+    memory.alloc(9, 64).unwrap();
+    memory.alloc(10, 64).unwrap();
+    let out = [
+        Binding::whole(1, 9, Access::Write),
+        Binding::whole(1, 10, Access::Write),
+    ];
+    let f = pool::taint(
+        &mut p,
+        ErrorInfo::new("compile", "fill", "bad PTX"),
+        out.iter(),
+        &mut g,
+    );
+    let key = g.failures.key_of(f).unwrap();
+    assert_eq!(g.failures.get(key).unwrap().carriers, 2);
+    let memory = &mut p.get_mut(&id(1)).memory;
+    memory.free(9, &mut g).unwrap();
+    assert!(memory.get(9).is_none());
+    assert_eq!(g.failures.get(key).unwrap().carriers, 1);
+    assert_eq!(
+        memory.free(9, &mut g),
+        Err(Error::UnknownMemory { memory: 9 })
+    );
+    memory.free(10, &mut g).unwrap();
+    // Nothing carries the failure any more: the next prune lets it go.
+    assert_eq!(g.prune(), 1);
+    assert!(g.failures.is_empty());
+}
+
+#[test]
 fn taint_with_skips_a_binding_on_a_never_initialized_slot() {
     let (mut p, mut g) = fresh(0);
     p.get_mut(&id(1)).memory.alloc(9, 64).unwrap();
