@@ -326,3 +326,35 @@ proptest! {
         prop_assert_eq!(read_back(&log), expected);
     }
 }
+
+/// An output that keeps its bytes in a buffer of its own until flushed, as
+/// a file's buffer does.
+#[derive(Default)]
+struct Buffered {
+    pending: Vec<u8>,
+    flushed: Vec<u8>,
+}
+
+impl std::io::Write for Buffered {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.flushed.append(&mut self.pending);
+        Ok(())
+    }
+}
+
+#[test]
+fn flushing_the_writer_flushes_every_event_written_so_far_to_its_output() {
+    let mut writer = LogWriter::new(Buffered::default());
+    writer.write_event(&Event::Sync).unwrap();
+    writer.write_event(&Event::Sync).unwrap();
+    writer.flush().unwrap();
+    let out = writer.into_inner();
+    assert_eq!(
+        (String::from_utf8(out.flushed).unwrap(), out.pending.len()),
+        ("{\"op\":\"sync\"}\n{\"op\":\"sync\"}\n".to_string(), 0)
+    );
+}
