@@ -123,6 +123,26 @@ fn keep_going_lists_the_bad_line_and_applies_every_other_one() {
     assert_eq!(r["verdicts"]["failed"], 1);
     assert_eq!(r["syncs"][0]["result"], "ok");
     assert_eq!(r["final"]["tainted_bytes"], 8);
+    // The summary lists it too, and no unresolved binding.
+    let out = taintworld(&["replay", "--keep-going", log.to_str().unwrap()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("1 lines rejected:\n    line 2: "), "{text}");
+    assert!(!text.contains("unresolved"), "{text}");
+}
+
+#[test]
+fn the_summary_counts_unresolved_bindings_only_when_there_are_some() {
+    let summary = |name: &str| {
+        let out = taintworld(&["replay", examples().join(name).to_str().unwrap()]);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let folding = summary("folding_streams.jsonl");
+    assert!(folding.contains("\n2 unresolved bindings\n"), "{folding}");
+    let chain = summary("skip_chain_three_kernels.jsonl");
+    assert!(
+        !chain.contains("unresolved") && !chain.contains("rejected"),
+        "{chain}"
+    );
 }
 
 #[test]
