@@ -257,11 +257,11 @@ fn freeing_pool_memory_takes_its_claims_and_their_carriers_and_an_unknown_id_is_
         Binding::whole(1, 9, Access::Write),
         Binding::whole(1, 10, Access::Write),
     ];
-    let f = pool::taint(
+    let f = taint_error(
         &mut p,
-        ErrorInfo::new("compile", "fill", "bad PTX"),
-        out.iter(),
         &mut g,
+        ErrorInfo::new("compile", "fill", "bad PTX"),
+        &out,
     );
     let key = g.failures.key_of(f).unwrap();
     assert_eq!(g.failures.get(key).unwrap().carriers, 2);
@@ -283,11 +283,11 @@ fn freeing_pool_memory_takes_its_claims_and_their_carriers_and_an_unknown_id_is_
 fn taint_with_skips_a_binding_on_a_never_initialized_slot() {
     let (mut p, mut g) = fresh(0);
     p.get_mut(&id(1)).memory.alloc(9, 64).unwrap();
-    let f = pool::taint(
+    let f = taint_error(
         &mut p,
-        ErrorInfo::new("compile", "fill", "x"),
-        [&Binding::whole(2, 9, Access::Write)].into_iter(),
         &mut g,
+        ErrorInfo::new("compile", "fill", "x"),
+        &[Binding::whole(2, 9, Access::Write)],
     );
     assert_eq!(f.get(), 1);
     assert!(p.try_get(&id(2)).is_none());
@@ -297,20 +297,10 @@ fn taint_with_skips_a_binding_on_a_never_initialized_slot() {
 #[test]
 fn taint_mints_its_failure_and_prunes_it_when_it_claimed_nothing() {
     let (mut p, mut g) = fresh(0);
-    let f = pool::taint(
-        &mut p,
-        ErrorInfo::new("compile", "fill", "x"),
-        std::iter::empty(),
-        &mut g,
-    );
+    let f = taint_error(&mut p, &mut g, ErrorInfo::new("compile", "fill", "x"), &[]);
     assert_eq!((f.get(), g.failures.minted()), (1, 1));
     assert!(g.failures.is_empty());
-    let again = pool::taint(
-        &mut p,
-        ErrorInfo::new("compile", "fill", "x"),
-        std::iter::empty(),
-        &mut g,
-    );
+    let again = taint_error(&mut p, &mut g, ErrorInfo::new("compile", "fill", "x"), &[]);
     assert_eq!(again.get(), 2);
 }
 
@@ -320,18 +310,13 @@ fn taint_reuses_a_live_failure_of_the_same_identity() {
     p.get_mut(&id(0)).memory.alloc(1, 8).unwrap();
     p.get_mut(&id(0)).memory.alloc(2, 8).unwrap();
     let e = ErrorInfo::new("compile", "fill", "x");
-    let a = pool::taint(
+    let a = taint_error(
         &mut p,
+        &mut g,
         e.clone(),
-        [&Binding::whole(0, 1, Access::Write)].into_iter(),
-        &mut g,
+        &[Binding::whole(0, 1, Access::Write)],
     );
-    let b = pool::taint(
-        &mut p,
-        e,
-        [&Binding::whole(0, 2, Access::Write)].into_iter(),
-        &mut g,
-    );
+    let b = taint_error(&mut p, &mut g, e, &[Binding::whole(0, 2, Access::Write)]);
     assert_eq!((a.get(), b.get()), (1, 1));
     let f = g.failures.get(g.failures.key_of(a).unwrap()).unwrap();
     assert_eq!((f.occurrences, f.carriers), (2, 2));
@@ -341,11 +326,11 @@ fn taint_reuses_a_live_failure_of_the_same_identity() {
 fn written_releases_only_the_bytes_it_names() {
     let (mut p, mut g) = fresh(0);
     p.get_mut(&id(0)).memory.alloc(9, 64).unwrap();
-    pool::taint(
+    taint_error(
         &mut p,
-        ErrorInfo::new("compile", "fill", "x"),
-        [&Binding::whole(0, 9, Access::Write)].into_iter(),
         &mut g,
+        ErrorInfo::new("compile", "fill", "x"),
+        &[Binding::whole(0, 9, Access::Write)],
     );
     pool::written(
         &mut p,
@@ -370,17 +355,12 @@ fn read_failure_finds_the_first_read_binding_a_failure_claims() {
     }
     let e1 = ErrorInfo::new("compile", "a", "x");
     let e2 = ErrorInfo::new("compile", "b", "y");
-    pool::taint(
+    taint_error(&mut p, &mut g, e1, &[Binding::whole(0, 1, Access::Write)]);
+    taint_error(
         &mut p,
-        e1,
-        [&Binding::whole(0, 1, Access::Write)].into_iter(),
         &mut g,
-    );
-    pool::taint(
-        &mut p,
         e2.clone(),
-        [&Binding::range(0, 3, 8, 16, Access::Write)].into_iter(),
-        &mut g,
+        &[Binding::range(0, 3, 8, 16, Access::Write)],
     );
     let bindings = [
         Binding::whole(0, 1, Access::Write), // tainted, but not a read
@@ -399,12 +379,7 @@ fn a_special_streams_memory_is_reached_through_a_special_binding() {
     let (mut p, mut g) = fresh(1);
     p.get_special(0).memory.alloc(9, 8).unwrap();
     let b = Binding::whole(StreamRef::Special(0), 9, Access::ReadWrite);
-    let f = pool::taint(
-        &mut p,
-        ErrorInfo::new("compile", "fill", "x"),
-        [&b].into_iter(),
-        &mut g,
-    );
+    let f = taint_error(&mut p, &mut g, ErrorInfo::new("compile", "fill", "x"), &[b]);
     assert_eq!(
         pool::read_failure(&p, [&b].into_iter(), &g)
             .unwrap()
@@ -481,7 +456,17 @@ fn taint_as(
     (kind, kernel): (&str, &str),
     bindings: &[Binding],
 ) -> taintworld::FailureId {
-    pool::taint(p, ErrorInfo::new(kind, kernel, "x"), bindings.iter(), g)
+    taint_error(p, g, ErrorInfo::new(kind, kernel, "x"), bindings)
+}
+
+/// `pool::taint` of `error` over `bindings`.
+fn taint_error(
+    p: &mut StreamPool<Factory>,
+    g: &mut FailureGraph,
+    error: ErrorInfo,
+    bindings: &[Binding],
+) -> taintworld::FailureId {
+    pool::taint(p, error, bindings.iter(), g)
 }
 
 /// A pool whose factory fails, with `num_special` special slots.
@@ -682,11 +667,11 @@ fn read_failure_passes_over_a_failure_the_graph_no_longer_holds() {
     let gone = taint_as(&mut p, &mut g, ("launch", "gelu"), &[]);
     p.get_mut(&id(0)).out_of_step = Some((1, gone));
     let e = ErrorInfo::new("compile", "fill", "x");
-    pool::taint(
+    taint_error(
         &mut p,
-        e.clone(),
-        [&Binding::whole(0, 2, Access::Write)].into_iter(),
         &mut g,
+        e.clone(),
+        &[Binding::whole(0, 2, Access::Write)],
     );
     let bindings = [
         Binding::whole(0, 1, Access::Read), // failure 1: not in the graph
