@@ -159,6 +159,13 @@ impl Allocations {
         self.hot.is_empty()
     }
 
+    /// The row behind `key`, to change by hand: only for the tests that
+    /// break a world on purpose to see the invariant check notice.
+    #[cfg(test)]
+    pub(crate) fn row_mut(&mut self, key: AllocKey) -> Option<&mut Allocation> {
+        self.rows.get_mut(key)
+    }
+
     /// Adds an allocation; the caller has checked its memory id is not live.
     pub(crate) fn insert(&mut self, allocation: Allocation) -> AllocKey {
         let memory = allocation.memory;

@@ -92,6 +92,13 @@ impl Records {
         self.store.get(key)
     }
 
+    /// The live record behind `key`, to change by hand: only for the tests
+    /// that break a world on purpose.
+    #[cfg(test)]
+    pub(crate) fn get_mut(&mut self, key: RecordKey) -> Option<&mut SkipRecord> {
+        self.store.get_mut(key)
+    }
+
     /// Every live record, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (RecordKey, &SkipRecord)> {
         self.store.iter()

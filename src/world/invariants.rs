@@ -162,3 +162,347 @@ impl World {
         Ok(())
     }
 }
+
+/// The check itself, held to its word: each test breaks one thing in a
+/// sound world by hand — past every rule the stores keep — and the check
+/// must name it. A check that passed every world would pass every fuzz run
+/// and property test too, so these are what make those runs mean anything.
+#[cfg(test)]
+mod tests {
+    use alloc::string::String;
+
+    use super::World;
+    use crate::components::allocation::AllocKey;
+    use crate::components::claim::{Claim, Origin};
+    use crate::components::failure::FailureKey;
+    use crate::components::record::RecordKey;
+    use crate::{Access, Binding, Launch, Outcome};
+
+    /// Memory 1, 2 and 3 (256 bytes each) hold a failure and a chain of two
+    /// skips: `fill` failed writing memory 1; `gelu` read it and was
+    /// skipped, tainting memory 2 (launch 1); `tanh` read memory 2 and was
+    /// skipped, tainting memory 3 (launch 2). Memory 4 is clean. Sound:
+    /// checked before it is handed out.
+    fn chained() -> World {
+        let mut w = World::default();
+        for memory in 1..=4 {
+            w.alloc(0, memory, 256).expect("a new memory id");
+        }
+        let failed = Outcome::Failed {
+            kind: "compile",
+            message: "bad PTX",
+        };
+        launch(&mut w, "fill", &[(1, Access::Write)], failed);
+        launch(
+            &mut w,
+            "gelu",
+            &[(1, Access::Read), (2, Access::Write)],
+            Outcome::Ok,
+        );
+        launch(
+            &mut w,
+            "tanh",
+            &[(2, Access::Read), (3, Access::Write)],
+            Outcome::Ok,
+        );
+        assert_eq!(w.check_invariants(), Ok(()));
+        w
+    }
+
+    fn launch(w: &mut World, kernel: &str, buffers: &[(u64, Access)], outcome: Outcome<'_>) {
+        let bindings: alloc::vec::Vec<_> = buffers
+            .iter()
+            .map(|&(memory, access)| Binding::whole(0, memory, access))
+            .collect();
+        w.launch(&Launch {
+            kernel,
+            stream: 0.into(),
+            bindings: &bindings,
+            outcome,
+        })
+        .expect("a good launch");
+    }
+
+    fn key(w: &World, memory: u64) -> AllocKey {
+        w.allocs.key_of(memory).expect("a live memory id")
+    }
+
+    /// The world's one failure.
+    fn failure(w: &World) -> FailureKey {
+        let mut failures = w.graph.failures.iter();
+        let (key, _) = failures.next().expect("a failure");
+        assert!(failures.next().is_none(), "one failure only");
+        key
+    }
+
+    /// The record of the skip of launch `launch`.
+    fn record(w: &World, launch: u64) -> RecordKey {
+        let found = w.graph.records.iter().find(|(_, r)| r.launch == launch);
+        found.expect("a record of that launch").0
+    }
+
+    /// The claims of `memory`, to break.
+    fn claims(w: &mut World, memory: u64) -> &mut smallvec::SmallVec<[Claim; 1]> {
+        let key = key(w, memory);
+        let row = w.allocs.row_mut(key).expect("a live allocation");
+        row.claims.raw_mut()
+    }
+
+    /// Memory `memory`'s claims become `ranges`, each of the world's one
+    /// failure, directly: its carrier count stays right.
+    fn root_claims(w: &mut World, memory: u64, ranges: &[(u64, u64)]) {
+        let f = failure(w);
+        let made = ranges
+            .iter()
+            .map(|&(start, end)| claim(start, end, f, Origin::Root));
+        *claims(w, memory) = made.collect();
+    }
+
+    fn claim(start: u64, end: u64, failure: FailureKey, origin: Origin) -> Claim {
+        Claim {
+            start,
+            end,
+            failure,
+            origin,
+        }
+    }
+
+    /// The check fails, and its answer names what is broken.
+    #[track_caller]
+    fn names(w: &World, what: &str) {
+        let answer: Result<(), String> = w.check_invariants();
+        match answer {
+            Err(e) => assert!(e.contains(what), "{e:?} does not say {what:?}"),
+            Ok(()) => panic!("the broken world passed; expected {what:?}"),
+        }
+    }
+
+    #[test]
+    fn an_empty_claim_is_named_with_its_range() {
+        let mut w = chained();
+        claims(&mut w, 1)[0].end = 0;
+        names(&w, "memory 1: empty claim [0, 0)");
+    }
+
+    #[test]
+    fn a_claim_past_its_allocations_end_is_named() {
+        let mut w = chained();
+        claims(&mut w, 1)[0].end = 257;
+        names(&w, "memory 1: claim past the end");
+    }
+
+    #[test]
+    fn overlapping_or_unsorted_claims_are_named() {
+        for ranges in [[(0, 129), (128, 256)], [(128, 256), (0, 64)]] {
+            let mut w = chained();
+            root_claims(&mut w, 1, &ranges);
+            names(&w, "memory 1: claims overlap or are unsorted");
+        }
+    }
+
+    #[test]
+    fn two_touching_claims_of_one_failure_and_origin_are_named() {
+        let mut w = chained();
+        root_claims(&mut w, 1, &[(0, 128), (128, 256)]);
+        names(&w, "memory 1: same-label claims touch at 128");
+    }
+
+    /// The other side of the rule above: touching claims are canonical when
+    /// their labels differ in failure or in origin alone.
+    #[test]
+    fn touching_claims_of_different_labels_pass() {
+        let mut w = chained();
+        let (f, r1) = (failure(&w), record(&w, 1));
+        // One origin differs: the record gains the claim's reference.
+        *claims(&mut w, 1) = [
+            claim(0, 128, f, Origin::Root),
+            claim(128, 256, f, Origin::Skip(r1)),
+        ]
+        .into_iter()
+        .collect();
+        w.graph.records.add_ref(r1);
+        assert_eq!(w.check_invariants(), Ok(()));
+        // The failure differs too: a second failure, carried by memory 4.
+        let other = w.graph.failures.find_or_mint("launch", "other", "rejected");
+        w.graph.failures.gain_carrier(other);
+        *claims(&mut w, 4) = [
+            claim(0, 128, f, Origin::Root),
+            claim(128, 256, other, Origin::Root),
+        ]
+        .into_iter()
+        .collect();
+        w.graph.failures.gain_carrier(f);
+        assert_eq!(w.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn a_claim_of_a_dead_failure_is_named() {
+        let mut w = chained();
+        claims(&mut w, 4).push(claim(0, 8, FailureKey::default(), Origin::Root));
+        names(&w, "memory 4: claim of a dead failure");
+    }
+
+    #[test]
+    fn a_claim_through_a_record_of_another_failure_is_named() {
+        let mut w = chained();
+        let other = w.graph.failures.find_or_mint("launch", "other", "rejected");
+        claims(&mut w, 2)[0].failure = other;
+        names(&w, "memory 2: claim's record is of another failure");
+    }
+
+    #[test]
+    fn a_claim_through_a_dead_record_is_named() {
+        let mut w = chained();
+        let f = failure(&w);
+        claims(&mut w, 4).push(claim(0, 8, f, Origin::Skip(RecordKey::default())));
+        names(&w, "memory 4: claim of a dead record");
+    }
+
+    /// An unbacked allocation holds exactly one claim, of its own failure,
+    /// over every byte: each way of falling short of that is named.
+    #[test]
+    fn an_unbacked_allocation_not_wholly_claimed_by_its_failure_is_named() {
+        let breaks: [fn(&mut Claim, FailureKey); 3] = [
+            |c, _| c.start = 1,
+            |c, _| c.end = 255,
+            |c, other| c.failure = other,
+        ];
+        for (i, break_it) in breaks.into_iter().enumerate() {
+            let mut w = chained();
+            let other = failure(&w);
+            w.alloc_failed(0, 5, 256, "out_of_memory", "cudaMalloc failed")
+                .expect("a new memory id");
+            // Zero bytes unbacked carry nothing, and that is whole.
+            w.alloc_failed(0, 6, 0, "out_of_memory", "cudaMalloc failed")
+                .expect("a new memory id");
+            assert_eq!(w.check_invariants(), Ok(()), "case {i}");
+            break_it(&mut claims(&mut w, 5)[0], other);
+            names(&w, "memory 5: unbacked allocation not wholly claimed");
+        }
+        // And one with no claim at all.
+        let mut w = chained();
+        let f = failure(&w);
+        let clean = key(&w, 4);
+        w.allocs.row_mut(clean).expect("live").unbacked = Some(f);
+        names(&w, "memory 4: unbacked allocation not wholly claimed");
+    }
+
+    #[test]
+    fn a_record_whose_cause_is_dead_is_named() {
+        let mut w = chained();
+        let r2 = record(&w, 2);
+        w.graph.records.get_mut(r2).expect("live").cause = Some(RecordKey::default());
+        names(&w, "record of launch 2: dead cause");
+    }
+
+    #[test]
+    fn a_record_not_one_deeper_than_its_cause_is_named() {
+        let mut w = chained();
+        let r2 = record(&w, 2);
+        w.graph.records.get_mut(r2).expect("live").depth = 3;
+        names(&w, "record of launch 2: depth 3 after 1");
+    }
+
+    #[test]
+    fn a_record_without_a_cause_deeper_than_one_is_named() {
+        let mut w = chained();
+        let r2 = record(&w, 2);
+        // Its cause's count now runs one over, but the depth is found first.
+        w.graph.records.get_mut(r2).expect("live").cause = None;
+        names(&w, "record of launch 2: rootless depth 2");
+    }
+
+    #[test]
+    fn a_record_past_the_chain_limit_is_named() {
+        let mut w = chained();
+        w.config.chain_limit = 1;
+        names(&w, "record of launch 2: depth past chain_limit");
+        // At the limit is within it.
+        w.config.chain_limit = 2;
+        assert_eq!(w.check_invariants(), Ok(()));
+    }
+
+    #[test]
+    fn a_record_with_a_wrong_reference_count_is_named() {
+        let mut w = chained();
+        // Launch 1's record is named by memory 2's claim and by launch 2's
+        // record.
+        let r1 = record(&w, 1);
+        w.graph.records.add_ref(r1);
+        names(&w, "record of launch 1: 3 refs counted, 2 real");
+    }
+
+    #[test]
+    fn a_record_nothing_refers_to_is_named() {
+        let mut w = chained();
+        let f = failure(&w);
+        w.graph
+            .records
+            .make(9, ("orphan", false), 4, Origin::Root, f, 1024);
+        names(&w, "record of launch 9: alive with nothing referring to it");
+    }
+
+    #[test]
+    fn more_live_failures_than_claims_and_pins_are_named() {
+        let mut w = World::default();
+        w.graph.failures.find_or_mint("launch", "k", "one");
+        w.graph.failures.find_or_mint("launch", "k", "two");
+        names(&w, "2 live failures, more than 0 claims and 0 open pins");
+    }
+
+    #[test]
+    fn a_failure_nothing_holds_is_named() {
+        let mut w = chained();
+        let other = w.graph.failures.find_or_mint("launch", "other", "rejected");
+        let id = w.graph.failures.get(other).expect("live").id;
+        names(
+            &w,
+            &alloc::format!("failure {id}: alive with nothing holding it"),
+        );
+    }
+
+    #[test]
+    fn a_failure_with_a_wrong_carrier_or_pin_count_is_named() {
+        let mut w = chained();
+        let f = failure(&w);
+        let id = w.graph.failures.get(f).expect("live").id;
+        w.graph.failures.gain_carrier(f);
+        names(&w, &alloc::format!("failure {id}: counts 4/0 vs real 3/0"));
+        let mut w = chained();
+        w.graph.failures.pin(f);
+        names(&w, &alloc::format!("failure {id}: counts 3/1 vs real 3/0"));
+    }
+
+    /// A capture window doomed by a skip pins the failure and holds the
+    /// skip's record: once every claim is written over, those are all that
+    /// keep them, and the check counts them — then names each when it goes
+    /// missing.
+    #[test]
+    fn a_doomed_windows_pin_and_record_are_counted() {
+        let doomed = || {
+            let mut w = chained();
+            w.capture_begin(0).expect("no window open");
+            launch(
+                &mut w,
+                "exp",
+                &[(3, Access::Read), (4, Access::Write)],
+                Outcome::Ok,
+            );
+            for memory in 1..=4 {
+                w.host_write(&Binding::whole(0, memory, Access::Write), Outcome::Ok)
+                    .expect("a good write");
+            }
+            assert_eq!(w.stats().claims, 0);
+            assert_eq!(w.check_invariants(), Ok(()));
+            w
+        };
+        let mut w = doomed();
+        let (f, r3) = (failure(&w), record(&w, 3));
+        let id = w.graph.failures.get(f).expect("live").id;
+        w.graph.failures.pin(f);
+        names(&w, &alloc::format!("failure {id}: counts 0/2 vs real 0/1"));
+        let mut w = doomed();
+        w.graph.records.add_ref(r3);
+        names(&w, "record of launch 3: 2 refs counted, 1 real");
+    }
+}
