@@ -409,3 +409,140 @@ fn a_pruned_failures_occurrences_still_count_in_the_summary() {
         "{summary}"
     );
 }
+
+/// The human summary of `log`, after checking the replay succeeded.
+fn summary_of(log: &Path) -> String {
+    let out = taintworld(&["replay", log.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("the summary is UTF-8")
+}
+
+/// A log in which launch 0 fails writing memory 0 and launches 1 to `skips`
+/// each read the last one's output, so each is skipped; then a read of the
+/// end of the chain, whose chain has `skips` hops.
+fn skip_chain_of(name: &str, skips: u64) -> PathBuf {
+    let mut lines = vec![r#"{"op":"header","format":"taintworld-log","version":1}"#.to_string()];
+    for m in 0..=skips {
+        lines.push(format!(
+            r#"{{"op":"alloc","stream":0,"memory":{m},"size":16}}"#
+        ));
+    }
+    lines.push(
+        r#"{"op":"launch","kernel":"k0","stream":0,"bindings":[{"stream":0,"memory":0,"access":"write"}],"outcome":{"failed":{"kind":"launch","message":"boom"}}}"#
+            .to_string(),
+    );
+    for m in 1..=skips {
+        lines.push(format!(
+            r#"{{"op":"launch","kernel":"k{m}","stream":0,"bindings":[{{"stream":0,"memory":{},"access":"read"}},{{"stream":0,"memory":{m},"access":"write"}}],"outcome":"ok"}}"#,
+            m - 1
+        ));
+    }
+    lines.push(format!(
+        r#"{{"op":"read","binding":{{"stream":0,"memory":{skips}}}}}"#
+    ));
+    let path = scratch(name);
+    std::fs::write(&path, lines.join("\n") + "\n").expect("a scratch log");
+    path
+}
+
+#[test]
+fn a_long_chain_in_the_summary_shows_twelve_newest_hops_then_how_many_are_left_out_then_the_first()
+{
+    let text = summary_of(&skip_chain_of("twenty_skips.jsonl", 20));
+    let hops: Vec<&str> = text.lines().filter(|l| l.starts_with("    ")).collect();
+    assert_eq!(hops.len(), 14, "{text}");
+    for (shown, kernel) in hops[..12].iter().zip((9..=20).rev()) {
+        assert!(
+            shown.contains(&format!("skipped launch {kernel} (k{kernel})")),
+            "{text}"
+        );
+    }
+    assert_eq!(hops[12], "    … 7 more hops …", "{text}");
+    assert!(hops[13].contains("skipped launch 1 (k1)"), "{text}");
+
+    // Thirteen hops all fit without a gap: no line says none were left out.
+    let text = summary_of(&skip_chain_of("thirteen_skips.jsonl", 13));
+    assert!(!text.contains("more hops"), "{text}");
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains("skipped launch"))
+            .count(),
+        13,
+        "{text}"
+    );
+}
+
+#[test]
+fn the_summary_counts_failed_captures_and_failed_host_writes_or_replays_only_when_there_are_some() {
+    // One capture doomed by a skip and one failed graph replay.
+    let text = summary_of(&examples().join("capture_doomed_by_skip.jsonl"));
+    assert!(text.contains("\n1 capture(s) failed\n"), "{text}");
+    assert!(
+        text.contains("\n1 host write(s) or graph replay(s) failed\n"),
+        "{text}"
+    );
+
+    // Two failed host writes, no capture.
+    let log = scratch("failed_host_writes.jsonl");
+    let write = r#"{"op":"host_write","binding":{"stream":0,"memory":1},"outcome":{"failed":{"kind":"copy","message":"bad copy"}}}"#;
+    let lines = [
+        r#"{"op":"alloc","stream":0,"memory":1,"size":64}"#,
+        write,
+        write,
+    ];
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let text = summary_of(&log);
+    assert!(
+        text.contains("\n2 host write(s) or graph replay(s) failed\n"),
+        "{text}"
+    );
+    assert!(!text.contains("capture"), "{text}");
+
+    // Neither.
+    let text = summary_of(&examples().join("skip_chain_three_kernels.jsonl"));
+    assert!(
+        !text.contains("capture") && !text.contains("host write"),
+        "{text}"
+    );
+}
+
+/// Replays or generates with stdout on `/dev/full`, where every write fails
+/// with "no space left", which is an error, not a reader gone away.
+#[cfg(target_os = "linux")]
+fn onto_a_full_device(args: &[&str]) -> Output {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    Command::new(env!("CARGO_BIN_EXE_taintworld"))
+        .args(args)
+        .stdout(full)
+        .output()
+        .expect("the binary runs")
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failed_write_to_stdout_that_is_not_a_closed_pipe_is_an_error_with_exit_status_2() {
+    let log = examples().join("skip_chain_three_kernels.jsonl");
+    for args in [
+        vec!["replay", log.to_str().unwrap()],
+        vec!["replay", "--json", log.to_str().unwrap()],
+    ] {
+        let out = onto_a_full_device(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with("error: writing the report: "),
+            "{args:?}: {stderr}"
+        );
+    }
+    let out = onto_a_full_device(&["gen", "--launches", "10"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error: "), "{stderr}");
+}

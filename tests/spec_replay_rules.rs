@@ -24,6 +24,7 @@ use std::process::{Command, Output};
 
 use common::{FAIL, claims, go, reads, writes};
 use serde_json::{Value, json};
+use taintworld::log::{CaptureResult as LogCapture, LogReader, ReplayOptions, replay};
 use taintworld::{
     Access, Binding, CaptureResult, ErrorInfo, Outcome, ReadResult, TaintReport, Verdict, World,
 };
@@ -587,6 +588,58 @@ fn a_failed_host_write_or_replay_with_an_empty_write_set_is_listed_mints_its_fai
     );
     assert_eq!(r["failures_minted"], 3);
     assert_eq!(r["final"], final_state(1, 1, 16, 1));
+}
+
+#[test]
+fn failed_captures_host_writes_and_replays_are_counted_whether_or_not_the_lists_are_kept() {
+    let log = [
+        &alloc(0, 1, 16) as &str,
+        &alloc(0, 2, 16),
+        &launch("fill", 0, &[bind(0, 1, "write")], FAILED),
+        // Doomed: the captured launch reads failure 1's bytes.
+        r#"{"op":"capture_begin","stream":0}"#,
+        &launch("copy", 0, &[bind(0, 1, "read"), bind(0, 2, "write")], "ok"),
+        r#"{"op":"capture_end","stream":0,"graph":1}"#,
+        // Clean: a graph that writes memory 2.
+        r#"{"op":"capture_begin","stream":0}"#,
+        &launch("zero", 0, &[bind(0, 2, "write")], "ok"),
+        r#"{"op":"capture_end","stream":0,"graph":2}"#,
+        &replay_line(2, 0, "ok"),
+        &replay_line(2, 0, GRAPH_FAILED),
+        &host_write(0, 2, "ok"),
+        &host_write(0, 2, COPY_FAILED),
+    ]
+    .join("\n");
+    for keep_lists in [false, true] {
+        let options = ReplayOptions {
+            keep_lists,
+            ..ReplayOptions::default()
+        };
+        let replayed = replay(LogReader::new(log.as_bytes()), options, |_| {}).expect("valid");
+        assert_eq!(replayed.failed_captures(), 1, "keep_lists {keep_lists}");
+        assert_eq!(
+            replayed.failed_host_writes_and_replays(),
+            2,
+            "keep_lists {keep_lists}"
+        );
+        let (r, _) = replayed.finish();
+        if keep_lists {
+            // The counts are the lists' own.
+            let failed_captures = r
+                .captures
+                .iter()
+                .filter(|c| matches!(c.result, LogCapture::Failed(_)))
+                .count();
+            assert_eq!((r.captures.len(), failed_captures), (2, 1));
+            assert_eq!(
+                r.launch_results.len(),
+                4,
+                "a failure, a skip, a replay, a write"
+            );
+        } else {
+            assert!(r.captures.is_empty() && r.launch_results.is_empty());
+        }
+    }
 }
 
 #[test]

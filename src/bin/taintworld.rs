@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use taintworld::log::{
-    CaptureResult, GenOptions, LaunchResult, LogReader, LogWriter, ReadResult, Replay, ReplayError,
-    ReplayOptions, Report, Shape, generate, replay,
+    GenOptions, LogReader, LogWriter, ReadResult, Replay, ReplayError, ReplayOptions, Report,
+    Shape, generate, replay,
 };
 
 #[derive(Parser)]
@@ -228,10 +228,13 @@ impl Progress {
 /// How many hops of a chain the summary prints before eliding.
 const CHAIN_SHOWN: usize = 12;
 
-/// The human summary's parts that the report does not keep.
+/// The human summary's parts that the report does not keep (without
+/// `--json` its lists are empty).
 struct Summary {
     failures: Vec<(u64, taintworld::log::FailureTally)>,
     reads: Vec<taintworld::log::ReadEntry>,
+    failed_captures: u64,
+    failed_host_ops: u64,
 }
 
 impl Summary {
@@ -247,6 +250,8 @@ impl Summary {
                 .take(taintworld::log::SUMMARY_READS)
                 .cloned()
                 .collect(),
+            failed_captures: replay.failed_captures(),
+            failed_host_ops: replay.failed_host_writes_and_replays(),
         }
     }
 
@@ -310,26 +315,15 @@ impl Summary {
                 }
             }
         }
-        let failed_captures = report
-            .captures
-            .iter()
-            .filter(|c| matches!(c.result, CaptureResult::Failed(_)))
-            .count();
-        if failed_captures > 0 {
-            writeln!(out, "{failed_captures} capture(s) failed")?;
+        if self.failed_captures > 0 {
+            writeln!(out, "{} capture(s) failed", self.failed_captures)?;
         }
-        let host = report
-            .launch_results
-            .iter()
-            .filter(|r| {
-                matches!(
-                    r,
-                    LaunchResult::HostWriteFailed { .. } | LaunchResult::ReplayFailed { .. }
-                )
-            })
-            .count();
-        if host > 0 {
-            writeln!(out, "{host} host write(s) or graph replay(s) failed")?;
+        if self.failed_host_ops > 0 {
+            writeln!(
+                out,
+                "{} host write(s) or graph replay(s) failed",
+                self.failed_host_ops
+            )?;
         }
         if report.unresolved_bindings > 0 {
             writeln!(out, "{} unresolved bindings", report.unresolved_bindings)?;

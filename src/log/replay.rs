@@ -78,6 +78,10 @@ pub struct Replay {
     tallies: BTreeMap<u64, FailureTally>,
     /// Tainted reads for the summary when lists are not kept.
     first_tainted: Vec<ReadEntry>,
+    /// Failed captures, and failed host writes and graph replays, counted
+    /// for the summary whether or not the lists are kept.
+    failed_captures: u64,
+    failed_host_ops: u64,
     bindings: Vec<Binding>,
 }
 
@@ -92,6 +96,8 @@ impl Replay {
             first: true,
             tallies: BTreeMap::new(),
             first_tainted: Vec::new(),
+            failed_captures: 0,
+            failed_host_ops: 0,
             bindings: Vec::new(),
         }
     }
@@ -115,6 +121,17 @@ impl Replay {
             .iter()
             .filter(|r| matches!(r.result, LogRead::Tainted(_)));
         kept.chain(self.first_tainted.iter())
+    }
+
+    /// How many captures have ended failed, whether or not lists are kept.
+    pub fn failed_captures(&self) -> u64 {
+        self.failed_captures
+    }
+
+    /// How many host writes and graph replays have failed, whether or not
+    /// lists are kept.
+    pub fn failed_host_writes_and_replays(&self) -> u64 {
+        self.failed_host_ops
     }
 
     /// Applies one line of the log. A bad line is an error unless
@@ -287,6 +304,7 @@ impl Replay {
                     .map_err(text)?;
                 if let Verdict::Failed(f) = verdict {
                     tally(&mut self.tallies, world, f, false);
+                    self.failed_host_ops += 1;
                     if keep {
                         self.report.launch_results.push(Entry::HostWriteFailed {
                             line,
@@ -324,7 +342,10 @@ impl Replay {
             Event::CaptureEnd { stream, graph } => {
                 let result = match world.capture_end(stream, graph).map_err(text)? {
                     CaptureResult::Ok => LogCapture::Ok,
-                    CaptureResult::Failed(report) => LogCapture::Failed(taint(report)),
+                    CaptureResult::Failed(report) => {
+                        self.failed_captures += 1;
+                        LogCapture::Failed(taint(report))
+                    }
                 };
                 if keep {
                     self.report.captures.push(CaptureEntry {
@@ -338,6 +359,7 @@ impl Replay {
                 let verdict = world.replay(graph, log_outcome(&outcome)).map_err(text)?;
                 if let Verdict::Failed(f) = verdict {
                     tally(&mut self.tallies, world, f, false);
+                    self.failed_host_ops += 1;
                     if keep {
                         self.report.launch_results.push(Entry::ReplayFailed {
                             graph,
