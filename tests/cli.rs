@@ -546,3 +546,34 @@ fn a_failed_write_to_stdout_that_is_not_a_closed_pipe_is_an_error_with_exit_stat
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.starts_with("error: "), "{stderr}");
 }
+
+#[test]
+fn a_failure_that_claimed_nothing_keeps_its_error_and_its_occurrence_in_the_summary() {
+    // Each failure here writes nothing (no write binding, an unresolved
+    // one, an empty graph), so the world forgets it at once.
+    let log = scratch("claimed_nothing.jsonl");
+    let lines = [
+        r#"{"op":"launch","kernel":"fill","stream":0,"bindings":[],"outcome":{"failed":{"kind":"compile","message":"bad PTX"}}}"#,
+        r#"{"op":"host_write","binding":{"stream":0,"memory":9},"outcome":{"failed":{"kind":"copy","message":"DMA error"}}}"#,
+        r#"{"op":"capture_begin","stream":0}"#,
+        r#"{"op":"capture_end","stream":0,"graph":4}"#,
+        r#"{"op":"replay","graph":4,"stream":0,"outcome":{"failed":{"kind":"launch","message":"graph launch failed"}}}"#,
+    ];
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let text = summary_of(&log);
+    for line in [
+        "failure 1: compile in fill: bad PTX (1 occurrence, skipped 0 launches)",
+        "failure 2: copy in host_write: DMA error (1 occurrence, skipped 0 launches)",
+        "failure 3: launch in graph:4: graph launch failed (1 occurrence, skipped 0 launches)",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line}\n{text}");
+    }
+    let injected = taintworld(&["replay", "--fail-launch", "0", log.to_str().unwrap()]);
+    let text = String::from_utf8(injected.stdout).unwrap();
+    assert!(
+        text.contains(
+            "\nfailure 1: injected in fill: injected failure (1 occurrence, skipped 0 launches)\n"
+        ),
+        "{text}"
+    );
+}

@@ -773,6 +773,17 @@ fn minus_zero_is_an_integer_only_when_spelled_as_one() {
         bad(r#"{"op":"read","binding":{"stream":-0,"memory":-0,"range":[-0,-0.0]}}"#),
         "field \"range\" in binding must hold integers in 0..=18446744073709551615, not -0.0"
     );
+    // Nor do plain integers before it: the `-0` is found by its place
+    // among all the line's numbers, not among the minus zeros alone.
+    assert_eq!(
+        one(r#"{"op":"alloc","stream":7,"memory":-0,"size":8}"#),
+        Ok(Event::Alloc {
+            stream: 7,
+            memory: 0,
+            size: 8,
+            outcome: None
+        })
+    );
 }
 
 #[test]

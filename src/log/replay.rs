@@ -275,7 +275,8 @@ impl Replay {
                     }
                     Verdict::Failed(f) => {
                         self.report.verdicts.failed += 1;
-                        tally(&mut self.tallies, world, f, false);
+                        let error = || error_of(outcome, &kernel);
+                        tally(&mut self.tallies, world, f, false, error);
                         Some(Entry::Failed {
                             launch: result.launch,
                             line,
@@ -284,7 +285,7 @@ impl Replay {
                     }
                     Verdict::Skipped { failure, needed } => {
                         self.report.verdicts.skipped += 1;
-                        tally(&mut self.tallies, world, failure, true);
+                        tally(&mut self.tallies, world, failure, true, ErrorInfo::default);
                         Some(Entry::Skipped {
                             launch: result.launch,
                             line,
@@ -303,7 +304,8 @@ impl Replay {
                     .host_write(&to_binding(&binding), outcome)
                     .map_err(text)?;
                 if let Verdict::Failed(f) = verdict {
-                    tally(&mut self.tallies, world, f, false);
+                    let error = || error_of(outcome, "host_write");
+                    tally(&mut self.tallies, world, f, false, error);
                     self.failed_host_ops += 1;
                     if keep {
                         self.report.launch_results.push(Entry::HostWriteFailed {
@@ -358,7 +360,8 @@ impl Replay {
             Event::Replay { graph, outcome, .. } => {
                 let verdict = world.replay(graph, log_outcome(&outcome)).map_err(text)?;
                 if let Verdict::Failed(f) = verdict {
-                    tally(&mut self.tallies, world, f, false);
+                    let error = || error_of(log_outcome(&outcome), &format!("graph:{graph}"));
+                    tally(&mut self.tallies, world, f, false, error);
                     self.failed_host_ops += 1;
                     if keep {
                         self.report.launch_results.push(Entry::ReplayFailed {
@@ -470,11 +473,28 @@ fn taint(r: TaintReport) -> LogTaint {
     }
 }
 
-/// Notes a failed or skipping outcome of failure `id` for the summary.
-fn tally(tallies: &mut BTreeMap<u64, FailureTally>, world: &World, id: FailureId, skip: bool) {
+/// The error a failed `outcome` of work named `kernel` records, as the
+/// world words it.
+fn error_of(outcome: Outcome<'_>, kernel: &str) -> ErrorInfo {
+    match outcome {
+        Outcome::Failed { kind, message } => ErrorInfo::new(kind, kernel, message),
+        Outcome::Ok | Outcome::DryRun => ErrorInfo::default(),
+    }
+}
+
+/// Notes a failed or skipping outcome of failure `id` for the summary;
+/// `error` is the failure's error when the world has already pruned it
+/// (a failure that claimed nothing is gone by the time it is tallied).
+fn tally(
+    tallies: &mut BTreeMap<u64, FailureTally>,
+    world: &World,
+    id: FailureId,
+    skip: bool,
+    error: impl FnOnce() -> ErrorInfo,
+) {
     let info = world.failure(id);
     let entry = tallies.entry(id.get()).or_insert_with(|| FailureTally {
-        error: info.map(|f| f.error.clone()).unwrap_or_default(),
+        error: info.map_or_else(error, |f| f.error.clone()),
         occurrences: 0,
         skipped: 0,
     });
