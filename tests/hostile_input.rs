@@ -728,7 +728,7 @@ fn one_bad_line_of_each_kind_at_a_random_line_is_rejected_alone() {
 }
 
 #[test]
-fn a_line_that_is_not_utf8_is_rejected_alone() {
+fn a_line_that_is_not_utf8_is_rejected_alone_with_the_readers_reason() {
     let lines = valid_log(7);
     let at = lines.len() / 2;
     let mut bytes = Vec::new();
@@ -747,8 +747,21 @@ fn a_line_that_is_not_utf8_is_rejected_alone() {
     let (report, _) = replay(LogReader::new(&bytes[..]), options, |_| {})
         .unwrap()
         .finish();
-    assert_eq!(report.rejected.len(), 1);
-    assert_eq!(report.rejected[0].line, at as u64 + 1);
+    let line = at as u64 + 1;
+    let reason = "not valid UTF-8 (at byte 11)";
+    assert_eq!(
+        report.rejected,
+        vec![Rejected {
+            line,
+            error: reason.to_owned()
+        }]
+    );
+    // Without `keep_going`, the same words stop the replay.
+    match replay(LogReader::new(&bytes[..]), ReplayOptions::default(), |_| {}) {
+        Err(ReplayError::BadLine { line: at, error }) => assert_eq!((at, &*error), (line, reason)),
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("a line that is not UTF-8 was accepted"),
+    }
 }
 
 #[test]

@@ -247,6 +247,21 @@ fn a_comment_of_exactly_one_mebibyte_is_still_a_comment() {
 }
 
 #[test]
+fn an_event_line_of_exactly_one_mebibyte_is_read_whole_before_lf_or_crlf() {
+    let pad = MIB - r#"{"op":"sync","pad":""}"#.len();
+    let line = format!(r#"{{"op":"sync","pad":"{}"}}"#, "x".repeat(pad));
+    assert_eq!(line.len(), MIB);
+    for end in ["\n", "\r\n"] {
+        let log = format!("{line}{end}{line}{end}");
+        assert_eq!(
+            read(log.as_bytes()),
+            vec![(1, Ok(Event::Sync)), (2, Ok(Event::Sync))],
+            "{end:?}"
+        );
+    }
+}
+
+#[test]
 fn a_line_over_one_mebibyte_is_bad_input_even_when_it_is_a_comment() {
     let mut log = b"{\"op\":\"sync\"}\n".to_vec();
     log.extend_from_slice(&comment_of(MIB + 1));

@@ -24,7 +24,10 @@ use std::process::{Command, Output};
 
 use common::{FAIL, claims, go, reads, writes};
 use serde_json::{Value, json};
-use taintworld::log::{CaptureResult as LogCapture, LogReader, ReplayOptions, replay};
+use taintworld::log::{
+    CaptureResult as LogCapture, LogReader, ReadResult as LogRead, ReplayError, ReplayOptions,
+    replay,
+};
 use taintworld::{
     Access, Binding, CaptureResult, ErrorInfo, Outcome, ReadResult, TaintReport, Verdict, World,
 };
@@ -721,6 +724,40 @@ fn a_rejected_header_counts_in_events_and_an_accepted_one_does_not() {
 }
 
 // ---- 5. a broken .gz (Appendix A "Reading a log") ---------------------------
+
+#[test]
+fn a_header_that_reaches_a_replay_after_an_event_is_bad_input_even_when_its_reader_read_it_first() {
+    // Two logs replayed as one: the second's header is the first line its
+    // own reader read, so the reader takes it as a header, but the replay
+    // has had an event already.
+    let first = alloc(0, 1, 16);
+    let second = [
+        r#"{"op":"header","format":"taintworld-log","version":1,"max_streams":1}"#,
+        &read(0, 1),
+    ]
+    .join("\n");
+    let lines = || LogReader::new(first.as_bytes()).chain(LogReader::new(second.as_bytes()));
+    match replay(lines(), ReplayOptions::default(), |_| {}) {
+        Err(ReplayError::BadLine { line, error }) => {
+            assert_eq!((line, &*error), (1, "header must be the first event"));
+        }
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("a second header was accepted"),
+    }
+    let options = ReplayOptions {
+        keep_going: true,
+        keep_lists: true,
+        ..ReplayOptions::default()
+    };
+    let (r, _) = replay(lines(), options, |_| {})
+        .expect("keep_going")
+        .finish();
+    assert_eq!(r.rejected.len(), 1);
+    // The world was not made again: memory 1 is still there to read.
+    assert_eq!(r.events, 3, "a rejected header is an event");
+    assert_eq!(r.unresolved_bindings, 0);
+    assert!(matches!(r.reads[0].result, LogRead::Clean));
+}
 
 #[test]
 fn a_broken_gz_log_is_an_error_with_exit_status_2_and_nothing_on_stdout() {
