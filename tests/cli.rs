@@ -78,7 +78,9 @@ fn the_summary_names_the_root_error_and_every_hop_of_the_chain() {
         "{text}"
     );
     assert!(
-        text.contains("failure 1: launch in embedding: too many resources requested for launch"),
+        text.contains(
+            "failure 1: launch in embedding: too many resources requested for launch (1 occurrence, skipped 3 launches)"
+        ),
         "{text}"
     );
     let hops: Vec<&str> = text
@@ -576,4 +578,28 @@ fn a_failure_that_claimed_nothing_keeps_its_error_and_its_occurrence_in_the_summ
         ),
         "{text}"
     );
+}
+
+#[test]
+fn the_summary_shows_a_tainted_read_that_comes_after_many_clean_ones() {
+    // Six clean reads of memory 1, then a read of memory 2, which the
+    // failed launch wrote: the summary keeps the first tainted reads, and
+    // clean ones take none of their places.
+    let log = scratch("clean_reads_first.jsonl");
+    let mut lines = vec![
+        r#"{"op":"alloc","stream":0,"memory":1,"size":8}"#,
+        r#"{"op":"alloc","stream":0,"memory":2,"size":8}"#,
+        r#"{"op":"launch","kernel":"fill","stream":0,"bindings":[{"stream":0,"memory":2,"access":"write"}],"outcome":{"failed":{"kind":"compile","message":"bad PTX"}}}"#,
+    ];
+    lines.extend([r#"{"op":"read","binding":{"stream":0,"memory":1}}"#; 6]);
+    lines.push(r#"{"op":"read","binding":{"stream":0,"memory":2}}"#);
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let text = summary_of(&log);
+    assert!(
+        text.contains(
+            "\nline 10: read of memory 2 is tainted by failure 1 (compile in fill: bad PTX)\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(text.matches("read of memory").count(), 1, "{text}");
 }
