@@ -863,6 +863,14 @@ fn a_range_ending_before_it_starts_is_bad_input_in_every_binding() {
         ),
         "range end 4 is before start 9 in bindings[1]"
     );
+    // A launch line spelled as the writer spells it, whose only range is
+    // reversed, is no different.
+    assert_eq!(
+        bad(
+            r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"range":[9,4],"access":"read"}],"outcome":"ok"}"#
+        ),
+        "range end 4 is before start 9 in bindings[0]"
+    );
 }
 
 #[test]
