@@ -351,9 +351,19 @@ fn an_over_long_blank_or_comment_line_is_bad_input_that_is_still_a_comment() {
     // An event that is too long.
     log.extend_from_slice(format!(r#"{{"op":"sync","pad":"{}"}}"#, "x".repeat(MIB)).as_bytes());
     log.push(b'\n');
+    // Spaces all the way, past what the reader keeps.
+    log.extend_from_slice(&vec![b' '; MIB + 10]);
+    log.push(b'\n');
     assert_eq!(
         bad_lines(&log),
-        vec![(1, true), (2, true), (3, false), (4, false), (5, false)]
+        vec![
+            (1, true),
+            (2, true),
+            (3, false),
+            (4, false),
+            (5, false),
+            (6, true)
+        ]
     );
 }
 
@@ -1096,6 +1106,19 @@ fn a_header_after_a_rejected_line_is_not_first() {
         lines[1],
         (2, Err("header must be the first event".to_owned()))
     );
+    // Nor after an event line that is not UTF-8, or too long: bad input
+    // the reader finds before parsing, yet no blank or comment line.
+    let too_long = format!(r#"{{"op":"sync","pad":"{}"}}"#, "x".repeat(MIB));
+    for bad_line in [&b"{\"op\":\"sync\xff\"}"[..], too_long.as_bytes()] {
+        let mut log = bad_line.to_vec();
+        log.push(b'\n');
+        log.extend_from_slice(HEADER.as_bytes());
+        let lines = read(&log);
+        assert_eq!(
+            lines[1],
+            (2, Err("header must be the first event".to_owned()))
+        );
+    }
 }
 
 #[test]
@@ -1256,6 +1279,66 @@ impl Read for Failing {
         buf[..bytes.len()].copy_from_slice(bytes);
         Ok(bytes.len())
     }
+}
+
+/// Hands its bytes over five at a time, each handful after a read that
+/// was interrupted (as by a signal).
+struct Interrupting<'a> {
+    bytes: &'a [u8],
+    interrupt: bool,
+}
+
+impl Read for Interrupting<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let got = self.fill_buf()?;
+        let n = got.len().min(buf.len());
+        buf[..n].copy_from_slice(&got[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Interrupting<'_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.interrupt = !self.interrupt;
+        if self.interrupt {
+            return Err(io::ErrorKind::Interrupted.into());
+        }
+        Ok(&self.bytes[..self.bytes.len().min(5)])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.bytes = &self.bytes[n..];
+    }
+}
+
+#[test]
+fn an_interrupted_read_is_tried_again_and_is_no_error() {
+    let log = b"{\"op\":\"sync\"}\n{\"op\":\"free\",\"memory\":3}\n";
+    let reader = Interrupting {
+        bytes: log,
+        interrupt: false,
+    };
+    let lines: Vec<_> = LogReader::new(reader)
+        .map(|l| {
+            let l = l.expect("an interrupted read is no error");
+            (l.number, l.event)
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        vec![(1, Ok(Event::Sync)), (2, Ok(Event::Free { memory: 3 }))]
+    );
+}
+
+#[test]
+fn a_readers_debug_shows_where_it_is_not_what_it_reads() {
+    let mut reader = LogReader::new(&b"{\"op\":\"sync\"}\n"[..]);
+    assert!(reader.next().is_some());
+    assert_eq!(
+        format!("{reader:?}"),
+        "LogReader { line: 1, path: None, done: false, .. }"
+    );
 }
 
 #[test]
