@@ -312,3 +312,85 @@ pub fn generate(
         Shape::TrainingStep => g.training_step(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeSet, HashMap};
+
+    use super::{GenOptions, Shape, generate};
+    use crate::log::{Event, Outcome};
+
+    const SHAPES: [Shape; 4] = [
+        Shape::Chain,
+        Shape::Fanout,
+        Shape::Random,
+        Shape::TrainingStep,
+    ];
+
+    fn events(shape: Shape, launches: u64, streams: u64, fail_rate: f64) -> Vec<Event> {
+        let options = GenOptions {
+            seed: 11,
+            launches,
+            streams,
+            fail_rate,
+            shape,
+        };
+        let mut events = Vec::new();
+        generate(&options, |e| {
+            events.push(e);
+            Ok(())
+        })
+        .expect("a Vec takes every event");
+        events
+    }
+
+    /// Asking for several streams spreads the buffers over all of them, and
+    /// every binding names the stream its buffer was made on, as a real
+    /// program's bindings do (the replay's strict run finds no unresolved
+    /// binding; this says the spread is real, not every buffer on one
+    /// stream).
+    #[test]
+    fn every_shape_makes_buffers_on_every_stream_and_binds_each_on_its_own() {
+        for shape in SHAPES {
+            let mut made_on = HashMap::new();
+            for event in events(shape, 500, 3, 0.0) {
+                match event {
+                    Event::Alloc { stream, memory, .. } => {
+                        made_on.insert(memory, stream);
+                    }
+                    Event::Launch { bindings, .. } => {
+                        for b in bindings {
+                            assert_eq!(made_on.get(&b.memory), Some(&b.stream), "{shape:?}");
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let streams: BTreeSet<u64> = made_on.values().copied().collect();
+            assert_eq!(streams, BTreeSet::from([0, 1, 2]), "{shape:?}");
+        }
+    }
+
+    /// The fail rate is each launch's chance to fail: none at 0, every one
+    /// at 1, and about a quarter at 0.25 (the seed is fixed, so the count
+    /// is too; the bounds sit over ten standard deviations out).
+    #[test]
+    fn a_fail_rate_fails_that_share_of_the_launches() {
+        for shape in SHAPES {
+            for (rate, least, most) in [(0.0, 0, 0), (0.25, 300, 700), (1.0, 2000, 2000)] {
+                let (mut launches, mut failed) = (0, 0);
+                for event in events(shape, 2000, 2, rate) {
+                    if let Event::Launch { outcome, .. } = event {
+                        launches += 1;
+                        failed += u32::from(matches!(outcome, Outcome::Failed(_)));
+                    }
+                }
+                assert_eq!(launches, 2000, "{shape:?}");
+                assert!(
+                    (least..=most).contains(&failed),
+                    "{shape:?} at {rate}: {failed} of 2000 failed"
+                );
+            }
+        }
+    }
+}
