@@ -345,14 +345,14 @@ mod tests {
     }
 
     /// Asking for several streams spreads the buffers over all of them, and
-    /// every binding names the stream its buffer was made on, as a real
+    /// every binding (a read's too) names the stream its buffer was made on, as a real
     /// program's bindings do (the replay's strict run finds no unresolved
     /// binding; this says the spread is real, not every buffer on one
     /// stream).
     #[test]
-    fn every_shape_makes_buffers_on_every_stream_and_binds_each_on_its_own() {
+    fn every_shape_makes_buffers_on_every_stream_binds_each_on_its_own_and_reads_some_back() {
         for shape in SHAPES {
-            let mut made_on = HashMap::new();
+            let (mut made_on, mut reads) = (HashMap::new(), 0);
             for event in events(shape, 500, 3, 0.0) {
                 match event {
                     Event::Alloc { stream, memory, .. } => {
@@ -363,11 +363,18 @@ mod tests {
                             assert_eq!(made_on.get(&b.memory), Some(&b.stream), "{shape:?}");
                         }
                     }
+                    Event::Read { binding: b } => {
+                        assert_eq!(made_on.get(&b.memory), Some(&b.stream), "{shape:?}");
+                        reads += 1;
+                    }
                     _ => {}
                 }
             }
             let streams: BTreeSet<u64> = made_on.values().copied().collect();
             assert_eq!(streams, BTreeSet::from([0, 1, 2]), "{shape:?}");
+            // Every shape reads results back now and then, as a training
+            // loop reads its loss: what a replay reports on.
+            assert!(reads > 0, "{shape:?} never reads");
         }
     }
 
