@@ -378,6 +378,46 @@ mod tests {
         }
     }
 
+    /// The fixed shapes make no buffer they never use: after a few hundred
+    /// launches (one training step is 97) every buffer made has been bound,
+    /// so the ring, the fan and the layers are the sizes they say. (The
+    /// random shape makes new buffers as it goes, and binds them by chance.)
+    #[test]
+    fn every_buffer_a_fixed_shape_makes_is_bound_by_some_launch() {
+        for shape in [Shape::Chain, Shape::Fanout, Shape::TrainingStep] {
+            let (mut made, mut bound) = (BTreeSet::new(), BTreeSet::new());
+            for event in events(shape, 500, 1, 0.0) {
+                match event {
+                    Event::Alloc { memory, .. } => {
+                        made.insert(memory);
+                    }
+                    Event::Launch { bindings, .. } => {
+                        bound.extend(bindings.iter().map(|b| b.memory));
+                    }
+                    _ => {}
+                }
+            }
+            let unbound: Vec<_> = made.difference(&bound).collect();
+            assert!(unbound.is_empty(), "{shape:?} never binds {unbound:?}");
+            assert!(bound.is_subset(&made), "{shape:?} binds what it never made");
+        }
+    }
+
+    /// Random bindings take every kind of access.
+    #[test]
+    fn the_random_shape_binds_with_every_access() {
+        let mut seen = BTreeSet::new();
+        for event in events(Shape::Random, 500, 1, 0.0) {
+            if let Event::Launch { bindings, .. } = event {
+                seen.extend(bindings.iter().map(|b| b.access.name()));
+            }
+        }
+        assert_eq!(
+            seen,
+            BTreeSet::from(["dead", "read", "read_write", "write"])
+        );
+    }
+
     /// The fail rate is each launch's chance to fail: none at 0, every one
     /// at 1, and about a quarter at 0.25 (the seed is fixed, so the count
     /// is too; the bounds sit over ten standard deviations out).
