@@ -403,6 +403,35 @@ mod tests {
         }
     }
 
+    /// A training step computes on stream 0 and steps the optimizer on
+    /// stream 1, as a runtime with a side stream for the optimizer does;
+    /// with one stream, everything is on stream 0.
+    #[test]
+    fn a_training_step_runs_its_optimizer_on_a_stream_of_its_own() {
+        for (streams, optimizer) in [(3, 1), (1, 0)] {
+            let mut seen = BTreeSet::new();
+            for event in events(Shape::TrainingStep, 200, streams, 0.0) {
+                if let Event::Launch { kernel, stream, .. } = event {
+                    seen.insert((kernel == "adamw", stream));
+                }
+            }
+            assert_eq!(seen, BTreeSet::from([(false, 0), (true, optimizer)]));
+        }
+    }
+
+    /// A stream count of zero is taken as one (`GenOptions::streams` asks
+    /// for at least one), not a division by zero.
+    #[test]
+    fn a_stream_count_of_zero_generates_on_one_stream() {
+        for shape in SHAPES {
+            for event in events(shape, 300, 0, 0.0) {
+                if let Event::Alloc { stream, .. } | Event::Launch { stream, .. } = event {
+                    assert_eq!(stream, 0, "{shape:?}");
+                }
+            }
+        }
+    }
+
     /// Random bindings take every kind of access.
     #[test]
     fn the_random_shape_binds_with_every_access() {
