@@ -419,6 +419,37 @@ mod tests {
         }
     }
 
+    /// A training step of 32 layers makes 196 buffers, one per role: 33
+    /// activations, five per layer (weight, gradient, two optimizer
+    /// moments, activation gradient), the output gradient, the target and
+    /// the loss — a 4-byte scalar, the one buffer read back each step.
+    #[test]
+    fn a_training_step_makes_one_buffer_per_role_and_reads_back_a_scalar_loss() {
+        let (mut sizes, mut read_back) = (HashMap::new(), BTreeSet::new());
+        for event in events(Shape::TrainingStep, 300, 1, 0.0) {
+            match event {
+                Event::Alloc { memory, size, .. } => {
+                    sizes.insert(memory, size);
+                }
+                Event::Read { binding } => {
+                    read_back.insert(binding.memory);
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(sizes.len(), 33 + 5 * 32 + 3);
+        let [loss] = read_back.into_iter().collect::<Vec<_>>()[..] else {
+            panic!("one buffer read back");
+        };
+        for (memory, size) in sizes {
+            assert_eq!(
+                size,
+                if memory == loss { 4 } else { 4096 },
+                "memory {memory}"
+            );
+        }
+    }
+
     /// A stream count of zero is taken as one (`GenOptions::streams` asks
     /// for at least one), not a division by zero.
     #[test]
