@@ -200,6 +200,15 @@ impl Default for World {
 const ROWS_RESERVED: usize = 64;
 
 impl World {
+    /// The kernel a host write's failure names (SPEC §5).
+    pub const HOST_WRITE_KERNEL: &'static str = "host_write";
+
+    /// The kernel a failed replay of graph `graph` names (SPEC §6):
+    /// `graph:<id>`.
+    pub fn graph_kernel(graph: u64) -> alloc::string::String {
+        format!("graph:{graph}")
+    }
+
     /// A world with `config`. `max_streams` and `chain_limit` must be at
     /// least 1, and `max_streams + num_special` must fit in a `u64`.
     pub fn new(config: Config) -> Result<Self, Error> {
@@ -1059,7 +1068,15 @@ impl World {
         }
         self.resolve_as(binding, Access::Write)?;
         let end = self.rows.len();
-        Ok(self.settle(self.launches, "host_write", None, 0, end, None, outcome))
+        Ok(self.settle(
+            self.launches,
+            Self::HOST_WRITE_KERNEL,
+            None,
+            0,
+            end,
+            None,
+            outcome,
+        ))
     }
 
     /// A host read of one binding (SPEC §5): unresolved, then the device
@@ -1228,7 +1245,7 @@ impl World {
         self.graphs.insert(graph, recorded);
         resolved?;
         let end = self.rows.len();
-        let kernel = format!("graph:{graph}");
+        let kernel = Self::graph_kernel(graph);
         Ok(self.settle(self.launches, &kernel, None, 0, end, None, outcome))
     }
 

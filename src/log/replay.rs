@@ -304,7 +304,7 @@ impl Replay {
                     .host_write(&to_binding(&binding), outcome)
                     .map_err(text)?;
                 if let Verdict::Failed(f) = verdict {
-                    let error = || error_of(outcome, "host_write");
+                    let error = || error_of(outcome, World::HOST_WRITE_KERNEL);
                     tally(&mut self.tallies, world, f, false, error);
                     self.failed_host_ops += 1;
                     if keep {
@@ -360,7 +360,7 @@ impl Replay {
             Event::Replay { graph, outcome, .. } => {
                 let verdict = world.replay(graph, log_outcome(&outcome)).map_err(text)?;
                 if let Verdict::Failed(f) = verdict {
-                    let error = || error_of(log_outcome(&outcome), &format!("graph:{graph}"));
+                    let error = || error_of(log_outcome(&outcome), &World::graph_kernel(graph));
                     tally(&mut self.tallies, world, f, false, error);
                     self.failed_host_ops += 1;
                     if keep {
