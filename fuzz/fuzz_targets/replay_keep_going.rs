@@ -5,15 +5,18 @@
 //! for: `events` is the number of event lines less an accepted header,
 //! every rejected line is one of the two, listed once and in order, and
 //! every line the reader could not parse is rejected. The world still keeps
-//! SPEC §10, and the report serializes as JSON that parses back with the
-//! same counts.
+//! SPEC §10, the failed captures, host writes and graph replays the
+//! summary counts are exactly those the lists hold, and the report
+//! serializes as JSON that parses back with the same counts.
 
 #![no_main]
 
 use std::collections::BTreeSet;
 
 use libfuzzer_sys::fuzz_target;
-use taintworld::log::{Event, LogReader, MAX_LINE_BYTES, ReplayOptions, replay};
+use taintworld::log::{
+    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, ReplayOptions, replay,
+};
 
 /// The numbers of the lines that are neither blank nor a comment, and of
 /// the blank or comment lines that are bad input all the same.
@@ -77,6 +80,8 @@ fuzz_target!(|data: &[u8]| {
     };
     let done = replay(LogReader::new(data), options, |_| {})
         .expect("keep_going never stops on a line, and a slice never fails");
+    let failed_captures = done.failed_captures();
+    let failed_host_ops = done.failed_host_writes_and_replays();
     let (report, world) = done.finish();
     let world = world.expect("finish always makes a world");
     if let Err(e) = world.check_invariants() {
@@ -112,6 +117,30 @@ fuzz_target!(|data: &[u8]| {
     let stats = world.stats();
     assert_eq!(report.launches, stats.launches);
     assert_eq!(report.final_state.claims, stats.claims);
+
+    let listed_captures = report
+        .captures
+        .iter()
+        .filter(|c| matches!(c.result, CaptureResult::Failed(_)))
+        .count() as u64;
+    assert_eq!(
+        failed_captures, listed_captures,
+        "the summary's failed captures are the listed ones"
+    );
+    let listed_host_ops = report
+        .launch_results
+        .iter()
+        .filter(|r| {
+            matches!(
+                r,
+                LaunchResult::HostWriteFailed { .. } | LaunchResult::ReplayFailed { .. }
+            )
+        })
+        .count() as u64;
+    assert_eq!(
+        failed_host_ops, listed_host_ops,
+        "the summary's failed host writes and replays are the listed ones"
+    );
 
     let mut json = Vec::new();
     report.write_json(&mut json).expect("writing to a Vec");
