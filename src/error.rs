@@ -14,10 +14,8 @@ pub enum Error {
     /// `chain_limit` was 0: a skip record has depth at least 1.
     #[error("chain_limit must be at least 1")]
     ZeroChainLimit,
-    /// `max_streams + num_special` is over 2^32 slots.
-    #[error(
-        "max_streams {max_streams} + num_special {num_special} is over the 2^32 slots a world holds"
-    )]
+    /// `max_streams + num_special` does not fit in a `u64`.
+    #[error("max_streams {max_streams} + num_special {num_special} does not fit in a u64")]
     SlotOverflow {
         /// The regular slot count asked for.
         max_streams: u64,
@@ -38,7 +36,9 @@ pub enum Error {
         /// The memory id.
         memory: u64,
     },
-    /// An allocation key whose allocation was freed (or never existed).
+    /// An allocation key whose allocation was freed (or never existed):
+    /// named by `free`, or in strict mode by a binding or a pre-resolved
+    /// row.
     #[error("allocation key {key:?} names no live allocation")]
     UnknownKey {
         /// The stale key.
@@ -53,7 +53,8 @@ pub enum Error {
     /// A range whose end is before its start.
     #[error("range [{start}, {end}) of memory {memory} ends before it starts")]
     RangeReversed {
-        /// The binding's memory id (or, for a key, the allocation's).
+        /// The binding's memory id (or, for a key, the allocation's; 0 for
+        /// a stale key).
         memory: u64,
         /// The range's start.
         start: u64,
@@ -72,10 +73,13 @@ pub enum Error {
         /// The allocation's size.
         size: u64,
     },
-    /// In strict mode, a binding that does not resolve.
+    /// In strict mode, a binding that does not resolve: its memory id names
+    /// no live allocation, or one made on another slot. (A stale key is
+    /// [`Error::UnknownKey`].)
     #[error("binding of memory {memory} on stream slot {slot} does not resolve (strict mode)")]
     Unresolved {
-        /// The memory id named (for a stale key, 0 is not used: see the key).
+        /// The memory id named, or for a live key on another slot the
+        /// memory id of its allocation.
         memory: u64,
         /// The slot the binding's stream folds onto.
         slot: u64,
@@ -131,4 +135,39 @@ pub enum Error {
         /// What was wrong with it.
         error: Box<Error>,
     },
+}
+
+impl Error {
+    /// What was wrong, out of its [`Error::InBatch`] wrapping: the bad
+    /// launch's own error for a batch, `self` for anything else. One
+    /// pattern then matches the error of a launch alone or in a batch.
+    ///
+    /// ```
+    /// use taintworld::{Access, Binding, Error, Launch, Outcome, World};
+    ///
+    /// let mut world = World::default();
+    /// world.alloc(0, 1, 16)?;
+    /// let past = [Binding::range(0, 1, 0, 32, Access::Write)];
+    /// let batch = [Launch { kernel: "fill", stream: 0.into(), bindings: &past[..], outcome: Outcome::Ok }];
+    /// let error = world.launch_batch(&batch, &mut Vec::new()).unwrap_err();
+    /// assert_eq!(error.batch_index(), Some(0));
+    /// assert!(matches!(error.inner(), Error::RangePastEnd { memory: 1, end: 32, .. }));
+    /// # Ok::<(), taintworld::Error>(())
+    /// ```
+    pub fn inner(&self) -> &Error {
+        let mut error = self;
+        while let Error::InBatch { error: inner, .. } = error {
+            error = inner;
+        }
+        error
+    }
+
+    /// Which launch of its batch was bad input, for an [`Error::InBatch`];
+    /// `None` for any other error.
+    pub fn batch_index(&self) -> Option<usize> {
+        match self {
+            Error::InBatch { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
 }

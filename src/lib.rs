@@ -39,7 +39,7 @@
 //! let path: Vec<_> = why.chain.iter().map(|hop| hop.kernel.as_str()).collect();
 //! assert_eq!(path, ["loss", "matmul"]); // newest first
 //!
-//! // The second half of `x` was never tainted; writing the first half repairs it.
+//! // The second half of `x` was never tainted; writing the first half releases it.
 //! assert_eq!(world.read(&Binding::range(0, x, 2048, 4096, Access::Read))?, ReadResult::Clean);
 //! world.host_write(&Binding::range(0, x, 0, 2048, Access::Write), Outcome::Ok)?;
 //! assert_eq!(world.read(&Binding::whole(0, x, Access::Read))?, ReadResult::Clean);
@@ -53,14 +53,14 @@
 //! the same buffers again and again can resolve each binding once with
 //! [`World::resolve_binding`] and launch with the [`Resolved`] rows it keeps
 //! (`Launch<'_, Resolved>`, see [`Bind`]), as the seed's runtime keeps a
-//! buffer's cached location. A row names its allocation by key, and only the
+//! buffer's cached location. A row names its allocation by key, and only a
 //! world makes rows, checking the range when it makes one (an allocation's
-//! size stays while its key lives). On every launch the world still checks
-//! that the key is live — and, wherever the launch may change claims, the
-//! range again, so that a row kept from another world cannot claim bytes
-//! past an allocation's end — and skips the stream fold, the slot compare,
-//! the range compares of a clean batch and the copy: about 16 instructions
-//! a binding of a clean batch instead of about 33.
+//! size stays while its key lives) and stamping the row as its own. On
+//! every launch the world still checks that the key is live — and,
+//! wherever the launch may change claims or the row is not its own, the
+//! range again, so that a row kept from another world is bad input past an
+//! allocation's end, alone or in a batch — and skips the stream fold, the
+//! slot compare, the range compares of a clean batch and the copy.
 //!
 //! ## Shape
 //!

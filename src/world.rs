@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use hashbrown::HashMap;
 
 use crate::components::allocation::{AllocKey, Allocation, Allocations};
-use crate::components::binding::{Access, Bind, Binding, MemoryRef, Resolved};
+use crate::components::binding::{Access, Bind, Binding, MemoryRef, Resolved, Stamp};
 use crate::components::claim::{ClaimSet, Origin};
 use crate::components::failure::{ErrorInfo, FailureId, FailureKey};
 use crate::components::record::RecordKey;
@@ -98,18 +98,19 @@ fn ran_or_dry(outcome: Outcome<'_>) -> Verdict {
 /// Whether a launch is on a regular stream and binds only good rows
 /// ([`all_good`]) or bindings of the common shape ([`all_common`]): good
 /// input with nothing unresolved, whatever it does to the claims. In a
-/// `quiet` world, where the launch changes no claim, rows need only live
-/// keys ([`all_live`]).
+/// quiet world, where the launch changes no claim, rows the world made
+/// itself need only live keys ([`all_live`]): `quiet` is then the world's
+/// stamp.
 #[inline(always)]
 fn plain<B: Bind>(
     launch: &Launch<'_, B>,
     streams: &Streams,
     allocs: &Allocations,
-    quiet: bool,
+    quiet: Option<&Stamp>,
 ) -> bool {
     matches!(launch.stream, StreamRef::Id(_))
         && match B::as_rows(launch.bindings) {
-            Some(rows) if quiet => all_live(rows, allocs),
+            Some(rows) if let Some(stamp) = quiet => all_live(rows, allocs, stamp),
             Some(rows) => all_good(rows, allocs),
             None => all_common(
                 B::as_bindings(launch.bindings).unwrap_or_default(),
@@ -130,7 +131,9 @@ fn address(s: &str) -> (usize, usize) {
 ///
 /// Every method that takes input returns a `Result`; on `Err` the world is
 /// exactly as it was before the call. Nothing reachable from input panics.
-/// The world holds no global state and no locks, and is `Send`.
+/// The world holds no locks and is `Send`. Its only state outside itself
+/// is one process-wide atomic counter, from which each world (and each
+/// clone) draws the stamp that marks the rows it makes (see [`Resolved`]).
 ///
 /// ```
 /// use taintworld::{Access, Binding, Launch, Outcome, ReadResult, Verdict, World};
@@ -183,6 +186,9 @@ pub struct World {
     /// looks at the profiles only when this is non-zero.
     clean_profiles: usize,
     fault: Option<ErrorInfo>,
+    /// Marks the rows this world makes, so it can tell them from rows
+    /// kept from another world (see [`Resolved`]); a clone draws its own.
+    stamp: Stamp,
 }
 
 impl Default for World {
@@ -229,6 +235,7 @@ impl World {
             profiles: HashMap::default(),
             clean_profiles: 0,
             fault: None,
+            stamp: Stamp::mint(),
         })
     }
 
@@ -413,7 +420,7 @@ impl World {
         }
         let (allocs, strict) = (&self.allocs, self.config.strict);
         match B::as_rows(launch.bindings) {
-            Some(rows) if all_live(rows, allocs) => Ok(0),
+            Some(rows) if all_live(rows, allocs, &self.stamp) => Ok(0),
             Some(rows) => check_rows(rows, allocs, strict).map(|r| r.unresolved),
             None => count_unresolved(
                 B::as_bindings(launch.bindings).unwrap_or_default(),
@@ -487,7 +494,11 @@ impl World {
             self.config.strict,
             |r| row = Some(r),
         )?;
-        Ok(row.map(|r| r.with_access(binding.access)))
+        Ok(row.map(|r| Resolved {
+            access: binding.access,
+            made_by: self.stamp.made(),
+            ..r
+        }))
     }
 
     /// The next launch number with `verdict`, for a launch that changes
@@ -623,7 +634,7 @@ impl World {
     ) -> Result<(), Error> {
         if !launches
             .iter()
-            .all(|l| plain(l, &self.streams, &self.allocs, false))
+            .all(|l| plain(l, &self.streams, &self.allocs, None))
         {
             self.check_batch_rows(launches)?;
         }
@@ -694,10 +705,10 @@ impl World {
         launches: &[Launch<'_, B>],
         results: &mut Vec<LaunchResult>,
     ) -> Option<Result<(), Error>> {
-        let (streams, allocs) = (&self.streams, &self.allocs);
+        let (streams, allocs, stamp) = (&self.streams, &self.allocs, &self.stamp);
         if launches
             .iter()
-            .all(|l| l.outcome == Outcome::Ok && plain(l, streams, allocs, true))
+            .all(|l| l.outcome == Outcome::Ok && plain(l, streams, allocs, Some(stamp)))
         {
             // The common clean batch: every launch ran, on a regular
             // stream, binding good rows or common bindings. One predicate
@@ -1054,6 +1065,13 @@ impl World {
     /// Not a launch: it takes no launch number and no capture window sees
     /// it.
     ///
+    /// A binding that does not resolve is not this world's to answer for
+    /// (SPEC §2): the write releases and taints nothing, and counts in
+    /// [`Stats::unresolved_bindings`] — the verdict is still that of the
+    /// outcome, as for a launch whose bindings do not resolve. Strict mode
+    /// rejects it instead; [`resolve_binding`](Self::resolve_binding) asks
+    /// first without counting.
+    ///
     /// Cost: that of a launch binding one write (see
     /// [`launch`](Self::launch)).
     pub fn host_write(
@@ -1170,7 +1188,7 @@ impl World {
     /// // A failed replay taints every buffer the graph writes, under kernel `graph:7`.
     /// let failed = Outcome::Failed { kind: "launch", message: "graph launch failed" };
     /// assert!(matches!(world.replay(7, failed)?, Verdict::Failed(_)));
-    /// assert_eq!(world.replay(7, Outcome::Ok)?, Verdict::Ran); // and a good one repairs them
+    /// assert_eq!(world.replay(7, Outcome::Ok)?, Verdict::Ran); // and a good one releases them
     /// world.graph_destroy(7)?;
     /// # Ok::<(), taintworld::Error>(())
     /// ```
@@ -1227,9 +1245,10 @@ impl World {
 
     /// Replays graph `graph` (SPEC §6): a write that reads nothing, over every
     /// recorded binding, each resolved again by memory id (a freed one is
-    /// unresolved, a reused id hits the new allocation). `Ok` releases the
-    /// whole write set; `Failed` taints it with a failure of kernel
-    /// `graph:<id>`. Not a launch: no number, no window sees it.
+    /// unresolved — counted, released and tainted by nothing — and a reused
+    /// id hits the new allocation). `Ok` releases the whole write set;
+    /// `Failed` taints it with a failure of kernel `graph:<id>`. Not a
+    /// launch: no number, no window sees it.
     pub fn replay(&mut self, graph: u64, outcome: Outcome<'_>) -> Result<Verdict, Error> {
         if outcome == Outcome::DryRun {
             return Err(Error::DryRunOutcome {
@@ -1334,13 +1353,14 @@ impl World {
     }
 
     /// Runs `body` as one launch inside a *write scope* (SPEC §6b), the way
-    /// a scheduler that embeds the world wraps each launch.
+    /// a scheduler that embeds the world wraps each launch. It binds
+    /// [`Binding`]s or pre-resolved [`Resolved`] rows, as a launch does.
     ///
     /// A tainted read set skips the launch without running the body. Else
     /// the body runs; `Ok` releases the write set, `Err(e)` taints it with
     /// the body's error. If the body panics, the write set is left carrying
     /// a `torn_down` failure, so it reads as torn down instead of clean; a
-    /// later write repairs it.
+    /// later write releases it.
     ///
     /// SPEC §6b describes the provisional `torn_down` taint as applied on
     /// entry. Nothing can read the world while the body runs (the scope
@@ -1366,15 +1386,26 @@ impl World {
     /// assert_eq!(done, ScopeOutcome::Ran(42));
     /// # Ok::<(), taintworld::Error>(())
     /// ```
-    pub fn scope<T, E: ScopeError>(
+    pub fn scope<T, E: ScopeError, B: Bind>(
         &mut self,
         kernel: &str,
         stream: impl Into<StreamRef>,
-        bindings: &[Binding],
+        bindings: &[B],
         body: impl FnOnce() -> Result<T, E>,
     ) -> Result<ScopeOutcome<T, E>, Error> {
         let slot = self.streams.slot_of(stream.into())?;
-        self.resolve(bindings)?;
+        match B::as_rows(bindings) {
+            // Checked, then copied in: the scope settles on `self.rows`.
+            Some(rows) => {
+                let resolution = check_rows(rows, &self.allocs, self.config.strict)?;
+                self.unresolved = self.unresolved.saturating_add(resolution.unresolved);
+                self.rows.clear();
+                self.rows.extend_from_slice(rows);
+            }
+            None => {
+                self.resolve(B::as_bindings(bindings).unwrap_or_default())?;
+            }
+        }
         let launch = self.launches;
         self.launches = self.launches.saturating_add(1);
         let end = self.rows.len();

@@ -194,47 +194,66 @@ fn launches<'a, B: Bind>(
         .collect()
 }
 
-/// Runs the launches one at a time on a copy of `world` and as one batch on
-/// `world`, and checks that they agree.
+/// Runs the launches one at a time on one of `world` and a copy of it, and
+/// as one batch on the other, and checks that they agree. A copy is
+/// another world to the rows `world` made (it checks their ranges, where
+/// `world` checks their keys), so `batch_on_copy` says which side takes
+/// the rows as its own.
 fn batch_matches_one_at_a_time<B: Bind>(
     world: &mut World,
     batch: &[Launch<'_, B>],
+    batch_on_copy: bool,
 ) -> Result<(), TestCaseError> {
     let before = world.stats();
-    let mut single = world.clone();
+    let mut copy = world.clone();
+    let (single, batched) = if batch_on_copy {
+        (world, &mut copy)
+    } else {
+        (&mut copy, world)
+    };
     let expected: Result<Vec<LaunchResult>, ()> = batch
         .iter()
         .map(|l| single.launch(l).map_err(|_| ()))
         .collect();
     let mut results = Vec::new();
-    let got = world.launch_batch(batch, &mut results);
+    let got = batched.launch_batch(batch, &mut results);
     match expected {
         Ok(expected) => {
             prop_assert!(got.is_ok(), "the batch was rejected: {:?}", got);
             prop_assert_eq!(results, expected);
-            prop_assert_eq!(world.stats(), single.stats());
+            prop_assert_eq!(batched.stats(), single.stats());
         }
         Err(()) => {
             prop_assert!(got.is_err(), "a batch with a bad launch was accepted");
             prop_assert!(results.is_empty());
-            prop_assert_eq!(world.stats(), before);
+            prop_assert_eq!(batched.stats(), before);
         }
     }
     Ok(())
 }
 
+/// Where a generated batch runs: whether a failed launch has claimed one
+/// more allocation first, whether the launches generated to fail do, and
+/// which side of the comparison runs on the world that made the rows.
+#[derive(Copy, Clone, Debug)]
+struct Setting {
+    claimed: bool,
+    failing: bool,
+    batch_on_copy: bool,
+}
+
 /// Builds `work` in a quiet world — or, with `claimed`, in the same world
-/// once a failed launch has claimed one more allocation, with the launches
-/// generated to fail failing — each binding made a `B` by `bind`, and
-/// checks the batch against one launch at a time.
+/// once a failed launch has claimed one more allocation — with the
+/// launches generated to fail failing if `failing`, each binding made a
+/// `B` by `bind`, and checks the batch against one launch at a time.
 fn check<B: Bind>(
     work: &[GenLaunch],
     strict: bool,
-    claimed: bool,
+    setting: Setting,
     bind: impl Fn(&GenBinding, &Kept) -> B,
 ) -> Result<(), TestCaseError> {
     let (mut world, kept) = quiet_world(strict);
-    if claimed {
+    if setting.claimed {
         world.alloc(0, 50, SIZE).expect("fresh memory id");
         let out = [Binding::whole(0, 50, Access::Write)];
         world
@@ -253,7 +272,11 @@ fn check<B: Bind>(
         .iter()
         .map(|g| g.bindings.iter().map(|b| bind(b, &kept)).collect())
         .collect();
-    batch_matches_one_at_a_time(&mut world, &launches(work, &bound, claimed))
+    batch_matches_one_at_a_time(
+        &mut world,
+        &launches(work, &bound, setting.failing),
+        setting.batch_on_copy,
+    )
 }
 
 /// The row a scheduler would keep for a generated binding: the part of its
@@ -280,47 +303,51 @@ fn row(b: &GenBinding, kept: &Kept) -> Resolved {
         .unwrap_or(whole)
 }
 
+/// The three settings a batch runs in, each with either side of the
+/// comparison on the world that made the rows: a quiet world where every
+/// launch runs (the clean path: one predicate over the batch, or the
+/// counting pass); a quiet world where some launches fail, so the batch
+/// leaves the clean path while one launch at a time meets a quiet world
+/// until the first failure; and a world where something is claimed (the
+/// full path, plain bindings resolved in one loop until the first that is
+/// not).
+fn gen_setting() -> impl Strategy<Value = Setting> {
+    let world = prop_oneof![
+        Just((false, false)),
+        Just((false, true)),
+        Just((true, true)),
+    ];
+    (world, any::<bool>()).prop_map(|((claimed, failing), batch_on_copy)| Setting {
+        claimed,
+        failing,
+        batch_on_copy,
+    })
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1536, ..ProptestConfig::default() })]
 
     /// Bindings: mostly of the common shape, so that whole batches take the
     /// one-predicate path, with now and then a folded stream, a memory id, a
     /// stale key, a bad range, a dry run or a special stream that sends the
     /// batch down the counting path.
     #[test]
-    fn a_clean_batch_of_bindings_gives_what_one_launch_at_a_time_gives(
+    fn a_batch_of_bindings_gives_what_one_launch_at_a_time_gives(
         work in prop::collection::vec(gen_launch(), 0..12),
         strict in prop::bool::weighted(0.2),
+        setting in gen_setting(),
     ) {
-        check(&work, strict, false, binding)?;
+        check(&work, strict, setting, binding)?;
     }
 
-    /// The same launches bound by pre-resolved rows.
+    /// The same launches bound by pre-resolved rows, some of them kept
+    /// from another world.
     #[test]
-    fn a_clean_batch_of_rows_gives_what_one_launch_at_a_time_gives(
+    fn a_batch_of_rows_gives_what_one_launch_at_a_time_gives(
         work in prop::collection::vec(gen_launch(), 0..12),
         strict in prop::bool::weighted(0.2),
+        setting in gen_setting(),
     ) {
-        check(&work, strict, false, row)?;
-    }
-
-    /// The same launches, some failing, in a world where something is
-    /// claimed: the full path, plain bindings resolved in one loop until
-    /// the first that is not.
-    #[test]
-    fn a_batch_of_bindings_in_a_claimed_world_gives_what_one_launch_at_a_time_gives(
-        work in prop::collection::vec(gen_launch(), 0..12),
-        strict in prop::bool::weighted(0.2),
-    ) {
-        check(&work, strict, true, binding)?;
-    }
-
-    /// The same bound by pre-resolved rows.
-    #[test]
-    fn a_batch_of_rows_in_a_claimed_world_gives_what_one_launch_at_a_time_gives(
-        work in prop::collection::vec(gen_launch(), 0..12),
-        strict in prop::bool::weighted(0.2),
-    ) {
-        check(&work, strict, true, row)?;
+        check(&work, strict, setting, row)?;
     }
 }

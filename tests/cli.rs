@@ -245,7 +245,7 @@ fn fault_injection_on_a_chain_skips_exactly_the_downstream_launches() {
 
 #[test]
 fn an_injected_failure_past_the_last_launch_does_nothing() {
-    let log = examples().join("compile_failure_repaired.jsonl");
+    let log = examples().join("compile_failure_released.jsonl");
     let plain = taintworld(&["replay", "--json", log.to_str().unwrap()]);
     let injected = taintworld(&[
         "replay",

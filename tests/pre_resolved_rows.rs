@@ -5,9 +5,7 @@
 mod common;
 
 use common::{FAIL, claims, named, stale_row};
-use taintworld::{
-    Access, Binding, Config, Error, Launch, LaunchResult, Outcome, Resolved, Verdict, World,
-};
+use taintworld::{Access, Binding, Config, Error, Launch, Outcome, Resolved, Verdict, World};
 
 fn launch<'a>(kernel: &'a str, rows: &'a [Resolved], outcome: Outcome<'a>) -> Launch<'a, Resolved> {
     Launch {
@@ -188,65 +186,149 @@ fn no_row_is_made_reversed_or_past_its_allocation_and_a_part_of_a_row_is_checked
     assert_eq!(claims(&world, 9), vec![(8, 16, failure.get(), None)]);
 }
 
-#[test]
-fn a_row_kept_from_another_world_is_checked_against_this_one_wherever_claims_may_change() {
-    // Two worlds that made their allocations in the same order hand out the
-    // same keys: a row kept from the other names this world's allocation.
+/// Two worlds that made their allocations in the same order hand out the
+/// same keys: a row kept from `other` (memory 5, 128 bytes) names `world`'s
+/// memory 9 (64 bytes), with a range `world` never checked.
+fn worlds_sharing_keys() -> (World, Resolved) {
     let mut world = World::default();
     world.alloc(0, 9, 64).unwrap();
     world.alloc(0, 10, 64).unwrap();
     let mut other = World::default();
     other.alloc(0, 5, 128).unwrap();
     let foreign = row(&other, Binding::whole(0, 5, Access::Write));
-    let past = Error::RangePastEnd {
-        memory: 9,
-        start: 0,
-        end: 128,
-        size: 64,
-    };
-    // A launch that may claim bytes checks the range.
     assert_eq!(
-        world.launch(&launch("fill", &[foreign], FAIL)),
-        Err(past.clone())
+        foreign.alloc(),
+        row(&world, Binding::whole(0, 9, Access::Read)).alloc()
     );
-    assert_eq!(world.launches(), 0);
-    // Where nothing is claimed, a launch that runs changes nothing, and the
-    // row's key is all that is checked.
-    let ran = world
-        .launch(&launch("copy", &[foreign], Outcome::Ok))
-        .unwrap();
-    assert_eq!(ran.verdict, Verdict::Ran);
-    assert_eq!(claims(&world, 9), vec![]);
-    // So does a batch of such launches.
+    (world, foreign)
+}
+
+const PAST: Error = Error::RangePastEnd {
+    memory: 9,
+    start: 0,
+    end: 128,
+    size: 64,
+};
+
+#[test]
+fn a_row_kept_from_another_world_is_bad_input_wherever_its_range_runs_past_the_end() {
+    let (mut world, foreign) = worlds_sharing_keys();
     let mut results = Vec::new();
     let batch = [launch("copy", std::slice::from_ref(&foreign), Outcome::Ok)];
-    world.launch_batch(&batch, &mut results).unwrap();
+    let in_batch = Err(Error::InBatch {
+        index: 0,
+        error: Box::new(PAST),
+    });
+    // Nothing is claimed: a launch that runs would change nothing, and the
+    // range is checked all the same — alone, in a batch, as a dry run.
     assert_eq!(
-        results,
-        [LaunchResult {
-            launch: 1,
-            verdict: Verdict::Ran
-        }]
+        world.launch(&launch("copy", &[foreign], Outcome::Ok)),
+        Err(PAST)
     );
-    assert_eq!(claims(&world, 9), vec![]);
-    // Once something is claimed, any launch may change claims: checked.
+    assert_eq!(
+        world.launch(&launch("copy", &[foreign], Outcome::DryRun)),
+        Err(PAST)
+    );
+    assert_eq!(world.launch_batch(&batch, &mut results), in_batch);
+    // A launch that may claim bytes.
+    assert_eq!(world.launch(&launch("fill", &[foreign], FAIL)), Err(PAST));
+    assert_eq!(world.launches(), 0);
+    // Once something is claimed.
     let other_buffer = row(&world, Binding::whole(0, 10, Access::Write));
     world
         .launch(&launch("fill", &[other_buffer], FAIL))
         .unwrap();
     assert_eq!(
         world.launch(&launch("copy", &[foreign], Outcome::Ok)),
-        Err(past.clone())
+        Err(PAST)
     );
+    assert_eq!(world.launch_batch(&batch, &mut results), in_batch);
+    assert!(results.is_empty());
+    assert_eq!(claims(&world, 9), vec![]);
+    world.check_invariants().unwrap();
+}
+
+#[test]
+fn a_row_kept_from_another_world_gets_the_same_answer_alone_and_in_a_batch_that_fails() {
+    // The batch must fail before anything changes, and one launch at a time
+    // must stop at the same launch: the clean launch's row is checked in a
+    // quiet world as it would be once the failure has claimed something.
+    let (mut world, foreign) = worlds_sharing_keys();
+    let out = [row(&world, Binding::whole(0, 10, Access::Write))];
+    let batch = [
+        launch("copy", std::slice::from_ref(&foreign), Outcome::Ok),
+        launch("fill", &out, FAIL),
+    ];
+    let mut single = world.clone();
+    assert_eq!(single.launch(&batch[0]), Err(PAST));
+    let mut results = Vec::new();
     assert_eq!(
         world.launch_batch(&batch, &mut results),
         Err(Error::InBatch {
             index: 0,
-            error: Box::new(past)
+            error: Box::new(PAST)
         })
     );
-    assert_eq!(claims(&world, 9), vec![]);
-    world.check_invariants().unwrap();
+    assert_eq!((world.launches(), single.launches()), (0, 0));
+}
+
+#[test]
+fn a_row_kept_from_another_world_inside_an_allocation_here_names_that_allocation() {
+    // As an `AllocKey` would: the range fits, so it is good input here.
+    let mut world = World::default();
+    world.alloc(0, 9, 64).unwrap();
+    let mut other = World::default();
+    other.alloc(0, 5, 128).unwrap();
+    let foreign = row(&other, Binding::range(0, 5, 8, 16, Access::Write));
+    let ran = world
+        .launch(&launch("copy", &[foreign], Outcome::Ok))
+        .unwrap();
+    assert_eq!(ran.verdict, Verdict::Ran);
+    let failed = world.launch(&launch("fill", &[foreign], FAIL)).unwrap();
+    let Verdict::Failed(failure) = failed.verdict else {
+        panic!("expected the launch to fail, got {failed:?}");
+    };
+    assert_eq!(claims(&world, 9), vec![(8, 16, failure.get(), None)]);
+}
+
+#[test]
+fn a_clone_checks_the_rows_of_the_world_it_was_cloned_from_as_another_worlds() {
+    // After the clone the two worlds part ways: each frees the allocation
+    // and makes a new one in its slot, which takes the same key in both,
+    // 16 bytes here and 4096 there. The row the clone makes for its own is
+    // another world's row to the original.
+    let mut world = World::default();
+    world.alloc(0, 1, 64).unwrap();
+    let mut clone = world.clone();
+    world.free(1).unwrap();
+    clone.free(1).unwrap();
+    let small = world.alloc(0, 2, 16).unwrap();
+    let large = clone.alloc(0, 2, 4096).unwrap();
+    assert_eq!(small, large, "the same key in both worlds");
+    let theirs = row(&clone, Binding::whole(0, 2, Access::Write));
+    let past = Error::RangePastEnd {
+        memory: 2,
+        start: 0,
+        end: 4096,
+        size: 16,
+    };
+    assert_eq!(
+        world.launch(&launch("copy", &[theirs], Outcome::Ok)),
+        Err(past)
+    );
+    // Each world still takes its own rows by key.
+    let ran = clone
+        .launch(&launch("copy", &[theirs], Outcome::Ok))
+        .unwrap();
+    assert_eq!(ran.verdict, Verdict::Ran);
+    let mine = row(&world, Binding::whole(0, 2, Access::Write));
+    assert_eq!(
+        world
+            .launch(&launch("copy", &[mine], Outcome::Ok))
+            .unwrap()
+            .verdict,
+        Verdict::Ran
+    );
 }
 
 #[test]

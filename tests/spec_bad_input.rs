@@ -6,7 +6,7 @@ mod common;
 
 use common::{FAIL, reads, stale_row, writes};
 use taintworld::{
-    Access, Binding, Config, Error, Launch, Outcome, ReadResult, Stats, StreamRef, World,
+    Access, Bind, Binding, Config, Error, Launch, Outcome, ReadResult, Stats, StreamRef, World,
 };
 
 /// A world with some of everything: memory 1 tainted at the root, memory 2
@@ -417,6 +417,42 @@ fn a_replay_whose_recorded_range_is_past_a_reused_ids_end_is_bad_input() {
 }
 
 #[test]
+fn strict_mode_names_a_stale_key_binding_by_its_key_as_it_names_a_stale_row() {
+    let mut w = world(true);
+    let key = w.alloc(0, 9, 16).unwrap();
+    let row = w
+        .resolve_binding(&Binding::whole(0, key, Access::Read))
+        .unwrap()
+        .expect("live");
+    // A live key named on another slot is unresolved, by its memory id.
+    assert_eq!(
+        w.read(&Binding::whole(1, key, Access::Read)).unwrap_err(),
+        Error::Unresolved { memory: 9, slot: 1 }
+    );
+    w.free(key).unwrap();
+    let before = snapshot(&w);
+    let stale = Error::UnknownKey { key };
+    let bindings = [Binding::whole(0, key, Access::Read)];
+    fn launch<B: Bind>(bindings: &[B]) -> Launch<'_, B> {
+        Launch {
+            kernel: "k",
+            stream: 0.into(),
+            bindings,
+            outcome: Outcome::Ok,
+        }
+    }
+    assert_eq!(w.launch(&launch(&bindings)), Err(stale.clone()));
+    assert_eq!(w.launch(&launch(&[row])), Err(stale.clone()));
+    assert_eq!(w.read(&bindings[0]), Err(stale.clone()));
+    assert_eq!(
+        w.host_write(&Binding::whole(0, key, Access::Write), FAIL),
+        Err(stale.clone())
+    );
+    assert_eq!(w.resolve_binding(&bindings[0]), Err(stale));
+    assert_eq!(snapshot(&w), before);
+}
+
+#[test]
 fn freeing_a_stale_key_is_bad_input() {
     let mut w = world(false);
     let key = w.alloc(0, 9, 16).unwrap();
@@ -623,4 +659,26 @@ fn a_regular_stream_id_never_reaches_a_special_slot_past_2_pow_32_by_key() {
     assert_eq!(w.stats().unresolved_bindings, 1);
     let special = Binding::whole(StreamRef::Special(1), key, Access::Read);
     assert_eq!(w.read(&special).unwrap(), ReadResult::Clean);
+}
+
+#[test]
+fn an_errors_inner_error_is_itself_alone_and_the_bad_launchs_in_a_batch() {
+    let alone = Error::UnknownMemory { memory: 4 };
+    assert_eq!((alone.inner(), alone.batch_index()), (&alone, None));
+    let mut w = world(false);
+    let good = [reads(0, 1)];
+    let bad = [reads(0, 4)];
+    let launch = |bindings| Launch {
+        kernel: "k",
+        stream: 0.into(),
+        bindings,
+        outcome: Outcome::Ok,
+    };
+    let mut w_strict = world(true);
+    let batch = [launch(&good[..]), launch(&bad[..])];
+    let error = w_strict.launch_batch(&batch, &mut Vec::new()).unwrap_err();
+    assert_eq!(error.batch_index(), Some(1));
+    assert_eq!(error.inner(), &Error::Unresolved { memory: 4, slot: 0 });
+    // Not strict: memory 4 is only unresolved, and the batch runs.
+    assert!(w.launch_batch(&batch, &mut Vec::new()).is_ok());
 }

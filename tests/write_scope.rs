@@ -130,7 +130,7 @@ fn a_scope_whose_body_panics_leaves_its_write_set_reading_as_torn_down() {
 }
 
 #[test]
-fn a_torn_down_buffer_is_repaired_by_an_ok_host_write() {
+fn a_torn_down_buffer_is_released_by_an_ok_host_write() {
     let mut w = world();
     let _ = catch_unwind(AssertUnwindSafe(|| {
         w.scope("gelu", 0, &IO, || -> Result<(), ErrorInfo> {
@@ -144,7 +144,7 @@ fn a_torn_down_buffer_is_repaired_by_an_ok_host_write() {
 }
 
 #[test]
-fn a_torn_down_buffer_is_repaired_by_another_scope() {
+fn a_torn_down_buffer_is_released_by_another_scope() {
     let mut w = world();
     let _ = catch_unwind(AssertUnwindSafe(|| {
         w.scope("gelu", 0, &IO, || -> Result<(), ErrorInfo> {
@@ -244,4 +244,91 @@ fn a_failed_scope_finds_the_live_failure_of_its_identity_instead_of_minting_one(
         panic!("{out:?}")
     };
     assert_eq!(failure.get(), 2);
+}
+
+#[test]
+fn a_scope_over_pre_resolved_rows_does_what_it_does_over_their_bindings() {
+    let (mut by_binding, mut by_row) = (world(), world());
+    let rows = IO.map(|b| {
+        by_row
+            .resolve_binding(&b)
+            .expect("good input")
+            .expect("resolves")
+    });
+    let input = [Binding::whole(0, 1, Access::Write)];
+    let failed = Outcome::Failed {
+        kind: "copy",
+        message: "m",
+    };
+    let error = ErrorInfo::new("launch", "gelu", "out of registers");
+    for w in [&mut by_binding, &mut by_row] {
+        w.host_write(&input[0], failed).unwrap();
+    }
+    // The input is tainted: both skip, and the output carries the failure.
+    let skipped = by_binding
+        .scope("gelu", 0, &IO, || Ok::<_, ErrorInfo>(()))
+        .unwrap();
+    assert!(matches!(skipped, ScopeOutcome::Skipped { .. }));
+    assert_eq!(
+        by_row
+            .scope("gelu", 0, &rows, || Ok::<_, ErrorInfo>(()))
+            .unwrap(),
+        skipped
+    );
+    for w in [&mut by_binding, &mut by_row] {
+        w.host_write(&input[0], Outcome::Ok).unwrap();
+    }
+    // Clean input: the body's error taints the output, then `Ok` releases.
+    let err = by_binding
+        .scope("gelu", 0, &IO, || Err::<(), _>(error.clone()))
+        .unwrap();
+    assert_eq!(
+        by_row
+            .scope("gelu", 0, &rows, || Err::<(), _>(error.clone()))
+            .unwrap(),
+        err
+    );
+    assert_eq!(read(&mut by_row, 2), read(&mut by_binding, 2));
+    assert_eq!(read(&mut by_row, 2).1, "gelu");
+    let ran = by_binding
+        .scope("gelu", 0, &IO, || Ok::<_, ErrorInfo>(7))
+        .unwrap();
+    assert_eq!(ran, ScopeOutcome::Ran(7));
+    let ran = by_row
+        .scope("gelu", 0, &rows, || Ok::<_, ErrorInfo>(7))
+        .unwrap();
+    assert_eq!(ran, ScopeOutcome::Ran(7));
+    assert_eq!(read(&mut by_row, 2), ("clean".into(), String::new()));
+    assert_eq!(by_row.stats(), by_binding.stats());
+    by_row.check_invariants().unwrap();
+}
+
+#[test]
+fn a_scope_over_a_stale_row_counts_it_or_in_strict_mode_rejects_it_running_nothing() {
+    for strict in [false, true] {
+        let mut w = World::new(taintworld::Config {
+            strict,
+            ..taintworld::Config::default()
+        })
+        .unwrap();
+        w.alloc(0, 1, 16).unwrap();
+        let stale = w
+            .resolve_binding(&Binding::whole(0, 1, Access::Write))
+            .unwrap()
+            .expect("live");
+        w.free(1).unwrap();
+        let ran = Cell::new(false);
+        let out = w.scope("gelu", 0, &[stale], || {
+            ran.set(true);
+            Ok::<_, ErrorInfo>(())
+        });
+        if strict {
+            assert_eq!(out, Err(Error::UnknownKey { key: stale.alloc() }));
+            assert!(!ran.get(), "a rejected scope runs no body");
+            assert_eq!(w.stats().unresolved_bindings, 0);
+        } else {
+            assert_eq!(out, Ok(ScopeOutcome::Ran(())));
+            assert_eq!(w.stats().unresolved_bindings, 1);
+        }
+    }
 }

@@ -134,16 +134,17 @@ impl Binding {
 /// counted, or rejected in strict mode as [`Error::UnknownKey`]); what it
 /// skips is the stream fold, the slot compare and the memory-id look-up.
 ///
-/// Only the world makes rows (the fields are private, read through the
-/// methods), and it checks the range when it makes one: `start <= end <=
-/// size` holds from then on, because the size stays while the key lives.
-/// So a launch in a world where nothing is claimed — where a clean launch
-/// changes nothing — checks only that each key is live. Wherever a launch
-/// may change claims, the range is checked again against the allocation
-/// the key names: a row kept from *another* world (which names whatever
-/// allocation has its key here, as an [`AllocKey`] does) can never claim
-/// bytes past an allocation's end, and is bad input there as a binding
-/// would be.
+/// Only a world makes rows (the fields are private, read through the
+/// methods), it checks the range when it makes one, and it stamps the row
+/// as its own: `start <= end <= size` holds from then on in that world,
+/// because the size stays while the key lives. So a world checks its own
+/// row by its key alone (and its stamp, one compare). A row kept from
+/// *another* world — or from the world this one was cloned from — names
+/// whatever allocation has its key here, as an [`AllocKey`] does; its
+/// range is checked against that allocation on every launch, so it is bad
+/// input wherever its range runs past the end, as a binding would be, and
+/// a launch gives the same answer alone or in a batch, in a world with
+/// claims or without.
 ///
 /// [`Error::UnknownKey`]: crate::Error::UnknownKey
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -152,6 +153,86 @@ pub struct Resolved {
     pub(crate) start: u64,
     pub(crate) end: u64,
     pub(crate) access: Access,
+    /// The [`Stamp`] of the world that made the row ([`Stamp::NONE`] for
+    /// the rows a launch resolves for itself): in the padding, so the row
+    /// stays 32 bytes.
+    pub(crate) made_by: u32,
+}
+
+/// Which world made a [`Resolved`] row, so that a world can tell its own
+/// rows — whose ranges it checked when it made them — from rows kept from
+/// another. Every world, and every clone of one, draws its own from one
+/// process-wide counter (an atomic, the only state the crate keeps outside
+/// a world). Where the counter is spent (after 2^32 − 2 worlds) or the
+/// target has no 32-bit atomics, a world gets none: it stamps its rows
+/// [`Stamp::NONE`] and trusts no row's stamp, so every row's range is
+/// checked there on every launch — slower, never wrong.
+#[derive(Debug)]
+pub(crate) struct Stamp {
+    /// What the world writes into the rows it makes.
+    made: u32,
+    /// What a row's stamp must equal to be taken as this world's:
+    /// `made`, or [`Stamp::NEVER`] for a world without a stamp.
+    trusted: u32,
+}
+
+impl Stamp {
+    /// The stamp of rows no world vouches for.
+    pub(crate) const NONE: u32 = 0;
+    /// A value no row carries: the counter never hands it out.
+    const NEVER: u32 = u32::MAX;
+
+    /// A stamp no other live or earlier world has.
+    pub(crate) fn mint() -> Self {
+        match next_stamp() {
+            Some(made) => Stamp {
+                made,
+                trusted: made,
+            },
+            None => Stamp {
+                made: Self::NONE,
+                trusted: Self::NEVER,
+            },
+        }
+    }
+
+    /// What the world writes into the rows it makes.
+    #[inline(always)]
+    pub(crate) fn made(&self) -> u32 {
+        self.made
+    }
+
+    /// Whether `row` was made by this world, whose ranges it checked.
+    #[inline(always)]
+    pub(crate) fn vouches_for(&self, row: &Resolved) -> bool {
+        row.made_by == self.trusted
+    }
+}
+
+/// A clone of a world is another world: its allocations part ways with the
+/// original's from then on, so it draws a stamp of its own.
+impl Clone for Stamp {
+    fn clone(&self) -> Self {
+        Stamp::mint()
+    }
+}
+
+/// The next stamp from the process-wide counter, `1..u32::MAX`, or `None`
+/// once they are all handed out.
+#[cfg(target_has_atomic = "32")]
+fn next_stamp() -> Option<u32> {
+    use core::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    NEXT.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+        (n < Stamp::NEVER).then(|| n + 1)
+    })
+    .ok()
+}
+
+/// No 32-bit atomics: no stamps, every row's range checked.
+#[cfg(not(target_has_atomic = "32"))]
+fn next_stamp() -> Option<u32> {
+    None
 }
 
 impl Resolved {

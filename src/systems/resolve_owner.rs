@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 
 use crate::components::allocation::{AllocKey, Allocations, Footprint};
-use crate::components::binding::{Access, Binding, MemoryRef, Resolved};
+use crate::components::binding::{Access, Binding, MemoryRef, Resolved, Stamp};
 use crate::components::stream::{StreamRef, Streams, fold};
 use crate::error::Error;
 
@@ -126,8 +126,7 @@ pub fn resolve_each(
             return Err(bad_range(binding, allocs, found));
         }
         if strict {
-            let memory = named(binding, allocs, found);
-            return Err(Error::Unresolved { memory, slot });
+            return Err(unresolved_error(binding, allocs, found, slot));
         }
         unresolved += 1;
     }
@@ -211,6 +210,7 @@ fn row_of(binding: &Binding, key: AllocKey, size: u64) -> Option<Resolved> {
             start,
             end,
             access: binding.access,
+            made_by: Stamp::NONE,
         }
     })
 }
@@ -285,16 +285,17 @@ pub(crate) fn all_good(rows: &[Resolved], allocs: &Allocations) -> bool {
     rows.iter().all(|row| good(row, allocs).is_some())
 }
 
-/// Whether every row's key is live: all that a world where nothing is
-/// claimed asks of rows it made itself (their ranges were checked when
-/// they were made; see [`Resolved`]). A row from another world with a
-/// range past this world's allocation passes here, and changes nothing:
-/// a clean launch in such a world releases nothing and claims nothing.
+/// Whether every row is the world's own (`stamp` vouches for it) and its
+/// key live: all that a world where nothing is claimed asks of rows it
+/// made itself (their ranges were checked when they were made; see
+/// [`Resolved`]). Any other row — stale, or kept from another world —
+/// fails here and goes to [`check_rows`], which checks its range.
 ///
-/// Cost: per row one slot-map version compare.
+/// Cost: per row one stamp compare and one slot-map version compare.
 #[inline]
-pub(crate) fn all_live(rows: &[Resolved], allocs: &Allocations) -> bool {
-    rows.iter().all(|row| allocs.footprint(row.alloc).is_some())
+pub(crate) fn all_live(rows: &[Resolved], allocs: &Allocations, stamp: &Stamp) -> bool {
+    rows.iter()
+        .all(|row| stamp.vouches_for(row) && allocs.footprint(row.alloc).is_some())
 }
 
 /// The footprint of a good row — live key, range inside the allocation —
@@ -343,6 +344,25 @@ fn named(binding: &Binding, allocs: &Allocations, found: Option<(AllocKey, Footp
         (_, Some((key, _))) => allocs.get(key).map_or(0, |a| a.memory),
         (MemoryRef::Id(memory), None) => memory,
         (MemoryRef::Key(_), None) => 0,
+    }
+}
+
+/// The error of a binding that does not resolve, in strict mode: a stale
+/// key is named as a stale row is ([`Error::UnknownKey`]); anything else by
+/// its memory id and slot.
+#[cold]
+fn unresolved_error(
+    binding: &Binding,
+    allocs: &Allocations,
+    found: Option<(AllocKey, Footprint)>,
+    slot: u64,
+) -> Error {
+    match (binding.memory, found) {
+        (MemoryRef::Key(key), None) => Error::UnknownKey { key },
+        _ => Error::Unresolved {
+            memory: named(binding, allocs, found),
+            slot,
+        },
     }
 }
 

@@ -38,7 +38,8 @@ pub struct TaintReport {
 /// What a host read of a binding finds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadResult {
-    /// Every byte was last written by work that ran.
+    /// No byte carries a failure: each was last written by work that ran,
+    /// or not written since its allocation was made (SPEC §10, 4).
     Clean,
     /// Some byte carries a failure: the claim with the lowest start decides.
     Tainted(TaintReport),
