@@ -1567,3 +1567,21 @@ fn in_batch(index: usize, error: Error) -> Error {
 fn failure_id(g: &FailureGraph, key: FailureKey) -> FailureId {
     g.failures.get(key).map_or(FailureId::ZERO, |f| f.id)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_world_stamps_the_rows_it_resolves_as_its_own_and_no_other_world_takes_them() {
+        let mut world = World::default();
+        world.alloc(0, 1, 64).unwrap();
+        let whole = Binding::whole(0, 1, Access::Read);
+        let row = world.resolve_binding(&whole).unwrap().expect("live");
+        assert!(world.stamp.vouches_for(&row));
+        assert!(world.stamp.vouches_for(&row.with_access(Access::Write)));
+        assert!(world.stamp.vouches_for(&row.narrow(8, 16).expect("inside")));
+        assert!(!world.clone().stamp.vouches_for(&row));
+        assert!(!World::default().stamp.vouches_for(&row));
+    }
+}

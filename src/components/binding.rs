@@ -320,3 +320,46 @@ mod sealed {
     impl Sealed for super::Binding {}
     impl Sealed for super::Resolved {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(made_by: u32) -> Resolved {
+        Resolved {
+            alloc: AllocKey::default(),
+            start: 0,
+            end: 0,
+            access: Access::Read,
+            made_by,
+        }
+    }
+
+    #[test]
+    fn every_world_and_every_clone_draws_a_stamp_of_its_own_and_vouches_only_for_its_rows() {
+        let (a, b) = (Stamp::mint(), Stamp::mint());
+        let c = a.clone();
+        for stamp in [&a, &b, &c] {
+            assert_ne!(stamp.made(), Stamp::NONE, "{stamp:?}");
+            assert_ne!(stamp.made(), Stamp::NEVER, "{stamp:?}");
+        }
+        assert_ne!(a.made(), b.made());
+        assert_ne!(a.made(), c.made());
+        assert!(a.vouches_for(&row(a.made())));
+        assert!(!a.vouches_for(&row(b.made())));
+        assert!(!a.vouches_for(&row(c.made())));
+        assert!(!a.vouches_for(&row(Stamp::NONE)));
+    }
+
+    #[test]
+    fn a_world_without_a_stamp_vouches_for_no_row_not_even_its_own() {
+        let none = Stamp {
+            made: Stamp::NONE,
+            trusted: Stamp::NEVER,
+        };
+        let some = Stamp::mint();
+        assert!(!none.vouches_for(&row(none.made())));
+        assert!(!none.vouches_for(&row(some.made())));
+        assert!(!some.vouches_for(&row(none.made())));
+    }
+}
