@@ -16,10 +16,24 @@
 //!   and [`StreamPool::get_special`] panic on a bad index instead of reading
 //!   out of bounds, and [`StreamPool::get_or_create_special`] returns an
 //!   error.
-//! * [`StreamPool::new`] returns an error for `max_streams == 0`, which the
-//!   seed would have turned into a division by zero on first use.
+//! * [`StreamPool::new`] returns an error for `max_streams == 0`, where the
+//!   seed made a pool whose first regular stream id divided by zero (only
+//!   its special streams worked).
+//! * The pool holds `max_streams + num_special` slots, up to 510; the seed
+//!   added the two as `u8`, stopping at 255, so its last special indices
+//!   read past the end.
+//! * A stream id folds as the full `u64` modulo `max_streams` (SPEC §1);
+//!   the seed cast it to `usize` first, which on a 32-bit target folds an
+//!   id of 2^32 or more onto another slot.
+//! * The runtime's types are the crate's: [`StreamId`] is defined here,
+//!   a [`Binding`] stands for the seed's `BufferBinding`, an [`ErrorInfo`]
+//!   for its `ServerError` (in [`taint`] and [`ReadFailure`]), and
+//!   [`ReadFailure::needed`] is the memory id as a `u64` (0 for a binding
+//!   that names its allocation by a world's key).
 //! * [`StreamFactory`] names its own error type; the seed's was the
-//!   runtime's `ServerError`.
+//!   runtime's `ServerError`. With no `Display` bound on it, the panic of
+//!   [`StreamPool::get_mut`] names the slot but not the factory's error;
+//!   [`StreamPool::get_or_create`] returns it.
 //! * [`StreamMemory`] takes the [`FailureGraph`] in `failure` too: claims
 //!   hold the graph's keys, and the public [`FailureId`] lives in the graph.
 //! * [`taint`] finds or mints its failure by identity (SPEC §4) and returns

@@ -99,7 +99,7 @@ fn streams_are_created_lazily_through_the_factory_once_per_slot() {
 }
 
 #[test]
-fn a_failing_factorys_error_reaches_get_or_create() {
+fn a_failing_factorys_error_reaches_get_or_create_and_the_slot_stays_empty_for_the_next_call() {
     let mut p = StreamPool::new(
         Factory {
             fail: true,
@@ -111,7 +111,13 @@ fn a_failing_factorys_error_reaches_get_or_create() {
     .unwrap();
     let err = p.get_or_create(&id(0)).unwrap_err();
     assert_eq!(err, ErrorInfo::new("device", "create", "poisoned"));
+    assert!(p.get_or_create_special(0).is_err());
     assert_eq!(p.streams().count(), 0);
+    // The seed retries a failed creation on the next call.
+    p.factory_mut().fail = false;
+    assert_eq!(p.get_or_create(&id(4)).unwrap().serial, 1, "slot 0 again");
+    assert_eq!(p.get_or_create_special(0).unwrap().serial, 2);
+    assert_eq!(p.stream_ids().collect::<Vec<_>>(), [id(0)]);
 }
 
 #[test]
