@@ -88,7 +88,10 @@
 //!   of one allocation, and a binary search over contiguous 32-byte rows
 //!   answers it without chasing keys.
 //! * **Unresolved reads count.** Every binding that does not resolve —
-//!   launches, host writes, reads, replays — adds to `unresolved_bindings`.
+//!   launches, host writes, reads, replays — adds to `unresolved_bindings`,
+//!   and strict mode rejects each of them, a read too (SPEC §2 asks it of
+//!   every binding; §5's `unresolved` read result is the answer outside
+//!   strict mode).
 //! * **The write scope's provisional taint** is applied from the exit path
 //!   of a panicking body rather than on entry ([`World::scope`] says why):
 //!   reads see the same, but a scope that succeeds mints no failure id, and

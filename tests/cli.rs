@@ -603,3 +603,19 @@ fn the_summary_shows_a_tainted_read_that_comes_after_many_clean_ones() {
     );
     assert_eq!(text.matches("read of memory").count(), 1, "{text}");
 }
+
+#[test]
+fn a_zero_max_streams_or_chain_limit_on_the_command_line_is_refused_naming_the_range() {
+    let log = examples().join("skip_chain_three_kernels.jsonl");
+    for flag in ["--max-streams", "--chain-limit"] {
+        let out = taintworld(&["replay", flag, "0", log.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert!(out.stdout.is_empty(), "{flag}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // An inclusive range: u64::MAX is a valid setting.
+        assert!(
+            stderr.contains("0 is not in 1..=18446744073709551615"),
+            "{flag}: {stderr}"
+        );
+    }
+}

@@ -309,3 +309,15 @@ fn the_report_is_one_line_of_utf8_with_non_ascii_unescaped() {
         "{text}"
     );
 }
+
+#[test]
+fn the_report_escapes_only_quotes_backslashes_and_control_characters_as_log_mod_says() {
+    let text = with(|r| {
+        r.rejected = vec![Rejected {
+            line: 1,
+            error: "q\" b\\ \u{8}\u{c}\n\r\t \u{1}\u{1f} / \u{7f} \u{2028} é".to_owned(),
+        }];
+    });
+    let expected = "\"error\":\"q\\\" b\\\\ \\b\\f\\n\\r\\t \\u0001\\u001f / \u{7f} \u{2028} é\"";
+    assert!(text.contains(expected), "{text}\n{expected}");
+}

@@ -45,11 +45,11 @@ enum Command {
         #[arg(long)]
         strict: bool,
         /// Stream slots (overrides the log's header).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::MAX))]
         max_streams: Option<u64>,
         /// Longest skip chain kept (overrides the log's header); any
         /// value from 4294967295 up keeps every chain whole.
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::MAX))]
         chain_limit: Option<u64>,
     },
     /// Write a valid synthetic launch log, deterministic for a seed.
@@ -61,7 +61,7 @@ enum Command {
         #[arg(long)]
         launches: u64,
         /// How many streams.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=u64::MAX))]
         streams: u64,
         /// Probability that a launch fails, from 0 to 1.
         #[arg(long, default_value_t = 0.0, value_parser = probability)]

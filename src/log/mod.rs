@@ -34,6 +34,16 @@
 //!   like any unknown field. An error object's keys besides `kind` and
 //!   `message` are ignored too.
 //! * `-0` is the integer `0` (JSON's grammar calls it an integer literal).
+//! * A string escape that names a lone UTF-16 surrogate (`"\ud800"`) is
+//!   malformed JSON: it names no character.
+//! * SPEC §8 fixes only that non-ASCII is not escaped in the report. The
+//!   rest is JSON's shortest form, as `serde_json` writes it: `\"` and
+//!   `\\`, the control characters as `\b`, `\f`, `\n`, `\r`, `\t` or
+//!   `\u00XX` (lower-case hex), and everything else — `/`, DEL, U+2028 —
+//!   as itself. A second implementation that escapes otherwise writes
+//!   other bytes for the same report.
+//! * Whether a log is gzip is read from its name (`.gz`), not its bytes:
+//!   gzip in a file named `.jsonl` is lines that are not UTF-8.
 
 mod event;
 mod generate;
