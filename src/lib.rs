@@ -114,6 +114,16 @@
 //!
 //! ## Where the shape differs from the design notes
 //!
+//! * The notes ask for no global state. The crate keeps one process-wide
+//!   atomic counter, from which each world (and each clone, and each world
+//!   every 2^30 frees) draws the stamp it writes into the rows it makes.
+//!   Nothing else is shared and nothing waits on it; it only makes stamps
+//!   unique, so that a world tells its own rows (range checked when made)
+//!   from rows kept from another world (range checked on every launch).
+//!   Without it, a launch's answer for such a row depended on whether the
+//!   world had claims, and a batch disagreed with one launch at a time
+//!   (SPEC §10, 5). Targets without atomic compare-and-swap get no stamps
+//!   and check every row's range.
 //! * Claims are rows inside their allocation, not entities of a slot map of
 //!   their own (above). A fragmented allocation is still a sorted vector
 //!   searched in O(log n); the `rangemap` index the notes held in reserve

@@ -109,10 +109,10 @@ fn plain<B: Bind>(
     quiet: Option<&Stamp>,
 ) -> bool {
     matches!(launch.stream, StreamRef::Id(_))
-        && match B::as_rows(launch.bindings) {
-            Some(rows) if let Some(stamp) = quiet => all_live(rows, allocs, stamp),
-            Some(rows) => all_good(rows, allocs),
-            None => all_common(
+        && match (B::as_rows(launch.bindings), quiet) {
+            (Some(rows), Some(stamp)) => all_live(rows, allocs, stamp),
+            (Some(rows), None) => all_good(rows, allocs),
+            (None, _) => all_common(
                 B::as_bindings(launch.bindings).unwrap_or_default(),
                 streams,
                 allocs,
@@ -372,6 +372,7 @@ impl World {
             // The footprint went with the row; no flag to keep.
             let g = &mut self.graph;
             allocation.claims.clear(&mut g.failures, &mut g.records);
+            self.stamp.freed();
         }
         self.prune();
         Ok(())
@@ -410,9 +411,10 @@ impl World {
 
     /// How many of a launch's bindings (or rows) are unresolved, or the
     /// error that makes it bad input — all a launch that cannot fail needs
-    /// in a world where no byte is claimed. Rows whose keys are all live
-    /// are good (their ranges were checked when they were made); others
-    /// are looked at again to count stale ones or name the error.
+    /// in a world where no byte is claimed. Rows this world made (its
+    /// stamp) whose keys are all live are good (their ranges were checked
+    /// when they were made); others are looked at again to count stale
+    /// ones or name the error.
     #[inline(always)]
     fn count_unclaimed<B: Bind>(&self, launch: &Launch<'_, B>) -> Result<u64, Error> {
         if let StreamRef::Special(_) = launch.stream {

@@ -292,11 +292,11 @@ fn a_row_kept_from_another_world_inside_an_allocation_here_names_that_allocation
 }
 
 #[test]
-fn a_clone_checks_the_rows_of_the_world_it_was_cloned_from_as_another_worlds() {
+fn a_world_and_its_clone_check_each_others_later_rows_as_another_worlds() {
     // After the clone the two worlds part ways: each frees the allocation
     // and makes a new one in its slot, which takes the same key in both,
-    // 16 bytes here and 4096 there. The row the clone makes for its own is
-    // another world's row to the original.
+    // of another size in each. The row either makes for its own is another
+    // world's row to the other.
     let mut world = World::default();
     world.alloc(0, 1, 64).unwrap();
     let mut clone = world.clone();
@@ -305,30 +305,40 @@ fn a_clone_checks_the_rows_of_the_world_it_was_cloned_from_as_another_worlds() {
     let small = world.alloc(0, 2, 16).unwrap();
     let large = clone.alloc(0, 2, 4096).unwrap();
     assert_eq!(small, large, "the same key in both worlds");
-    let theirs = row(&clone, Binding::whole(0, 2, Access::Write));
-    let past = Error::RangePastEnd {
-        memory: 2,
-        start: 0,
-        end: 4096,
-        size: 16,
+    let past = |memory, end, size| {
+        Err(Error::RangePastEnd {
+            memory,
+            start: 0,
+            end,
+            size,
+        })
     };
-    assert_eq!(
-        world.launch(&launch("copy", &[theirs], Outcome::Ok)),
-        Err(past)
-    );
-    // Each world still takes its own rows by key.
-    let ran = clone
-        .launch(&launch("copy", &[theirs], Outcome::Ok))
+    // The original checks the clone's row.
+    let the_clones = row(&clone, Binding::whole(0, 2, Access::Write));
+    let in_world = world.launch(&launch("copy", &[the_clones], Outcome::Ok));
+    assert_eq!(in_world, past(2, 4096, 16));
+    // The clone checks the original's, sizes the other way round.
+    let stale = row(&world, Binding::whole(0, 2, Access::Write));
+    world.free(2).unwrap();
+    clone.free(2).unwrap();
+    let large = world.alloc(0, 3, 4096).unwrap();
+    let small = clone.alloc(0, 3, 16).unwrap();
+    assert_eq!(small, large, "the same key in both worlds");
+    let the_originals = row(&world, Binding::whole(0, 3, Access::Write));
+    let in_clone = clone.launch(&launch("copy", &[the_originals], Outcome::Ok));
+    assert_eq!(in_clone, past(3, 4096, 16));
+    // Each world still takes its own rows by key, and its stale ones as
+    // unresolved.
+    let ran = world
+        .launch(&launch("copy", &[the_originals, stale], Outcome::Ok))
         .unwrap();
     assert_eq!(ran.verdict, Verdict::Ran);
-    let mine = row(&world, Binding::whole(0, 2, Access::Write));
-    assert_eq!(
-        world
-            .launch(&launch("copy", &[mine], Outcome::Ok))
-            .unwrap()
-            .verdict,
-        Verdict::Ran
-    );
+    assert_eq!(world.stats().unresolved_bindings, 1);
+    let its_own = row(&clone, Binding::whole(0, 3, Access::Write));
+    let ran = clone
+        .launch(&launch("copy", &[its_own], Outcome::Ok))
+        .unwrap();
+    assert_eq!(ran.verdict, Verdict::Ran);
 }
 
 #[test]

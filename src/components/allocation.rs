@@ -11,7 +11,9 @@ use crate::components::record::Records;
 new_key_type! {
     /// An allocation's key, handed out by [`World::alloc`](crate::World::alloc).
     /// A scheduler that keeps it names the allocation without hashing its
-    /// memory id; a key outlived by its allocation resolves to nothing.
+    /// memory id; a key outlived by its allocation resolves to nothing —
+    /// until its slot has been freed 2^31 times, when the slot map's
+    /// versions wrap and the key names whatever allocation then sits there.
     pub struct AllocKey;
 }
 

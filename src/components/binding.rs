@@ -144,7 +144,9 @@ impl Binding {
 /// range is checked against that allocation on every launch, so it is bad
 /// input wherever its range runs past the end, as a binding would be, and
 /// a launch gives the same answer alone or in a batch, in a world with
-/// claims or without.
+/// claims or without. Two rows are equal when they name the same bytes the
+/// same way and were made by the same world: a world and its clone make
+/// unequal rows for the same binding.
 ///
 /// [`Error::UnknownKey`]: crate::Error::UnknownKey
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -163,10 +165,16 @@ pub struct Resolved {
 /// rows — whose ranges it checked when it made them — from rows kept from
 /// another. Every world, and every clone of one, draws its own from one
 /// process-wide counter (an atomic, the only state the crate keeps outside
-/// a world). Where the counter is spent (after 2^32 − 2 worlds) or the
-/// target has no 32-bit atomics, a world gets none: it stamps its rows
-/// [`Stamp::NONE`] and trusts no row's stamp, so every row's range is
-/// checked there on every launch — slower, never wrong.
+/// a world). Where the counter is spent (after 2^32 − 2 stamps) or the
+/// target has no 32-bit atomic compare-and-swap, a world gets none: it
+/// stamps its rows [`Stamp::NONE`] and trusts no row's stamp, so every
+/// row's range is checked there on every launch — slower, never wrong.
+///
+/// A world also draws a new stamp every [`FREES_PER_STAMP`] frees. An
+/// [`AllocKey`] comes back to life once its slot has been freed 2^31
+/// times (the slot map's versions wrap), naming whatever allocation then
+/// sits there; by then the world has a new stamp, and the row made for
+/// the key's earlier life has its range checked like any other world's.
 #[derive(Debug)]
 pub(crate) struct Stamp {
     /// What the world writes into the rows it makes.
@@ -174,7 +182,13 @@ pub(crate) struct Stamp {
     /// What a row's stamp must equal to be taken as this world's:
     /// `made`, or [`Stamp::NEVER`] for a world without a stamp.
     trusted: u32,
+    /// Allocations freed since this stamp was drawn.
+    frees: u32,
 }
+
+/// How many frees a stamp lasts: half the 2^31 frees of one slot after
+/// which its keys repeat.
+pub(crate) const FREES_PER_STAMP: u32 = 1 << 30;
 
 impl Stamp {
     /// The stamp of rows no world vouches for.
@@ -182,17 +196,30 @@ impl Stamp {
     /// A value no row carries: the counter never hands it out.
     const NEVER: u32 = u32::MAX;
 
-    /// A stamp no other live or earlier world has.
+    /// A stamp no other live or earlier world has — or, once the counter
+    /// is spent, none.
     pub(crate) fn mint() -> Self {
         match next_stamp() {
             Some(made) => Stamp {
                 made,
                 trusted: made,
+                frees: 0,
             },
             None => Stamp {
                 made: Self::NONE,
                 trusted: Self::NEVER,
+                frees: 0,
             },
+        }
+    }
+
+    /// The world freed an allocation: after [`FREES_PER_STAMP`] of them, a
+    /// new stamp, so that no key can come back while its old rows are
+    /// still taken as this world's.
+    pub(crate) fn freed(&mut self) {
+        self.frees = self.frees.saturating_add(1);
+        if self.frees >= FREES_PER_STAMP {
+            *self = Stamp::mint();
         }
     }
 
@@ -356,10 +383,30 @@ mod tests {
         let none = Stamp {
             made: Stamp::NONE,
             trusted: Stamp::NEVER,
+            frees: 0,
         };
         let some = Stamp::mint();
         assert!(!none.vouches_for(&row(none.made())));
         assert!(!none.vouches_for(&row(some.made())));
         assert!(!some.vouches_for(&row(none.made())));
+    }
+
+    #[test]
+    fn a_world_draws_a_new_stamp_before_any_freed_slot_can_give_back_an_old_key() {
+        let fresh = Stamp::mint();
+        let mut stamp = Stamp {
+            frees: FREES_PER_STAMP - 2,
+            ..Stamp::mint()
+        };
+        let before = stamp.made();
+        stamp.freed();
+        assert_eq!(stamp.made(), before, "one free short of the limit");
+        stamp.freed();
+        assert_ne!(stamp.made(), before, "at the limit");
+        assert_ne!(stamp.made(), fresh.made());
+        assert!(!stamp.vouches_for(&row(before)));
+        assert_eq!(stamp.frees, 0);
+        // Well before the slot map's keys repeat.
+        assert!(u64::from(FREES_PER_STAMP) < 1 << 31);
     }
 }
