@@ -1586,4 +1586,29 @@ mod tests {
         assert!(!world.clone().stamp.vouches_for(&row));
         assert!(!World::default().stamp.vouches_for(&row));
     }
+
+    #[test]
+    fn a_world_redraws_its_stamp_as_it_frees_so_its_older_rows_are_checked_again() {
+        use crate::components::binding::FREES_PER_STAMP;
+        let mut world = World::default();
+        world.alloc(0, 1, 64).unwrap();
+        world.alloc(0, 2, 64).unwrap();
+        let whole = Binding::whole(0, 1, Access::Read);
+        let row = world.resolve_binding(&whole).unwrap().expect("live");
+        let stamp = core::mem::replace(&mut world.stamp, Stamp::mint());
+        world.stamp = stamp.with_frees(FREES_PER_STAMP - 1);
+        assert!(world.stamp.vouches_for(&row));
+        world.free(2).unwrap();
+        assert!(!world.stamp.vouches_for(&row), "the limit's free redraws");
+        // Checked again, the row is still good input for its allocation.
+        let launch = Launch {
+            kernel: "copy",
+            stream: 0.into(),
+            bindings: &[row][..],
+            outcome: Outcome::Ok,
+        };
+        assert_eq!(world.launch(&launch).unwrap().verdict, Verdict::Ran);
+        let again = world.resolve_binding(&whole).unwrap().expect("live");
+        assert!(world.stamp.vouches_for(&again));
+    }
 }

@@ -223,6 +223,13 @@ impl Stamp {
         }
     }
 
+    /// The same stamp as if `frees` allocations had been freed under it,
+    /// for tests that cannot free a billion.
+    #[cfg(test)]
+    pub(crate) fn with_frees(self, frees: u32) -> Self {
+        Stamp { frees, ..self }
+    }
+
     /// What the world writes into the rows it makes.
     #[inline(always)]
     pub(crate) fn made(&self) -> u32 {
