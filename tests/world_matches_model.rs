@@ -15,9 +15,13 @@ use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MVerdict, Model};
 use proptest::prelude::*;
 use taintworld::{CaptureResult, Config, ProfileResult, World};
 
-const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
-const KINDS: [&str; 2] = ["compile", "launch"];
-const MESSAGES: [&str; 2] = ["m0", "m1"];
+/// Launch kernels, among them the names the world gives a host write, a
+/// replay of graph 0 and a failed reservation, so that a failed launch can
+/// share its identity with a failure of another source (SPEC §4).
+const KERNELS: [&str; 7] = ["k0", "k1", "k2", "k3", "host_write", "graph:0", "alloc"];
+/// Error kinds and messages, the failed reservation's among them.
+const KINDS: [&str; 3] = ["compile", "launch", "oom"];
+const MESSAGES: [&str; 3] = ["m0", "m1", "out of memory"];
 
 #[derive(Clone, Debug)]
 struct LaunchOp {

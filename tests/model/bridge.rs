@@ -244,8 +244,11 @@ pub fn read_result(r: ReadResult) -> MRead {
 /// `(start, end, failure, origin launch)`.
 pub type ClaimRow = (u64, u64, u64, Option<u64>);
 
-/// `(id, kind, kernel, message, occurrences, skipped)`.
-pub type FailureRow = (u64, String, String, String, u64, u64);
+/// `(id, kind, kernel, message, occurrences, skipped, carriers, pins)`.
+pub type FailureRow = (u64, String, String, String, u64, u64, u64, u64);
+
+/// `(launch, kernel, needed, cause's launch, depth, cut, failure)`.
+pub type RecordRow = (u64, String, u64, Option<u64>, u32, bool, u64);
 
 /// Everything observable about a world, in a comparable form.
 #[derive(Debug, PartialEq, Eq)]
@@ -256,8 +259,8 @@ pub struct State {
     pub claims: Vec<(u64, Vec<ClaimRow>)>,
     /// The live failures, sorted by id.
     pub failures: Vec<FailureRow>,
-    /// The launch numbers of the live skip records, sorted.
-    pub records: Vec<u64>,
+    /// The live skip records, sorted by launch number.
+    pub records: Vec<RecordRow>,
 }
 
 /// A world's observable state.
@@ -287,11 +290,27 @@ pub fn state(world: &World) -> State {
                 e.message.clone(),
                 f.occurrences,
                 f.skipped,
+                f.carriers,
+                f.pins,
             )
         })
         .collect();
     failures.sort();
-    let mut records: Vec<u64> = world.skip_records().map(|r| r.launch).collect();
+    let mut records: Vec<RecordRow> = world
+        .skip_records()
+        .map(|r| {
+            let failure = r.failure.get();
+            (
+                r.launch,
+                r.kernel.to_owned(),
+                r.needed,
+                r.cause,
+                r.depth,
+                r.cut,
+                failure,
+            )
+        })
+        .collect();
     records.sort();
     State {
         stats: world.stats(),
@@ -315,10 +334,12 @@ pub fn model_state(m: &Model) -> State {
                 f.message.clone(),
                 f.occurrences,
                 f.skipped,
+                m.carriers(id),
+                f.pins,
             )
         })
         .collect();
-    let records: Vec<u64> = m.live_records().into_iter().collect();
+    let records = m.live_record_rows();
     let claim_count = claims.iter().map(|(_, c)| c.len() as u64).sum();
     State {
         stats: Stats {

@@ -620,6 +620,30 @@ impl Model {
         seen.into_iter().map(|i| self.records[i].launch).collect()
     }
 
+    /// The live skip records in full, sorted by launch number: a cause is
+    /// named by its launch number, as the world names it.
+    pub fn live_record_rows(&self) -> Vec<bridge::RecordRow> {
+        let live = self.live_records();
+        let mut rows: Vec<_> = self
+            .records
+            .iter()
+            .filter(|r| live.contains(&r.launch))
+            .map(|r| {
+                let cause = r.cause.map(|c| self.records[c].launch);
+                let kernel = r.kernel.clone();
+                (r.launch, kernel, r.needed, cause, r.depth, r.cut, r.failure)
+            })
+            .collect();
+        rows.sort();
+        rows
+    }
+
+    /// How many allocations carry failure `id` on any byte.
+    pub fn carriers(&self, id: u64) -> u64 {
+        let carries = |a: &&MAlloc| a.bytes.iter().flatten().any(|t| t.failure == id);
+        self.allocs.values().filter(carries).count() as u64
+    }
+
     pub fn tainted_bytes(&self) -> u64 {
         self.allocs
             .values()
