@@ -13,7 +13,7 @@ use model::bridge::{
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MVerdict, Model};
 use proptest::prelude::*;
-use taintworld::{CaptureResult, Config, ProfileResult, World};
+use taintworld::{CaptureResult, Config, ProfileResult, SyncResult, World};
 
 /// Launch kernels, among them the names the world gives a host write, a
 /// replay of graph 0 and a failed reservation, so that a failed launch can
@@ -75,8 +75,17 @@ enum Op {
     ProfileEnd {
         profile: u64,
     },
-    DeviceFault,
+    /// A device fault of `FAULTS[kind]` and `FAULT_MESSAGES[message]`: the
+    /// first one a world sees is the one it keeps.
+    DeviceFault {
+        kind: usize,
+        message: usize,
+    },
+    Sync,
 }
+
+const FAULTS: [&str; 2] = ["device", "ecc"];
+const FAULT_MESSAGES: [&str; 2] = ["illegal address", "uncorrectable"];
 
 fn binding() -> impl Strategy<Value = MBinding> {
     // Ranges of 4 bytes on a grid of 8 come up again and again and never
@@ -137,7 +146,9 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u64..3).prop_map(|graph| Op::GraphDestroy { graph }),
         1 => (0u64..2).prop_map(|profile| Op::ProfileBegin { profile }),
         1 => (0u64..2).prop_map(|profile| Op::ProfileEnd { profile }),
-        1 => Just(Op::DeviceFault),
+        1 => (0..FAULTS.len(), 0..FAULT_MESSAGES.len())
+            .prop_map(|(kind, message)| Op::DeviceFault { kind, message }),
+        1 => Just(Op::Sync),
     ]
 }
 
@@ -333,11 +344,22 @@ fn step(
                 prop_assert_eq!(&got, &expected);
             }
         }
-        Op::DeviceFault => {
-            m.device_fault("device", "illegal address");
-            a.device_fault("device", "illegal address");
-            b.device_fault("device", "illegal address");
-            c.world.device_fault("device", "illegal address");
+        Op::DeviceFault { kind, message } => {
+            let (kind, message) = (FAULTS[*kind], FAULT_MESSAGES[*message]);
+            m.device_fault(kind, message);
+            a.device_fault(kind, message);
+            b.device_fault(kind, message);
+            c.world.device_fault(kind, message);
+        }
+        Op::Sync => {
+            let expected = m.sync();
+            for w in [&*a, &*b, &c.world] {
+                let got = match w.sync() {
+                    SyncResult::Ok => None,
+                    SyncResult::DeviceFault(e) => Some((e.kind, e.kernel, e.message)),
+                };
+                prop_assert_eq!(&got, &expected);
+            }
         }
     }
     if let Err(e) = a.check_invariants() {

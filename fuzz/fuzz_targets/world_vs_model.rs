@@ -436,11 +436,11 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
             h.device_fault("device", "illegal address");
         }
         Op::Sync => {
-            let expected = m.fault.clone();
+            let expected = m.sync();
             for w in [&*a, &*b, &r.world] {
                 let got = match w.sync() {
                     SyncResult::Ok => None,
-                    SyncResult::DeviceFault(e) => Some((e.kind, e.message)),
+                    SyncResult::DeviceFault(e) => Some((e.kind, e.kernel, e.message)),
                 };
                 assert_eq!(got, expected);
             }

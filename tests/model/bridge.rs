@@ -237,7 +237,7 @@ pub fn read_result(r: ReadResult) -> MRead {
         ReadResult::Clean => MRead::Clean,
         ReadResult::Unresolved => MRead::Unresolved,
         ReadResult::Tainted(r) => MRead::Tainted(report(r)),
-        ReadResult::DeviceFault(e) => MRead::DeviceFault(e.kind, e.message),
+        ReadResult::DeviceFault(e) => MRead::DeviceFault(e.kind, e.kernel, e.message),
     }
 }
 

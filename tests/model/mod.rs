@@ -93,7 +93,8 @@ pub enum MRead {
     Clean,
     Tainted(MReport),
     Unresolved,
-    DeviceFault(String, String),
+    /// `(kind, kernel, message)`: the kernel is always `device`.
+    DeviceFault(String, String, String),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -488,7 +489,7 @@ impl Model {
             return Ok(MRead::Unresolved);
         }
         if let Some((k, m)) = &self.fault {
-            return Ok(MRead::DeviceFault(k.clone(), m.clone()));
+            return Ok(MRead::DeviceFault(k.clone(), "device".into(), m.clone()));
         }
         let r = rows[0];
         let a = &self.allocs[&r.memory];
@@ -565,6 +566,12 @@ impl Model {
             None => Ok(MProfile::Valid),
             Some((f, e)) => Ok(MProfile::Invalid(f, e)),
         }
+    }
+
+    /// What a `sync` reports: the first fault as `(kind, kernel, message)`.
+    pub fn sync(&self) -> Option<ErrorTriple> {
+        let (kind, message) = self.fault.clone()?;
+        Some((kind, "device".into(), message))
     }
 
     pub fn device_fault(&mut self, kind: &str, message: &str) {
