@@ -13,7 +13,7 @@ use model::bridge::{
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MVerdict, Model};
 use proptest::prelude::*;
-use taintworld::{CaptureResult, Config, ProfileResult, SyncResult, World};
+use taintworld::{CaptureResult, Config, ProfileResult, World};
 
 /// Launch kernels, among them the names the world gives a host write, a
 /// replay of graph 0 and a failed reservation, so that a failed launch can
@@ -354,11 +354,7 @@ fn step(
         Op::Sync => {
             let expected = m.sync();
             for w in [&*a, &*b, &c.world] {
-                let got = match w.sync() {
-                    SyncResult::Ok => None,
-                    SyncResult::DeviceFault(e) => Some((e.kind, e.kernel, e.message)),
-                };
-                prop_assert_eq!(&got, &expected);
+                prop_assert_eq!(&bridge::sync_result(w.sync()), &expected);
             }
         }
     }

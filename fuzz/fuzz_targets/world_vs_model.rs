@@ -24,7 +24,7 @@ use model::bridge::{
     to_binding, to_outcome, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MVerdict, Model};
-use taintworld::{CaptureResult, Config, ProfileResult, SyncResult, World};
+use taintworld::{CaptureResult, Config, ProfileResult, World};
 
 const KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
 const KINDS: [&str; 2] = ["compile", "launch"];
@@ -438,10 +438,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
         Op::Sync => {
             let expected = m.sync();
             for w in [&*a, &*b, &r.world] {
-                let got = match w.sync() {
-                    SyncResult::Ok => None,
-                    SyncResult::DeviceFault(e) => Some((e.kind, e.kernel, e.message)),
-                };
+                let got = bridge::sync_result(w.sync());
                 assert_eq!(got, expected);
             }
             let _ = h.sync();

@@ -6,10 +6,10 @@
 
 use taintworld::{
     Access, Bind, Binding, Config, Error, Launch, LaunchResult, MemoryRef, Outcome, ReadResult,
-    Resolved, Stats, StreamRef, TaintReport, Verdict, World,
+    Resolved, Stats, StreamRef, SyncResult, TaintReport, Verdict, World,
 };
 
-use super::{MBinding, MOutcome, MRead, MReport, MVerdict, Model};
+use super::{ErrorTriple, MBinding, MOutcome, MRead, MReport, MVerdict, Model};
 
 /// The model's access code (0 read, 1 write, 2 read_write, 3 dead).
 pub fn access(a: u8) -> Access {
@@ -228,6 +228,15 @@ pub fn report(r: TaintReport) -> MReport {
             .map(|h| (h.launch, h.kernel, h.needed))
             .collect(),
         truncated: r.truncated,
+    }
+}
+
+/// A world's `sync` in the model's terms: the fault as `(kind, kernel,
+/// message)`, if any.
+pub fn sync_result(r: SyncResult) -> Option<ErrorTriple> {
+    match r {
+        SyncResult::Ok => None,
+        SyncResult::DeviceFault(e) => Some((e.kind, e.kernel, e.message)),
     }
 }
 
