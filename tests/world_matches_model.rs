@@ -47,6 +47,9 @@ enum Op {
         memory: u64,
     },
     Launch(LaunchOp),
+    /// The launch as a write scope (`World::scope`), its body returning
+    /// the outcome.
+    Scope(LaunchOp),
     Batch(Vec<LaunchOp>),
     HostWrite {
         binding: MBinding,
@@ -137,6 +140,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u64..6, 0u64..6, 0u64..=16).prop_map(|(stream, memory, size)| Op::AllocFailed { stream, memory, size }),
         2 => (0u64..6).prop_map(|memory| Op::Free { memory }),
         14 => launch_op().prop_map(Op::Launch),
+        2 => launch_op().prop_map(Op::Scope),
         2 => prop::collection::vec(launch_op(), 1..5).prop_map(Op::Batch),
         2 => (binding(), outcome(false)).prop_map(|(binding, outcome)| Op::HostWrite { binding, outcome }),
         4 => binding().prop_map(|binding| Op::Read { binding }),
@@ -227,6 +231,25 @@ fn step(
             prop_assert_eq!(&run_launch(a, l), &expected);
             prop_assert_eq!(&run_launch(b, l), &expected);
             let rows = run_rows(c, core::slice::from_ref(l)).map(|v| v[0].clone());
+            prop_assert_eq!(&rows, &expected);
+        }
+        Op::Scope(l) => {
+            // A write scope is a launch whose outcome is its body's
+            // (SPEC §6b): the model runs it as one. `c` binds rows.
+            let outcome = match &l.outcome {
+                MOutcome::DryRun => MOutcome::Ok,
+                other => other.clone(),
+            };
+            let expected = m
+                .launch(KERNELS[l.kernel], l.stream, &l.bindings, &outcome)
+                .map_err(|_| ());
+            let scoped = LaunchOp {
+                outcome,
+                ..l.clone()
+            };
+            prop_assert_eq!(&bridge::run_scope(a, model_launch(&scoped)), &expected);
+            prop_assert_eq!(&bridge::run_scope(b, model_launch(&scoped)), &expected);
+            let rows = run_rows(c, core::slice::from_ref(&scoped)).map(|v| v[0].clone());
             prop_assert_eq!(&rows, &expected);
         }
         Op::Batch(launches) => {

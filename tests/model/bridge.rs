@@ -5,8 +5,8 @@
 //! same things the same way.
 
 use taintworld::{
-    Access, Bind, Binding, Config, Error, Launch, LaunchResult, MemoryRef, Outcome, ReadResult,
-    Resolved, Stats, StreamRef, SyncResult, TaintReport, Verdict, World,
+    Access, Bind, Binding, Config, Error, ErrorInfo, Launch, LaunchResult, MemoryRef, Outcome,
+    ReadResult, Resolved, ScopeOutcome, Stats, StreamRef, SyncResult, TaintReport, Verdict, World,
 };
 
 use super::{ErrorTriple, MBinding, MOutcome, MRead, MReport, MVerdict, Model};
@@ -136,6 +136,29 @@ pub fn run_launch(
         })
         .map(|r| (r.launch, verdict(r.verdict)))
         .map_err(|_| ())
+}
+
+/// A launch run as a write scope (SPEC §6b) whose body returns what the
+/// launch's outcome says (`Ok` for a dry run, which a scope cannot be):
+/// its number and verdict, in the model's terms, as [`run_launch`] gives
+/// them. The body runs only when the read set is clean.
+pub fn run_scope(
+    world: &mut World,
+    (kernel, stream, bindings, outcome): MLaunch<'_>,
+) -> Result<(u64, MVerdict), ()> {
+    let bindings: Vec<Binding> = bindings.iter().map(to_binding).collect();
+    let number = world.launches();
+    let body = || match outcome {
+        MOutcome::Failed(kind, message) => Err(ErrorInfo::new(kind, kernel, message)),
+        MOutcome::Ok | MOutcome::DryRun => Ok(()),
+    };
+    let verdict = match world.scope(kernel, stream, &bindings, body) {
+        Ok(ScopeOutcome::Ran(())) => MVerdict::Ran,
+        Ok(ScopeOutcome::Failed { failure, .. }) => MVerdict::Failed(failure.get()),
+        Ok(ScopeOutcome::Skipped { failure, needed }) => MVerdict::Skipped(failure.get(), needed),
+        Err(_) => return Err(()),
+    };
+    Ok((number, verdict))
 }
 
 /// `launches` as one batch of [`Binding`]s ([`run_batch`]): a batch of an
