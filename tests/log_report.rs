@@ -294,14 +294,20 @@ fn syncs_are_ok_or_carry_the_device_fault() {
     assert!(text.contains(&expected), "{text}\n{expected}");
 }
 
-#[test]
-fn the_report_is_one_line_of_utf8_with_non_ascii_unescaped() {
-    let text = with(|r| {
+/// The report of one rejected line whose error text is `error`: a string
+/// the report writes as it is given.
+fn with_rejected(error: &str) -> String {
+    with(|r| {
         r.rejected = vec![Rejected {
             line: 1,
-            error: "kernel \"核\"\nnext".to_owned(),
+            error: error.to_owned(),
         }];
-    });
+    })
+}
+
+#[test]
+fn the_report_is_one_line_of_utf8_with_non_ascii_unescaped() {
+    let text = with_rejected("kernel \"核\"\nnext");
     assert_eq!(text.matches('\n').count(), 1);
     assert!(text.ends_with("}\n"));
     assert!(
@@ -312,12 +318,7 @@ fn the_report_is_one_line_of_utf8_with_non_ascii_unescaped() {
 
 #[test]
 fn the_report_escapes_only_quotes_backslashes_and_control_characters_as_log_mod_says() {
-    let text = with(|r| {
-        r.rejected = vec![Rejected {
-            line: 1,
-            error: "q\" b\\ \u{8}\u{c}\n\r\t \u{1}\u{1f} / \u{7f} \u{2028} é".to_owned(),
-        }];
-    });
+    let text = with_rejected("q\" b\\ \u{8}\u{c}\n\r\t \u{1}\u{1f} / \u{7f} \u{2028} é");
     let expected = "\"error\":\"q\\\" b\\\\ \\b\\f\\n\\r\\t \\u0001\\u001f / \u{7f} \u{2028} é\"";
     assert!(text.contains(expected), "{text}\n{expected}");
 }
