@@ -1023,6 +1023,36 @@ fn an_outcome_must_be_ok_dry_run_or_failed() {
     );
 }
 
+/// serde would read an enum written as a one-key object; the format does
+/// not, and a launch line is read the same however it is spaced (the
+/// parser's fast path takes `{"op":"launch",` lines, the full one the
+/// rest).
+#[test]
+fn an_outcome_or_access_written_as_a_one_key_object_is_bad_input_however_the_line_is_spaced() {
+    let bind = r#"{"stream":0,"memory":1,"access":"write"}"#;
+    let lines = [
+        format!(r#""bindings":[{bind}],"outcome":{{"ok":null}}}}"#),
+        format!(r#""bindings":[{bind}],"outcome":{{"dry_run":null}}}}"#),
+        r#""bindings":[{"stream":0,"memory":1,"access":{"read":null}}],"outcome":"ok"}"#.to_owned(),
+    ];
+    for rest in lines {
+        for head in [r#"{"op":"launch","#, r#"{ "op":"launch","#] {
+            let line = format!(r#"{head}"kernel":"k","stream":0,{rest}"#);
+            assert!(!bad(&line).is_empty(), "{line}");
+        }
+    }
+}
+
+/// The parser's number range is `f64`'s (RFC 8259 §6 allows a limit):
+/// past it, a number is malformed JSON even in a field the op ignores.
+#[test]
+fn a_number_past_the_range_of_f64_is_malformed_even_in_an_ignored_field() {
+    assert!(
+        bad(r#"{"op":"sync","note":1E400}"#).starts_with("malformed JSON: number out of range")
+    );
+    assert_eq!(one(r#"{"op":"sync","note":1E300}"#), Ok(Event::Sync));
+}
+
 #[test]
 fn an_error_object_needs_string_kind_and_message_and_ignores_other_keys() {
     assert_eq!(

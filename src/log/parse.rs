@@ -34,6 +34,12 @@
 //! `-0.0`, exactly as it does `-0.0`, `-0e5` or an underflowing `-1e-400`.
 //! [`Numbers`] tells them apart by looking at the spelling, on that rare
 //! path only — the one place this module looks at the text itself.
+//!
+//! A number too large for an `f64` (`1e400`) is malformed JSON wherever it
+//! stands, in a field the line's op ignores too: serde_json cannot hold
+//! it, and RFC 8259 §6 lets a parser set the range of the numbers it
+//! takes. SPEC §7 ignores unknown fields, but a line it cannot read whole
+//! is not one it can ignore part of; the error names the column.
 
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -1347,8 +1353,11 @@ fn validate(raw: &mut RawEvent<'_>, first: bool) -> Result<Event, String> {
 /// both accept.
 mod fast {
     use std::borrow::Cow;
+    use std::fmt;
+    use std::marker::PhantomData;
 
     use serde::Deserialize;
+    use serde::de::{self, Deserializer, MapAccess, Visitor};
 
     use super::super::event::{ErrorObject, Event, LogBinding, Outcome};
     use crate::Access;
@@ -1376,8 +1385,9 @@ mod fast {
         access: FastAccess,
     }
 
-    #[derive(Deserialize)]
-    #[serde(rename_all = "snake_case")]
+    /// An access, from its string alone: serde's derive would also take
+    /// an enum written as a one-key object (`{"read":null}`), which the
+    /// format does not allow.
     enum FastAccess {
         Read,
         Write,
@@ -1385,13 +1395,74 @@ mod fast {
         Dead,
     }
 
-    #[derive(Deserialize)]
-    #[serde(rename_all = "snake_case")]
+    impl<'de> Deserialize<'de> for FastAccess {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_str(AccessVisitor)
+        }
+    }
+
+    struct AccessVisitor;
+
+    impl Visitor<'_> for AccessVisitor {
+        type Value = FastAccess;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an access string")
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<FastAccess, E> {
+            match v {
+                "read" => Ok(FastAccess::Read),
+                "write" => Ok(FastAccess::Write),
+                "read_write" => Ok(FastAccess::ReadWrite),
+                "dead" => Ok(FastAccess::Dead),
+                _ => Err(E::custom("not an access")),
+            }
+        }
+    }
+
+    /// An outcome as the format spells it: the string `"ok"` or
+    /// `"dry_run"`, or an object whose one key is `failed`. (serde's derive
+    /// would also take `{"ok":null}`.)
     enum FastOutcome<'a> {
         Ok,
         DryRun,
-        #[serde(borrow)]
         Failed(Error<'a>),
+    }
+
+    impl<'de: 'a, 'a> Deserialize<'de> for FastOutcome<'a> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(OutcomeVisitor(PhantomData))
+        }
+    }
+
+    struct OutcomeVisitor<'a>(PhantomData<&'a ()>);
+
+    impl<'de: 'a, 'a> Visitor<'de> for OutcomeVisitor<'a> {
+        type Value = FastOutcome<'a>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(r#""ok", "dry_run" or {"failed":{...}}"#)
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<FastOutcome<'a>, E> {
+            match v {
+                "ok" => Ok(FastOutcome::Ok),
+                "dry_run" => Ok(FastOutcome::DryRun),
+                _ => Err(E::custom("not an outcome")),
+            }
+        }
+
+        fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<FastOutcome<'a>, M::Error> {
+            if map.next_key::<&str>()? != Some("failed") {
+                return Err(de::Error::custom("not a failed outcome"));
+            }
+            let error = map.next_value::<Error<'a>>()?;
+            match map.next_key::<&str>()? {
+                None => Ok(FastOutcome::Failed(error)),
+                Some(_) => Err(de::Error::custom("a failed outcome has one key")),
+            }
+        }
     }
 
     #[derive(Deserialize)]
@@ -1475,6 +1546,16 @@ mod tests {
                 r#""outcome":{"failed":{"kind":"k\u00e9","message":"m\"q"}}"#,
                 1,
             ),
+            line.replacen(r#""outcome":"ok""#, r#""outcome":{"ok":null}"#, 1),
+            line.replacen(r#""outcome":"ok""#, r#""outcome":{"dry_run":null}"#, 1),
+            line.replacen(r#""outcome":"ok""#, r#""outcome":"failed""#, 1),
+            line.replacen(
+                r#""outcome":"ok""#,
+                r#""outcome":{"failed":{"kind":"k","message":"m"},"ok":null}"#,
+                1,
+            ),
+            line.replacen(r#""access":"read""#, r#""access":{"read":null}"#, 1),
+            line.replacen(r#""access":"write""#, r#""access":["write"]"#, 1),
             line.replacen("}]", "},]", 1),
             format!("{line} x"),
             line.replacen(r#""range":[0,"#, r#""range":[99999,"#, 1),
