@@ -53,9 +53,20 @@ pub enum Error {
     /// A range whose end is before its start.
     #[error("range [{start}, {end}) of memory {memory} ends before it starts")]
     RangeReversed {
-        /// The binding's memory id (or, for a key, the allocation's; 0 for
-        /// a stale key).
+        /// The binding's memory id, or for a live key its allocation's.
         memory: u64,
+        /// The range's start.
+        start: u64,
+        /// The range's end.
+        end: u64,
+    },
+    /// A range whose end is before its start, in a binding that names a
+    /// stale [`AllocKey`](crate::AllocKey): there is no memory id to name,
+    /// so the key is named (as [`Error::UnknownKey`] names it).
+    #[error("range [{start}, {end}) of stale allocation key {key:?} ends before it starts")]
+    KeyRangeReversed {
+        /// The stale key.
+        key: crate::AllocKey,
         /// The range's start.
         start: u64,
         /// The range's end.
@@ -90,16 +101,21 @@ pub enum Error {
         /// The operation.
         operation: &'static str,
     },
-    /// A second capture window on a slot that already has one.
-    #[error("stream slot {slot} already has an open capture window")]
+    /// A second capture window on a slot that already has one (another
+    /// stream id may have opened it: ids fold onto slots).
+    #[error("{stream} (slot {slot}) already has an open capture window")]
     CaptureOpen {
-        /// The slot.
+        /// The stream as the caller named it.
+        stream: crate::StreamRef,
+        /// The slot it folds onto, whose window is open.
         slot: u64,
     },
     /// Ending a capture window that is not open.
-    #[error("stream slot {slot} has no open capture window")]
+    #[error("{stream} (slot {slot}) has no open capture window")]
     NoCapture {
-        /// The slot.
+        /// The stream as the caller named it.
+        stream: crate::StreamRef,
+        /// The slot it folds onto.
         slot: u64,
     },
     /// A graph id that is already live.

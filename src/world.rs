@@ -1202,9 +1202,10 @@ impl World {
     /// # Ok::<(), taintworld::Error>(())
     /// ```
     pub fn capture_begin(&mut self, stream: impl Into<StreamRef>) -> Result<(), Error> {
-        let slot = self.streams.slot_of(stream.into())?;
+        let stream = stream.into();
+        let slot = self.streams.slot_of(stream)?;
         if self.windows.contains_key(&slot) {
-            return Err(Error::CaptureOpen { slot });
+            return Err(Error::CaptureOpen { stream, slot });
         }
         self.windows.insert(slot, Window::default());
         Ok(())
@@ -1220,15 +1221,16 @@ impl World {
         stream: impl Into<StreamRef>,
         graph: u64,
     ) -> Result<CaptureResult, Error> {
-        let slot = self.streams.slot_of(stream.into())?;
+        let stream = stream.into();
+        let slot = self.streams.slot_of(stream)?;
         if !self.windows.contains_key(&slot) {
-            return Err(Error::NoCapture { slot });
+            return Err(Error::NoCapture { stream, slot });
         }
         if self.graphs.contains_key(&graph) {
             return Err(Error::GraphLive { graph });
         }
         let Some(window) = self.windows.remove(&slot) else {
-            return Err(Error::NoCapture { slot });
+            return Err(Error::NoCapture { stream, slot });
         };
         match window.doom {
             None => {

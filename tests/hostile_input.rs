@@ -355,7 +355,10 @@ fn a_live_memory_id_of_u64_max_is_a_duplicate_and_an_unknown_one_is_unknown() {
     );
     assert_eq!(
         w.capture_end(u64::MAX, u64::MAX).unwrap_err(),
-        Error::NoCapture { slot: u64::MAX % 8 }
+        Error::NoCapture {
+            stream: u64::MAX.into(),
+            slot: u64::MAX % 8
+        }
     );
     assert_eq!(
         w.profile_end(u64::MAX).unwrap_err(),
@@ -391,7 +394,10 @@ fn max_streams_u64_max_folds_every_id_onto_itself_and_u64_max_onto_zero() {
     w.capture_begin(u64::MAX).unwrap();
     assert_eq!(
         w.capture_begin(0).unwrap_err(),
-        Error::CaptureOpen { slot: 0 },
+        Error::CaptureOpen {
+            stream: 0.into(),
+            slot: 0
+        },
         "stream u64::MAX and stream 0 share slot 0"
     );
     // A world of u64::MAX slots holds only the slots used.

@@ -452,6 +452,36 @@ fn strict_mode_names_a_stale_key_binding_by_its_key_as_it_names_a_stale_row() {
     assert_eq!(snapshot(&w), before);
 }
 
+/// A stale key has no memory id to name: a reversed range on it names
+/// the key (it once named "memory 0", which may be another allocation).
+#[test]
+fn a_reversed_range_on_a_stale_key_names_the_key_not_a_memory_id() {
+    for strict in [false, true] {
+        let mut w = world(strict);
+        w.alloc(0, 0, 16).unwrap();
+        let key = w.alloc(0, 5, 16).unwrap();
+        w.free(key).unwrap();
+        let before = snapshot(&w);
+        let reversed = Binding::range(0, key, 9, 3, Access::Read);
+        let expected = Error::KeyRangeReversed {
+            key,
+            start: 9,
+            end: 3,
+        };
+        let launch = Launch {
+            kernel: "k",
+            stream: 0.into(),
+            bindings: &[reversed][..],
+            outcome: Outcome::Ok,
+        };
+        assert_eq!(w.launch(&launch), Err(expected.clone()));
+        assert_eq!(w.read(&reversed), Err(expected.clone()));
+        assert_eq!(w.resolve_binding(&reversed), Err(expected.clone()));
+        assert!(expected.to_string().contains("stale allocation key"));
+        assert_eq!(snapshot(&w), before);
+    }
+}
+
 #[test]
 fn freeing_a_stale_key_is_bad_input() {
     let mut w = world(false);
@@ -491,7 +521,10 @@ fn rejected_operations_leave_open_windows_profiles_and_graphs_as_they_were() {
     let before = snapshot(&w);
     assert_eq!(
         w.capture_end(0, 7).unwrap_err(),
-        Error::NoCapture { slot: 0 }
+        Error::NoCapture {
+            stream: 0.into(),
+            slot: 0
+        }
     );
     assert_eq!(
         w.profile_begin(1).unwrap_err(),

@@ -6,8 +6,8 @@ mod common;
 use common::{FAIL, claims, go_on as go, reads, writes};
 
 use taintworld::{
-    Access, Binding, CaptureResult, ChainHop, Error, ErrorInfo, Outcome, ProfileResult, ReadResult,
-    SyncResult, TaintReport, Verdict, World,
+    Access, Binding, CaptureResult, ChainHop, Config, Error, ErrorInfo, Outcome, ProfileResult,
+    ReadResult, StreamRef, SyncResult, TaintReport, Verdict, World,
 };
 
 const FAIL2: Outcome<'static> = Outcome::Failed {
@@ -39,17 +39,58 @@ fn capture_begin_on_a_slot_that_has_a_window_is_bad_input() {
     let mut w = world();
     w.capture_begin(1).unwrap();
     let err = w.capture_begin(9).unwrap_err(); // 9 % 8 == 1
-    assert_eq!(err, Error::CaptureOpen { slot: 1 });
-    assert!(err.to_string().contains("slot 1"));
+    assert_eq!(
+        err,
+        Error::CaptureOpen {
+            stream: 9.into(),
+            slot: 1
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "stream 9 (slot 1) already has an open capture window"
+    );
     assert_eq!(w.capture_end(1, 5).unwrap(), CaptureResult::Ok);
+}
+
+/// Stream ids fold onto slots, so a capture error names the stream the
+/// caller gave as well as the slot whose window it is (the slot alone
+/// told a log's author nothing about stream 13's "slot 5").
+#[test]
+fn a_capture_error_names_the_stream_as_given_and_its_slot() {
+    let mut w = World::new(Config {
+        num_special: 1,
+        ..Config::default()
+    })
+    .unwrap();
+    w.capture_begin(StreamRef::Special(0)).unwrap();
+    let err = w.capture_begin(StreamRef::Special(0)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "special stream 0 (slot 8) already has an open capture window"
+    );
+    let err = w.capture_end(13, 1).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "stream 13 (slot 5) has no open capture window"
+    );
 }
 
 #[test]
 fn capture_end_without_an_open_window_is_bad_input() {
     let mut w = world();
     let err = w.capture_end(3, 5).unwrap_err();
-    assert_eq!(err, Error::NoCapture { slot: 3 });
-    assert!(err.to_string().contains("slot 3"));
+    assert_eq!(
+        err,
+        Error::NoCapture {
+            stream: 3.into(),
+            slot: 3
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "stream 3 (slot 3) has no open capture window"
+    );
     assert!(!w.has_graph(5));
 }
 
@@ -320,7 +361,10 @@ fn capture_end_naming_a_live_graph_is_bad_input_and_leaves_the_window_open() {
     assert_eq!(w.stats().live_failures, 1); // still pinned
     assert_eq!(
         w.capture_begin(0).unwrap_err(),
-        Error::CaptureOpen { slot: 0 }
+        Error::CaptureOpen {
+            stream: 0.into(),
+            slot: 0
+        }
     );
     assert_eq!(failed(w.capture_end(0, 6).unwrap()).failure.get(), 1);
     assert!(!w.has_graph(6));

@@ -21,6 +21,16 @@ pub enum StreamRef {
     Special(u16),
 }
 
+/// `stream 12`, or `special stream 0`: how errors name a stream.
+impl core::fmt::Display for StreamRef {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            StreamRef::Id(id) => write!(f, "stream {id}"),
+            StreamRef::Special(index) => write!(f, "special stream {index}"),
+        }
+    }
+}
+
 impl From<u64> for StreamRef {
     fn from(id: u64) -> Self {
         StreamRef::Id(id)
@@ -41,7 +51,12 @@ pub struct Stream {
 /// A slot is initialized the first time an allocation is made on it (or when
 /// the embedding program asks for it); resolving a binding never initializes
 /// one. Slots are held sparsely, so `max_streams` costs nothing until a slot
-/// is used: about 40 bytes per initialized slot.
+/// is used: about 40 bytes per initialized slot. An initialized slot stays
+/// initialized (SPEC §1 gives no way back, and the stream pool this grows
+/// out of keeps its streams), even once its last allocation is freed: the
+/// store grows with the distinct slots ever used — at most `max_streams +
+/// num_special`, but with a huge `max_streams` one per distinct stream id
+/// that ever held an allocation.
 #[derive(Clone, Debug)]
 pub struct Streams {
     store: SlotMap<StreamKey, Stream>,

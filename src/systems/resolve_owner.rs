@@ -311,9 +311,17 @@ fn good<'a>(row: &Resolved, allocs: &'a Allocations) -> Option<&'a Footprint> {
 #[inline(never)]
 fn check_row(row: &Resolved, allocs: &Allocations, strict: bool) -> Result<u64, Error> {
     let (start, end) = (row.start, row.end);
-    let memory = allocs.get(row.alloc).map_or(0, |a| a.memory);
+    let live = allocs.get(row.alloc).map(|a| a.memory);
+    let memory = live.unwrap_or(0);
     match allocs.footprint(row.alloc) {
-        _ if end < start => Err(Error::RangeReversed { memory, start, end }),
+        _ if end < start => Err(match live {
+            Some(memory) => Error::RangeReversed { memory, start, end },
+            None => Error::KeyRangeReversed {
+                key: row.alloc,
+                start,
+                end,
+            },
+        }),
         Some(footprint) if end > footprint.size => Err(Error::RangePastEnd {
             memory,
             start,
@@ -343,6 +351,7 @@ fn named(binding: &Binding, allocs: &Allocations, found: Option<(AllocKey, Footp
     match (binding.memory, found) {
         (_, Some((key, _))) => allocs.get(key).map_or(0, |a| a.memory),
         (MemoryRef::Id(memory), None) => memory,
+        // Not named: a stale key is named by its key.
         (MemoryRef::Key(_), None) => 0,
     }
 }
@@ -376,13 +385,14 @@ fn bad_range(
 ) -> Error {
     let (start, end) = binding.range.unwrap_or((0, 0));
     let memory = named(binding, allocs, found);
-    match found {
-        Some((_, footprint)) if start <= end => Error::RangePastEnd {
+    match (found, binding.memory) {
+        (Some((_, footprint)), _) if start <= end => Error::RangePastEnd {
             memory,
             start,
             end,
             size: footprint.size,
         },
+        (None, MemoryRef::Key(key)) => Error::KeyRangeReversed { key, start, end },
         _ => Error::RangeReversed { memory, start, end },
     }
 }
