@@ -619,3 +619,95 @@ fn a_zero_max_streams_or_chain_limit_on_the_command_line_is_refused_naming_the_r
         );
     }
 }
+
+/// A log's strings are text in the summary: a kernel name or message with
+/// a line break, a NUL, a terminal escape or a line separator is shown
+/// escaped, so it can neither forge a summary line nor drive the terminal
+/// (the JSON report carries the strings exactly).
+#[test]
+fn the_summary_shows_control_characters_of_the_log_escaped() {
+    let log = scratch("escapes.jsonl");
+    std::fs::write(
+        &log,
+        concat!(
+            r#"{"op":"alloc","stream":0,"memory":1,"size":16}"#,
+            "\n",
+            r#"{"op":"launch","kernel":"k\u001b[1m","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"#,
+            r#""outcome":{"failed":{"kind":"a\nfinal: forged","message":"m\u0000\u2028é"}}}"#,
+            "\n",
+            r#"{"op":"read","binding":{"stream":0,"memory":1}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let summary = summary_of(&log);
+    assert!(
+        !summary
+            .chars()
+            .any(|c| (c != '\n' && c.is_control()) || c == '\u{2028}'),
+        "{summary:?}"
+    );
+    assert_eq!(
+        summary.lines().filter(|l| l.starts_with("final:")).count(),
+        1
+    );
+    assert!(
+        summary.contains(r"failure 1: a\nfinal: forged in k\u{1b}[1m: m\0\u{2028}é ("),
+        "{summary}"
+    );
+    let json = report(&["replay", "--json", log.to_str().unwrap()]);
+    assert_eq!(json["reads"][0]["error"]["kind"], "a\nfinal: forged");
+}
+
+/// Without `--json` the summary's memory follows the world, not the log:
+/// it keeps the first twenty failures' tallies and the first ten rejected
+/// lines, and counts the rest.
+#[test]
+fn the_summary_lists_the_first_twenty_failures_and_ten_rejected_lines_and_counts_the_rest() {
+    let mut lines = vec![r#"{"op":"alloc","stream":0,"memory":1,"size":16}"#.to_string()];
+    // 25 distinct failures, each of one failed launch writing memory 1 …
+    for i in 0..25 {
+        lines.push(format!(
+            r#"{{"op":"launch","kernel":"k","stream":0,"bindings":[{{"stream":0,"memory":1,"access":"write"}}],"outcome":{{"failed":{{"kind":"compile","message":"error {i}"}}}}}}"#
+        ));
+    }
+    // … the last of which skips three launches reading it …
+    for _ in 0..3 {
+        lines.push(
+            r#"{"op":"launch","kernel":"r","stream":0,"bindings":[{"stream":0,"memory":1,"access":"read_write"}],"outcome":"ok"}"#
+                .to_string(),
+        );
+    }
+    // … and fifteen bad lines.
+    for _ in 0..15 {
+        lines.push(r#"{"op":"free","memory":99}"#.to_string());
+    }
+    let log = scratch("many_failures.jsonl");
+    std::fs::write(&log, lines.join("\n")).unwrap();
+    let out = taintworld(&["replay", "--keep-going", log.to_str().unwrap()]);
+    assert!(out.status.success());
+    let summary = String::from_utf8(out.stdout).unwrap();
+    let listed: Vec<&str> = summary
+        .lines()
+        .filter(|l| l.starts_with("failure "))
+        .collect();
+    assert_eq!(listed.len(), 20, "{summary}");
+    assert!(listed[19].starts_with("failure 20: compile in k: error 19 "));
+    assert!(
+        summary.contains(
+            "… failures past the first 20: 5 more occurrences, 3 more skipped launches (--json lists every one)"
+        ),
+        "{summary}"
+    );
+    assert!(summary.contains("15 lines rejected:"), "{summary}");
+    let shown = summary
+        .lines()
+        .filter(|l| l.contains("memory 99 is not a live allocation"))
+        .count();
+    assert_eq!(shown, 10, "{summary}");
+    // The JSON report still lists every one.
+    let json = report(&["replay", "--json", "--keep-going", log.to_str().unwrap()]);
+    assert_eq!(json["rejected"].as_array().map(Vec::len), Some(15));
+    assert_eq!(json["failures_minted"], 25);
+    assert_eq!(json["verdicts"]["skipped"], 3);
+}

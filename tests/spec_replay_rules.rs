@@ -26,7 +26,7 @@ use common::{FAIL, claims, go, reads, writes};
 use serde_json::{Value, json};
 use taintworld::log::{
     CaptureResult as LogCapture, LogReader, ReadResult as LogRead, ReplayError, ReplayOptions,
-    replay,
+    SUMMARY_FAILURES, SUMMARY_REJECTED, Untallied, replay,
 };
 use taintworld::{
     Access, Binding, CaptureResult, ErrorInfo, Outcome, ReadResult, TaintReport, Verdict, World,
@@ -642,6 +642,52 @@ fn failed_captures_host_writes_and_replays_are_counted_whether_or_not_the_lists_
         } else {
             assert!(r.captures.is_empty() && r.launch_results.is_empty());
         }
+    }
+}
+
+/// Without the lists, what a replay keeps for its summary is bounded
+/// whatever the log's length: the first `SUMMARY_REJECTED` rejected lines
+/// and the tallies of the first `SUMMARY_FAILURES` failures, the rest
+/// counted. With them, every rejected line is listed.
+#[test]
+fn without_the_lists_a_replay_keeps_a_bounded_summary_and_counts_the_rest() {
+    let mut log = vec![alloc(0, 1, 16)];
+    for i in 0..(SUMMARY_FAILURES + 7) {
+        log.push(launch(
+            "fill",
+            0,
+            &[bind(0, 1, "write")],
+            &format!(r#"{{"failed":{{"kind":"compile","message":"error {i}"}}}}"#),
+        ));
+    }
+    log.push(launch("use", 0, &[bind(0, 1, "read_write")], "ok"));
+    let bad = SUMMARY_REJECTED * 3;
+    log.extend((0..bad).map(|_| r#"{"op":"free","memory":99}"#.to_string()));
+    let log = log.join("\n");
+    for keep_lists in [false, true] {
+        let options = ReplayOptions {
+            keep_lists,
+            keep_going: true,
+            ..ReplayOptions::default()
+        };
+        let replayed = replay(LogReader::new(log.as_bytes()), options, |_| {}).expect("valid");
+        assert_eq!(replayed.rejected(), bad as u64);
+        assert_eq!(replayed.tallies().len(), SUMMARY_FAILURES);
+        assert_eq!(
+            replayed.tallies().keys().copied().collect::<Vec<_>>(),
+            (1..=SUMMARY_FAILURES as u64).collect::<Vec<_>>()
+        );
+        // Seven more failed launches, and the last failure's skip.
+        assert_eq!(
+            replayed.untallied(),
+            Untallied {
+                occurrences: 7,
+                skipped: 1
+            }
+        );
+        let (r, _) = replayed.finish();
+        let listed = if keep_lists { bad } else { SUMMARY_REJECTED };
+        assert_eq!(r.rejected.len(), listed, "keep_lists {keep_lists}");
     }
 }
 

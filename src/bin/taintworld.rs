@@ -1,6 +1,7 @@
 //! `taintworld`: replay launch logs to see what one failure poisons, inject
 //! faults, and generate synthetic workloads.
 
+use std::fmt::{self, Write as _};
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
@@ -232,6 +233,8 @@ const CHAIN_SHOWN: usize = 12;
 /// `--json` its lists are empty).
 struct Summary {
     failures: Vec<(u64, taintworld::log::FailureTally)>,
+    untallied: taintworld::log::Untallied,
+    rejected: u64,
     reads: Vec<taintworld::log::ReadEntry>,
     failed_captures: u64,
     failed_host_ops: u64,
@@ -245,6 +248,8 @@ impl Summary {
                 .iter()
                 .map(|(id, t)| (*id, t.clone()))
                 .collect(),
+            untallied: replay.untallied(),
+            rejected: replay.rejected(),
             reads: replay
                 .tainted_reads()
                 .take(taintworld::log::SUMMARY_READS)
@@ -270,13 +275,25 @@ impl Summary {
             writeln!(
                 out,
                 "failure {id}: {} in {}: {} ({} occurrence{}, skipped {} launch{})",
-                t.error.kind,
-                t.error.kernel,
-                t.error.message,
+                Shown(&t.error.kind),
+                Shown(&t.error.kernel),
+                Shown(&t.error.message),
                 t.occurrences,
                 if t.occurrences == 1 { "" } else { "s" },
                 t.skipped,
                 if t.skipped == 1 { "" } else { "es" },
+            )?;
+        }
+        let left_out = self.untallied;
+        if left_out != taintworld::log::Untallied::default() {
+            writeln!(
+                out,
+                "… failures past the first {}: {} more occurrence{}, {} more skipped launch{} (--json lists every one)",
+                taintworld::log::SUMMARY_FAILURES,
+                left_out.occurrences,
+                if left_out.occurrences == 1 { "" } else { "s" },
+                left_out.skipped,
+                if left_out.skipped == 1 { "" } else { "es" },
             )?;
         }
         for read in &self.reads {
@@ -287,9 +304,9 @@ impl Summary {
                     read.line,
                     read.memory,
                     r.failure,
-                    r.error.kind,
-                    r.error.kernel,
-                    r.error.message
+                    Shown(&r.error.kind),
+                    Shown(&r.error.kernel),
+                    Shown(&r.error.message)
                 )?;
                 // A long chain shows its newest hops and the one next to
                 // the root; the JSON report has them all.
@@ -297,7 +314,9 @@ impl Summary {
                     writeln!(
                         out,
                         "    skipped launch {} ({}), which needed memory {}",
-                        h.launch, h.kernel, h.needed
+                        h.launch,
+                        Shown(&h.kernel),
+                        h.needed
                     )
                 };
                 let shown = CHAIN_SHOWN.min(r.chain.len());
@@ -334,13 +353,37 @@ impl Summary {
             "final: {} live failures, {} tainted allocations, {} tainted bytes, {} claims",
             f.live_failures, f.tainted_allocations, f.tainted_bytes, f.claims
         )?;
-        if !report.rejected.is_empty() {
-            writeln!(out, "{} lines rejected:", report.rejected.len())?;
-            for r in report.rejected.iter().take(10) {
+        if self.rejected > 0 {
+            writeln!(out, "{} lines rejected:", self.rejected)?;
+            for r in report
+                .rejected
+                .iter()
+                .take(taintworld::log::SUMMARY_REJECTED)
+            {
                 writeln!(out, "    line {}: {}", r.line, r.error)?;
             }
         }
         out.flush()
+    }
+}
+
+/// A string from the log, shown in the summary with its control
+/// characters (and the line and paragraph separators) escaped as Rust
+/// writes them (`\n`, `\u{1b}`): a log's kernel names and messages are
+/// text to read, never line breaks or terminal commands. The JSON report
+/// carries them exactly.
+struct Shown<'a>(&'a str);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                write!(f, "{}", c.escape_debug())?;
+            } else {
+                f.write_char(c)?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -56,7 +56,10 @@ mod writer;
 pub use event::{ErrorObject, Event, Header, LogBinding, Outcome};
 pub use generate::{GenOptions, Shape, generate};
 pub use reader::{Line, LineError, LogReader, MAX_LINE_BYTES};
-pub use replay::{FailureTally, Replay, ReplayError, ReplayOptions, SUMMARY_READS, replay};
+pub use replay::{
+    FailureTally, Replay, ReplayError, ReplayOptions, SUMMARY_FAILURES, SUMMARY_READS,
+    SUMMARY_REJECTED, Untallied, replay,
+};
 pub use report::{
     CaptureEntry, CaptureResult, FinalState, LaunchResult, ProfileEntry, ProfileResult, ReadEntry,
     ReadResult, Rejected, Report, SyncEntry, SyncResult, TaintReport, Verdicts,

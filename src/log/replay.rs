@@ -30,10 +30,12 @@ pub struct ReplayOptions {
     pub max_streams: Option<u64>,
     /// Overrides the header's `chain_limit`.
     pub chain_limit: Option<u64>,
-    /// Keep the report's lists (`launch_results`, `reads`, …). The JSON
-    /// report needs them; the human summary keeps only the first few reads
-    /// and per-failure tallies, so its memory stays bounded by the world's
-    /// live state and not by the log's length.
+    /// Keep the report's lists (`launch_results`, `reads`, `rejected`, …).
+    /// The JSON report needs them; the human summary keeps only the first
+    /// [`SUMMARY_READS`] tainted reads, the first [`SUMMARY_REJECTED`]
+    /// rejected lines and the tallies of the first [`SUMMARY_FAILURES`]
+    /// failures (the rest only counted), so its memory stays bounded by the
+    /// world's live state and not by the log's length.
     pub keep_lists: bool,
 }
 
@@ -67,6 +69,34 @@ pub struct FailureTally {
 /// How many tainted reads the summary keeps when the lists are not kept.
 pub const SUMMARY_READS: usize = 5;
 
+/// How many rejected lines the summary keeps when the lists are not kept
+/// (all of them are counted).
+pub const SUMMARY_REJECTED: usize = 10;
+
+/// How many failures the summary keeps a [`FailureTally`] of: the first
+/// this many to fail or skip a launch. Later ones are only counted, in
+/// [`Untallied`], so that a log of a million distinct errors costs the
+/// summary no more memory than one of twenty.
+pub const SUMMARY_FAILURES: usize = 20;
+
+/// The failed outcomes and skips of the failures the summary keeps no
+/// tally of (those past the first [`SUMMARY_FAILURES`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Untallied {
+    /// Failed launches, host writes and replays whose failure has no tally.
+    pub occurrences: u64,
+    /// Launches skipped by a failure that has no tally.
+    pub skipped: u64,
+}
+
+/// The summary's failure tallies: at most [`SUMMARY_FAILURES`] of them,
+/// and a count of what the rest did.
+#[derive(Debug, Default)]
+struct Tallies {
+    by_id: BTreeMap<u64, FailureTally>,
+    untallied: Untallied,
+}
+
 /// A replay in progress: feed it lines, then take the report.
 pub struct Replay {
     options: ReplayOptions,
@@ -75,7 +105,9 @@ pub struct Replay {
     /// Whether the next event line is the first (the header's place).
     first: bool,
     /// Per failure id: its error, occurrences and skips, for the summary.
-    tallies: BTreeMap<u64, FailureTally>,
+    tallies: Tallies,
+    /// Rejected lines, whether or not the list is kept.
+    rejected: u64,
     /// Tainted reads for the summary when lists are not kept.
     first_tainted: Vec<ReadEntry>,
     /// Failed captures, and failed host writes and graph replays, counted
@@ -94,7 +126,8 @@ impl Replay {
             world: None,
             report: Report::default(),
             first: true,
-            tallies: BTreeMap::new(),
+            tallies: Tallies::default(),
+            rejected: 0,
             first_tainted: Vec::new(),
             failed_captures: 0,
             failed_host_ops: 0,
@@ -107,9 +140,22 @@ impl Replay {
         self.world.as_ref()
     }
 
-    /// The per-failure tallies seen so far, by failure id.
+    /// The per-failure tallies seen so far, by failure id: those of the
+    /// first [`SUMMARY_FAILURES`] failures to fail or skip a launch.
     pub fn tallies(&self) -> &BTreeMap<u64, FailureTally> {
-        &self.tallies
+        &self.tallies.by_id
+    }
+
+    /// What the failures past the first [`SUMMARY_FAILURES`] did, counted.
+    pub fn untallied(&self) -> Untallied {
+        self.tallies.untallied
+    }
+
+    /// How many lines were rejected (with `keep_going`), whether or not
+    /// the list is kept: without `keep_lists` the report lists only the
+    /// first [`SUMMARY_REJECTED`].
+    pub fn rejected(&self) -> u64 {
+        self.rejected
     }
 
     /// The tainted reads the summary shows: all of them when lists are
@@ -159,10 +205,13 @@ impl Replay {
         match result {
             Ok(()) => Ok(()),
             Err(error) if self.options.keep_going => {
-                self.report.rejected.push(Rejected {
-                    line: number,
-                    error,
-                });
+                self.rejected += 1;
+                if self.options.keep_lists || self.report.rejected.len() < SUMMARY_REJECTED {
+                    self.report.rejected.push(Rejected {
+                        line: number,
+                        error,
+                    });
+                }
                 Ok(())
             }
             Err(error) => Err(ReplayError::BadLine {
@@ -486,18 +535,30 @@ fn error_of(outcome: Outcome<'_>, kernel: &str) -> ErrorInfo {
 /// `error` is the failure's error when the world has already pruned it
 /// (a failure that claimed nothing is gone by the time it is tallied).
 fn tally(
-    tallies: &mut BTreeMap<u64, FailureTally>,
+    tallies: &mut Tallies,
     world: &World,
     id: FailureId,
     skip: bool,
     error: impl FnOnce() -> ErrorInfo,
 ) {
+    if tallies.by_id.len() >= SUMMARY_FAILURES && !tallies.by_id.contains_key(&id.get()) {
+        let untallied = &mut tallies.untallied;
+        if skip {
+            untallied.skipped += 1;
+        } else {
+            untallied.occurrences += 1;
+        }
+        return;
+    }
     let info = world.failure(id);
-    let entry = tallies.entry(id.get()).or_insert_with(|| FailureTally {
-        error: info.map_or_else(error, |f| f.error.clone()),
-        occurrences: 0,
-        skipped: 0,
-    });
+    let entry = tallies
+        .by_id
+        .entry(id.get())
+        .or_insert_with(|| FailureTally {
+            error: info.map_or_else(error, |f| f.error.clone()),
+            occurrences: 0,
+            skipped: 0,
+        });
     match info {
         Some(f) => entry.occurrences = f.occurrences,
         // Pruned at once (it claimed nothing): one more occurrence.
