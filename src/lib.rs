@@ -92,10 +92,6 @@
 //!   and strict mode rejects each of them, a read too (SPEC §2 asks it of
 //!   every binding; §5's `unresolved` read result is the answer outside
 //!   strict mode).
-//! * **The write scope's provisional taint** is applied from the exit path
-//!   of a panicking body rather than on entry ([`World::scope`] says why):
-//!   reads see the same, but a scope that succeeds mints no failure id, and
-//!   a failed one finds or mints its failure as a failed launch does.
 //! * **Huge stream counts** are allowed (`max_streams` up to `u64::MAX`):
 //!   an allocation's footprint keeps the low 32 bits of its slot, and only a
 //!   world of more than 2^32 slots compares the full slot as well.
@@ -111,6 +107,27 @@
 //!   (counted; strict mode rejects it as [`Error::UnknownKey`]). A row's
 //!   stream is the one its allocation was made on: launching it checks no
 //!   stream.
+//!
+//! ## Where the crate departs from the letter of SPEC.md
+//!
+//! * **The write scope's provisional taint.** SPEC §6b is not silent: it
+//!   taints the write set with a provisional `torn_down` failure on entry
+//!   and, on a failed exit, replaces that failure's error with the real
+//!   one. The crate applies the `torn_down` taint only on the exit path of
+//!   a panicking body, from a drop guard ([`World::scope`]). Nothing can
+//!   read the world while the body runs (the scope holds it mutably), so
+//!   every read, claim, window and profile sees the same either way; what
+//!   differs is failure ids. Taken literally, every scope — every launch
+//!   of a scheduler that wraps each one — would mint a failure id, so
+//!   after a million clean launches `failures_minted` would be a million
+//!   and the first real failure's id a million and one; and "replacing"
+//!   the error of a provisional failure that was *found* (another scope's
+//!   live `torn_down`) would relabel buffers that scope never wrote, or
+//!   make two live failures of one identity, against SPEC §4. So a scope
+//!   that ends `Ok` mints nothing, and one that ends `Err` finds or mints
+//!   its failure as a failed launch does: a scope is exactly the launch it
+//!   wraps, with the body's outcome — which the model proptest checks.
+//!   Logs never hold scopes (SPEC §6b), so no replay report is affected.
 //!
 //! ## Where the shape differs from the design notes
 //!
