@@ -15,7 +15,8 @@ use std::collections::BTreeSet;
 
 use libfuzzer_sys::fuzz_target;
 use taintworld::log::{
-    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, ReplayOptions, replay,
+    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, ReplayOptions, SUMMARY_FAILURES,
+    SUMMARY_REJECTED, replay,
 };
 
 /// The numbers of the lines that are neither blank nor a comment, and of
@@ -82,6 +83,9 @@ fuzz_target!(|data: &[u8]| {
         .expect("keep_going never stops on a line, and a slice never fails");
     let failed_captures = done.failed_captures();
     let failed_host_ops = done.failed_host_writes_and_replays();
+    let rejected_count = done.rejected();
+    let tallied_skips: u64 = done.tallies().values().map(|t| t.skipped).sum();
+    let untallied = done.untallied();
     let (report, world) = done.finish();
     let world = world.expect("finish always makes a world");
     if let Err(e) = world.check_invariants() {
@@ -141,6 +145,35 @@ fuzz_target!(|data: &[u8]| {
         failed_host_ops, listed_host_ops,
         "the summary's failed host writes and replays are the listed ones"
     );
+
+    assert_eq!(rejected_count, report.rejected.len() as u64);
+    assert_eq!(
+        tallied_skips + untallied.skipped,
+        report.verdicts.skipped,
+        "every skip is tallied once, against its failure or among the untallied"
+    );
+
+    // The summary's replay (no lists) counts the same and keeps the first
+    // rejected lines only.
+    let summary = replay(
+        LogReader::new(data),
+        ReplayOptions {
+            keep_going: true,
+            keep_lists: false,
+            ..ReplayOptions::default()
+        },
+        |_| {},
+    )
+    .expect("keep_going never stops on a line, and a slice never fails");
+    assert_eq!(summary.rejected(), rejected_count);
+    assert_eq!(summary.failed_captures(), failed_captures);
+    assert_eq!(summary.failed_host_writes_and_replays(), failed_host_ops);
+    assert!(summary.tallies().len() <= SUMMARY_FAILURES);
+    let (short, _) = summary.finish();
+    assert_eq!(short.verdicts, report.verdicts);
+    assert_eq!(short.events, report.events);
+    let kept = report.rejected.len().min(SUMMARY_REJECTED);
+    assert_eq!(short.rejected[..], report.rejected[..kept]);
 
     let mut json = Vec::new();
     report.write_json(&mut json).expect("writing to a Vec");

@@ -4,6 +4,8 @@
 //! the batching world `b`, the world `r` that takes every launch as a batch
 //! of pre-resolved rows, and the model must give the same results and the
 //! same observable state after every operation, and `a` must keep SPEC §10.
+//! A write scope (SPEC §6b) is a launch whose outcome is its body's: `a`
+//! and `b` run it through `World::scope`, the model and `r` as the launch.
 //!
 //! Sizes go to the model worlds as `size % 65` (the model holds one entry
 //! per byte). A fourth world `h` takes the same operations with the sizes as
@@ -187,6 +189,9 @@ enum Op {
         memory: Id,
     },
     Launch(L),
+    /// The launch as a write scope (`World::scope`, SPEC §6b), its body
+    /// returning the outcome: a launch whose outcome is its body's.
+    Scope(L),
     Batch(Vec<L>),
     HostWrite {
         binding: B,
@@ -310,6 +315,22 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
             let rows = batch_rows(r, std::slice::from_ref(&l)).map(|v| v[0].clone());
             assert_eq!(rows, expected);
             let _ = run_launch(h, &l);
+        }
+        Op::Scope(l) => {
+            // The model and `r` take it as the launch it stands for; a
+            // scope cannot be a dry run, so its body returns `Ok` then.
+            let mut l = l.get();
+            if l.outcome == MOutcome::DryRun {
+                l.outcome = MOutcome::Ok;
+            }
+            let expected = m
+                .launch(l.kernel, l.stream, &l.bindings, &l.outcome)
+                .map_err(|_| ());
+            assert_eq!(bridge::run_scope(a, model_launch(&l)), expected);
+            assert_eq!(bridge::run_scope(b, model_launch(&l)), expected);
+            let rows = batch_rows(r, std::slice::from_ref(&l)).map(|v| v[0].clone());
+            assert_eq!(rows, expected);
+            let _ = bridge::run_scope(h, model_launch(&l));
         }
         Op::Batch(launches) => {
             let launches: Vec<LaunchOp> = launches.iter().take(4).map(L::get).collect();
