@@ -1527,7 +1527,9 @@ impl World {
             if !a.claims.is_empty() {
                 stats.tainted_allocations += 1;
                 stats.claims += a.claims.len() as u64;
-                stats.tainted_bytes = stats.tainted_bytes.saturating_add(a.claims.tainted_bytes());
+                let bytes = u128::from(a.claims.tainted_bytes());
+                // Under 2^64 allocations of under 2^64 bytes: never saturates.
+                stats.tainted_bytes = stats.tainted_bytes.saturating_add(bytes);
             }
         }
         stats

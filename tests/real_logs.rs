@@ -441,7 +441,7 @@ fn the_cuda_graph_log_replays_its_graph_into_live_pool_memory_and_destroys_it_be
         replay.apply(line).expect("applies");
         if i == last_replay {
             let stats = replay.world().expect("a world").stats();
-            assert_eq!(stats.tainted_bytes, graph_writes.bytes());
+            assert_eq!(stats.tainted_bytes, u128::from(graph_writes.bytes()));
             assert_eq!(stats.tainted_allocations, graph_writes.memories() as u64);
             assert_eq!(stats.unresolved_bindings, 0);
         }
@@ -644,7 +644,7 @@ fn last_optimizer_failure_taints_only_its_outputs(name: &str) {
     }
     let stats = replay.world().expect("a world").stats();
     assert_eq!(stats.tainted_allocations, end.memories() as u64, "{name}");
-    assert_eq!(stats.tainted_bytes, end.bytes(), "{name}");
+    assert_eq!(stats.tainted_bytes, u128::from(end.bytes()), "{name}");
     assert_eq!(stats.live_failures, 1, "{name}");
     for line in lines {
         replay.apply(line).expect("applies");

@@ -1248,3 +1248,19 @@ fn a_skip_over_a_failed_reservation_does_not_replace_the_reservations_claim() {
     );
     assert_eq!((r.chain.len(), r.truncated), (0, false));
 }
+
+/// SPEC §8: `tainted_bytes` counts the bytes; it is not capped at
+/// `u64::MAX` (an independent implementation of the SPEC printed the exact
+/// count where the crate once saturated).
+#[test]
+fn tainted_bytes_past_u64_max_is_reported_exactly() {
+    let log = [
+        r#"{"op":"alloc","stream":0,"memory":1,"size":18446744073709551615,"outcome":{"failed":{"kind":"oom","message":"m"}}}"#,
+        r#"{"op":"alloc","stream":0,"memory":2,"size":1,"outcome":{"failed":{"kind":"oom","message":"m"}}}"#,
+    ];
+    let (_, text) = report("tainted_bytes_past_u64_max", &log, &[]);
+    assert!(
+        text.contains(r#""final":{"live_failures":1,"tainted_allocations":2,"tainted_bytes":18446744073709551616,"claims":2}"#),
+        "{text}"
+    );
+}

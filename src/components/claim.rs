@@ -108,7 +108,8 @@ impl ClaimSet {
         self.claims.iter().any(|c| c.failure == failure)
     }
 
-    /// How many bytes carry a failure.
+    /// How many bytes carry a failure: at most the allocation's size, since
+    /// claims are disjoint ranges of it (so the sum never saturates).
     pub fn tainted_bytes(&self) -> u64 {
         self.claims
             .iter()

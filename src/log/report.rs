@@ -208,8 +208,9 @@ pub struct FinalState {
     pub live_failures: u64,
     /// Allocations carrying at least one claim.
     pub tainted_allocations: u64,
-    /// Bytes carrying a failure, unbacked allocations included.
-    pub tainted_bytes: u64,
+    /// Bytes carrying a failure, unbacked allocations included: exact, so
+    /// past `u64::MAX` when huge allocations carry failures together.
+    pub tainted_bytes: u128,
     /// Claims.
     pub claims: u64,
 }

@@ -90,8 +90,11 @@ pub struct Stats {
     pub live_failures: u64,
     /// Allocations holding at least one claim.
     pub tainted_allocations: u64,
-    /// Bytes carrying a failure, unbacked allocations included.
-    pub tainted_bytes: u64,
+    /// Bytes carrying a failure, unbacked allocations included. Exact: a
+    /// `u128`, since allocations of up to `u64::MAX` bytes each can carry
+    /// more than `u64::MAX` bytes between them (SPEC §8 reports the count,
+    /// not a capped one).
+    pub tainted_bytes: u128,
     /// Claims.
     pub claims: u64,
     /// Failure ids minted so far.

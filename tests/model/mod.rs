@@ -651,10 +651,10 @@ impl Model {
         self.allocs.values().filter(carries).count() as u64
     }
 
-    pub fn tainted_bytes(&self) -> u64 {
+    pub fn tainted_bytes(&self) -> u128 {
         self.allocs
             .values()
-            .map(|a| a.bytes.iter().filter(|b| b.is_some()).count() as u64)
+            .map(|a| a.bytes.iter().filter(|b| b.is_some()).count() as u128)
             .sum()
     }
 
