@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Holds `taintworld replay --json` to an independent implementation of SPEC.md.
+
+`oracle.py` in this folder implements SPEC §1-§9 and Appendix A a second
+time, from the SPEC alone, in plain Python (claims as interval lists, no
+code shared with the crate). SPEC §8 says two implementations of the report
+produce byte-for-byte comparable reports; this script checks that they do:
+
+  * the example logs: the oracle's report equals the checked-in
+    `*.report.json` byte for byte;
+  * the real PyTorch logs, replayed plain and with launches injected;
+  * `taintworld gen` logs of every shape, with failures, chain limits of
+    1, 3 and 1024, and strict mode;
+  * random hostile logs from `randlog.py` (every op, a handful of memory
+    ids and streams so that everything interacts, bad lines, random flags).
+
+Each report must equal the crate's byte for byte, except the text of a
+rejected line's error (only its line number is compared; the SPEC leaves
+the wording free). A replay that stops must stop at the same line with the
+same exit status. Any disagreement is printed with its log, kept in the
+scratch folder, and the script exits 1.
+
+  diff.py --taintworld target/release/taintworld [--random N] [--events N]
+          [--injections N] [--launches N]
+"""
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from randlog import gen  # noqa: E402
+
+ORACLE = os.path.join(HERE, "oracle.py")
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def stop_line(stderr):
+    """The line a stopped replay names, or None when it names none."""
+    m = re.search(rb"error: line (\d+):", stderr)
+    return int(m.group(1)) if m else None
+
+
+def disagreement(taintworld, log, flags):
+    """None when both sides agree on `log` under `flags`, else what differs."""
+    rc1, out1, err1 = run([taintworld, "replay", "--json", *flags, log])
+    rc2, out2, err2 = run([sys.executable, ORACLE, "replay", "--json", *flags, log])
+    if rc1 != rc2:
+        return "exit status: taintworld %d (%s), oracle %d (%s)" % (
+            rc1, err1.decode(errors="replace").strip()[:300],
+            rc2, err2.decode(errors="replace").strip()[:300])
+    if rc1 != 0:
+        l1, l2 = stop_line(err1), stop_line(err2)
+        return None if l1 == l2 else "stopped at line %s, oracle at line %s" % (l1, l2)
+    try:
+        crate, oracle = json.loads(out1), json.loads(out2)
+    except ValueError as e:
+        return "a report is not JSON: %s" % e
+    lines = [[r["line"] for r in rep["rejected"]] for rep in (crate, oracle)]
+    if lines[0] != lines[1]:
+        return "rejected lines: taintworld %s, oracle %s" % tuple(lines)
+    # The wording of a rejection is free: take the crate's, then compare bytes.
+    oracle["rejected"] = crate["rejected"]
+    if crate == oracle:
+        mine = json.dumps(oracle, ensure_ascii=False, separators=(",", ":")) + "\n"
+        if mine.encode() == out1:
+            return None
+        return "the same report, but not the same bytes"
+    keys = [k for k in crate if crate.get(k) != oracle.get(k)]
+    return "; ".join("%s: taintworld %s, oracle %s" % (
+        k, json.dumps(crate.get(k))[:400], json.dumps(oracle.get(k))[:400]) for k in keys)
+
+
+class Tally:
+    def __init__(self, scratch):
+        self.scratch = scratch
+        self.counts = {}
+        self.failed = 0
+
+    def check(self, kind, taintworld, log, flags, keep_copy_of=None):
+        agreed, seen = self.counts.get(kind, (0, 0))
+        what = disagreement(taintworld, log, flags)
+        if what is None:
+            self.counts[kind] = (agreed + 1, seen + 1)
+            return
+        self.counts[kind] = (agreed, seen + 1)
+        self.failed += 1
+        if keep_copy_of is not None:
+            log = os.path.join(self.scratch, "disagreement_%d.jsonl" % self.failed)
+            with open(log, "w", encoding="utf-8") as f:
+                f.write(keep_copy_of)
+        print("DISAGREE %s %s %s\n    %s" % (kind, log, " ".join(flags), what), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--taintworld", required=True, help="the release binary")
+    ap.add_argument("--random", type=int, default=500, help="random logs (default 500)")
+    ap.add_argument("--events", type=int, default=None,
+                    help="events per random log (default: 5 to 300, drawn)")
+    ap.add_argument("--injections", type=int, default=4,
+                    help="injected launches tried per real log (default 4)")
+    ap.add_argument("--launches", type=int, default=1000,
+                    help="launches per generated log (default 1000)")
+    args = ap.parse_args()
+    tw = os.path.abspath(args.taintworld)
+    scratch = tempfile.mkdtemp(prefix="taintworld-oracle-")
+    t = Tally(scratch)
+
+    examples = os.path.join(REPO, "examples", "logs")
+    for name in sorted(os.listdir(examples)):
+        if not name.endswith(".jsonl"):
+            continue
+        log = os.path.join(examples, name)
+        rc, out, err = run([sys.executable, ORACLE, "replay", "--json", log])
+        with open(log[: -len(".jsonl")] + ".report.json", "rb") as f:
+            expected = f.read()
+        agreed, seen = t.counts.get("example (checked-in report)", (0, 0))
+        if rc == 0 and out == expected:
+            agreed += 1
+        else:
+            t.failed += 1
+            print("DISAGREE the oracle's report of %s is not the checked-in one" % log)
+        t.counts["example (checked-in report)"] = (agreed, seen + 1)
+        t.check("example", tw, log, [])
+
+    real = os.path.join(examples, "real")
+    for name in sorted(os.listdir(real)):
+        if not name.endswith(".jsonl.gz"):
+            continue
+        log = os.path.join(real, name)
+        t.check("real log", tw, log, [])
+        t.check("real log", tw, log, ["--strict", "--chain-limit", "3"])
+        launches = json.loads(run([tw, "replay", "--json", log])[1])["launches"]
+        rng = random.Random(name)
+        for _ in range(args.injections):
+            n = rng.randrange(max(launches, 1))
+            t.check("real log, injected", tw, log,
+                    ["--fail-launch", str(n), "--chain-limit", str(rng.choice([2, 1024]))])
+
+    for shape in ["chain", "fanout", "random", "training-step"]:
+        for seed, rate in [(1, "0"), (2, "0.01"), (3, "0.1")]:
+            log = os.path.join(scratch, "gen_%s_%d.jsonl" % (shape, seed))
+            rc, _, err = run([tw, "gen", "--launches", str(args.launches), "--seed", str(seed),
+                              "--streams", "3", "--fail-rate", rate, "--shape", shape, "-o", log])
+            if rc != 0:
+                sys.exit("taintworld gen failed: %s" % err.decode(errors="replace"))
+            for flags in [[], ["--chain-limit", "1"], ["--chain-limit", "3", "--strict"],
+                          ["--fail-launch", "5", "--fail-launch", str(args.launches // 3)]]:
+                t.check("generated", tw, log, flags)
+            os.remove(log)
+
+    log = os.path.join(scratch, "random.jsonl")
+    for seed in range(args.random):
+        rng = random.Random(seed * 7919)
+        flags = []
+        if rng.random() < 0.85:
+            flags.append("--keep-going")
+        if rng.random() < 0.3:
+            flags.append("--strict")
+        if rng.random() < 0.3:
+            flags += ["--chain-limit", str(rng.choice([1, 2, 3]))]
+        if rng.random() < 0.2:
+            flags += ["--max-streams", str(rng.choice([1, 2, 3]))]
+        for _ in range(rng.choice([0, 0, 1, 2])):
+            flags += ["--fail-launch", str(rng.randrange(20))]
+        text = gen(seed, args.events)
+        with open(log, "w", encoding="utf-8") as f:
+            f.write(text)
+        t.check("random", tw, log, flags, keep_copy_of=text)
+        if (seed + 1) % 100 == 0:
+            print("random logs: %d of %d" % (seed + 1, args.random), file=sys.stderr, flush=True)
+
+    for kind, (agreed, seen) in t.counts.items():
+        print("%-30s %5d of %5d agree" % (kind, agreed, seen))
+    if t.failed:
+        print("%d disagreements; logs kept in %s" % (t.failed, scratch))
+        sys.exit(1)
+    os.remove(log)
+    os.rmdir(scratch)
+
+
+if __name__ == "__main__":
+    main()
