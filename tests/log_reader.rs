@@ -549,6 +549,17 @@ fn nesting_too_deep_is_bad_input_not_a_stack_overflow() {
         "]".repeat(100)
     );
     assert_eq!(one(&fine), Ok(Event::Sync));
+    // The limit, as `log`'s docs give it: 127 deep, the line's own object
+    // counted.
+    let nested = |n: usize| {
+        format!(
+            "{{\"op\":\"sync\",\"x\":{}{}}}",
+            "[".repeat(n),
+            "]".repeat(n)
+        )
+    };
+    assert_eq!(one(&nested(126)), Ok(Event::Sync));
+    assert!(bad(&nested(127)).starts_with("malformed JSON"));
 }
 
 // ---- Duplicate keys ----

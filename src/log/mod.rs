@@ -44,6 +44,12 @@
 //!   other bytes for the same report.
 //! * Whether a log is gzip is read from its name (`.gz`), not its bytes:
 //!   gzip in a file named `.jsonl` is lines that are not UTF-8.
+//! * A line is read whole before any field is ignored, so JSON's limits
+//!   apply to ignored fields too: a number past `f64`'s range (`1e400`),
+//!   or arrays and objects nested deeper than 127 (the line's own object
+//!   counted), make the line malformed JSON (RFC 8259 §9 lets a parser set
+//!   both limits). An independent implementation that reads unknown fields
+//!   without limits accepts such a line (`tools/spec_oracle`).
 
 mod event;
 mod generate;

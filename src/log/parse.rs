@@ -1562,6 +1562,26 @@ mod tests {
         ]
     }
 
+    /// The fast path is only worth having if it takes the lines a log is
+    /// made of: every access, every outcome, as `LogWriter` spells them.
+    #[test]
+    fn the_fast_path_takes_every_access_and_outcome_as_the_format_spells_them() {
+        for access in ["read", "write", "read_write", "dead"] {
+            for outcome in [
+                r#""ok""#,
+                r#""dry_run""#,
+                r#"{"failed":{"kind":"compile","message":"m"}}"#,
+            ] {
+                let line = format!(
+                    r#"{{"op":"launch","kernel":"k","stream":0,"bindings":[{{"stream":0,"memory":1,"range":[0,8],"access":"{access}"}}],"outcome":{outcome}}}"#
+                );
+                let fast = fast::launch(&line);
+                assert!(fast.is_some(), "{line}");
+                assert_eq!(fast.ok_or(String::new()), parse_full(&line, false));
+            }
+        }
+    }
+
     #[test]
     fn the_fast_path_never_accepts_a_line_the_full_parser_reads_differently() {
         let mut accepted = 0;
