@@ -621,9 +621,11 @@ fn a_zero_max_streams_or_chain_limit_on_the_command_line_is_refused_naming_the_r
 }
 
 /// A log's strings are text in the summary: a kernel name or message with
-/// a line break, a NUL, a terminal escape or a line separator is shown
-/// escaped, so it can neither forge a summary line nor drive the terminal
-/// (the JSON report carries the strings exactly).
+/// a line break, a NUL, a terminal escape, a line separator or a
+/// right-to-left override is shown escaped, so it can neither forge a
+/// summary line, drive the terminal nor reorder the line; a backslash is
+/// doubled, so `\n` written out and a line break read differently (the
+/// JSON report carries the strings exactly).
 #[test]
 fn the_summary_shows_control_characters_of_the_log_escaped() {
     let log = scratch("escapes.jsonl");
@@ -633,7 +635,7 @@ fn the_summary_shows_control_characters_of_the_log_escaped() {
             r#"{"op":"alloc","stream":0,"memory":1,"size":16}"#,
             "\n",
             r#"{"op":"launch","kernel":"k\u001b[1m","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"#,
-            r#""outcome":{"failed":{"kind":"a\nfinal: forged","message":"m\u0000\u2028é"}}}"#,
+            r#""outcome":{"failed":{"kind":"a\nfinal: forged","message":"m\u0000\u2028é\\n\u202e"}}}"#,
             "\n",
             r#"{"op":"read","binding":{"stream":0,"memory":1}}"#,
             "\n",
@@ -644,7 +646,7 @@ fn the_summary_shows_control_characters_of_the_log_escaped() {
     assert!(
         !summary
             .chars()
-            .any(|c| (c != '\n' && c.is_control()) || c == '\u{2028}'),
+            .any(|c| (c != '\n' && c.is_control()) || c == '\u{2028}' || c == '\u{202e}'),
         "{summary:?}"
     );
     assert_eq!(
@@ -652,7 +654,7 @@ fn the_summary_shows_control_characters_of_the_log_escaped() {
         1
     );
     assert!(
-        summary.contains(r"failure 1: a\nfinal: forged in k\u{1b}[1m: m\0\u{2028}é ("),
+        summary.contains(r"failure 1: a\nfinal: forged in k\u{1b}[1m: m\0\u{2028}é\\n\u{202e} ("),
         "{summary}"
     );
     let json = report(&["replay", "--json", log.to_str().unwrap()]);
@@ -695,11 +697,15 @@ fn the_summary_lists_the_first_twenty_failures_and_ten_rejected_lines_and_counts
     assert!(listed[19].starts_with("failure 20: compile in k: error 19 "));
     assert!(
         summary.contains(
-            "… failures past the first 20: 5 more occurrences, 3 more skipped launches (--json lists every one)"
+            "… failures past the first 20 failed 5 more operations (launches, host writes, replays) and skipped 3 more launches (--json lists each by failure id)"
         ),
         "{summary}"
     );
     assert!(summary.contains("15 lines rejected:"), "{summary}");
+    assert!(
+        summary.contains("    … 5 more (--keep-going --json lists every one)"),
+        "{summary}"
+    );
     let shown = summary
         .lines()
         .filter(|l| l.contains("memory 99 is not a live allocation"))

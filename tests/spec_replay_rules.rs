@@ -681,7 +681,7 @@ fn without_the_lists_a_replay_keeps_a_bounded_summary_and_counts_the_rest() {
         assert_eq!(
             replayed.untallied(),
             Untallied {
-                occurrences: 7,
+                failed: 7,
                 skipped: 1
             }
         );

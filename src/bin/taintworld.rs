@@ -288,10 +288,10 @@ impl Summary {
         if left_out != taintworld::log::Untallied::default() {
             writeln!(
                 out,
-                "… failures past the first {}: {} more occurrence{}, {} more skipped launch{} (--json lists every one)",
+                "… failures past the first {} failed {} more operation{} (launches, host writes, replays) and skipped {} more launch{} (--json lists each by failure id)",
                 taintworld::log::SUMMARY_FAILURES,
-                left_out.occurrences,
-                if left_out.occurrences == 1 { "" } else { "s" },
+                left_out.failed,
+                if left_out.failed == 1 { "" } else { "s" },
                 left_out.skipped,
                 if left_out.skipped == 1 { "" } else { "es" },
             )?;
@@ -355,12 +355,16 @@ impl Summary {
         )?;
         if self.rejected > 0 {
             writeln!(out, "{} lines rejected:", self.rejected)?;
-            for r in report
-                .rejected
-                .iter()
-                .take(taintworld::log::SUMMARY_REJECTED)
-            {
+            let shown = report.rejected.len().min(taintworld::log::SUMMARY_REJECTED);
+            for r in &report.rejected[..shown] {
                 writeln!(out, "    line {}: {}", r.line, r.error)?;
+            }
+            let more = self.rejected.saturating_sub(shown as u64);
+            if more > 0 {
+                writeln!(
+                    out,
+                    "    … {more} more (--keep-going --json lists every one)"
+                )?;
             }
         }
         out.flush()
@@ -368,16 +372,24 @@ impl Summary {
 }
 
 /// A string from the log, shown in the summary with its control
-/// characters (and the line and paragraph separators) escaped as Rust
-/// writes them (`\n`, `\u{1b}`): a log's kernel names and messages are
-/// text to read, never line breaks or terminal commands. The JSON report
-/// carries them exactly.
+/// characters, the line and paragraph separators and the bidirectional
+/// controls escaped as Rust writes them (`\n`, `\u{1b}`, `\u{202e}`), and
+/// a backslash doubled so that an escape reads one way only: a log's
+/// kernel names and messages are text to read, never line breaks,
+/// terminal commands or text that reorders the rest of the line. Other
+/// characters (accents, combining marks) are shown as they are; the JSON
+/// report carries every string exactly.
 struct Shown<'a>(&'a str);
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for c in self.0.chars() {
-            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+            let bidi = matches!(
+                c,
+                '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            );
+            let separator = matches!(c, '\u{2028}' | '\u{2029}');
+            if c.is_control() || c == '\\' || bidi || separator {
                 write!(f, "{}", c.escape_debug())?;
             } else {
                 f.write_char(c)?;

@@ -74,17 +74,20 @@ pub const SUMMARY_READS: usize = 5;
 pub const SUMMARY_REJECTED: usize = 10;
 
 /// How many failures the summary keeps a [`FailureTally`] of: the first
-/// this many to fail or skip a launch. Later ones are only counted, in
+/// this many to fail an operation (a launch, host write or replay) or skip
+/// a launch. Later ones are only counted, in
 /// [`Untallied`], so that a log of a million distinct errors costs the
 /// summary no more memory than one of twenty.
 pub const SUMMARY_FAILURES: usize = 20;
 
-/// The failed outcomes and skips of the failures the summary keeps no
-/// tally of (those past the first [`SUMMARY_FAILURES`]).
+/// The failed operations and skips of the failures the summary keeps no
+/// tally of (those past the first [`SUMMARY_FAILURES`]). Counted as
+/// operations, not as a failure's occurrences (which also count failed
+/// reservations of its identity), so the summary words them so.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Untallied {
     /// Failed launches, host writes and replays whose failure has no tally.
-    pub occurrences: u64,
+    pub failed: u64,
     /// Launches skipped by a failure that has no tally.
     pub skipped: u64,
 }
@@ -546,7 +549,7 @@ fn tally(
         if skip {
             untallied.skipped += 1;
         } else {
-            untallied.occurrences += 1;
+            untallied.failed += 1;
         }
         return;
     }

@@ -104,7 +104,7 @@ class Tally:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--taintworld", required=True, help="the release binary")
+    ap.add_argument("--taintworld", required=True, help="the taintworld binary to test")
     ap.add_argument("--random", type=int, default=500, help="random logs (default 500)")
     ap.add_argument("--events", type=int, default=None,
                     help="events per random log (default: 5 to 300, drawn)")
@@ -186,7 +186,8 @@ def main():
     if t.failed:
         print("%d disagreements; logs kept in %s" % (t.failed, scratch))
         sys.exit(1)
-    os.remove(log)
+    if os.path.exists(log):
+        os.remove(log)
     os.rmdir(scratch)
 
 
