@@ -1522,6 +1522,8 @@ mod fast {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::{fast, parse_full};
     use crate::log::{GenOptions, LogWriter, Shape, generate};
 
@@ -1578,6 +1580,116 @@ mod tests {
                 let fast = fast::launch(&line);
                 assert!(fast.is_some(), "{line}");
                 assert_eq!(fast.ok_or(String::new()), parse_full(&line, false));
+            }
+        }
+    }
+
+    /// A JSON value for one field of a launch line: mostly what the
+    /// format allows, often something near it — another type, an enum
+    /// written as an object, a duplicate or extra key, an escape.
+    fn value(field: &'static str) -> impl Strategy<Value = String> {
+        let good: Vec<&'static str> = match field {
+            "kernel" => vec![r#""k""#, r#""gelu""#, r#""k\u00e9""#, r#""a\"b""#],
+            "stream" | "memory" => vec!["0", "1", "7", "18446744073709551615"],
+            "range" => vec!["[0,8]", "[8,8]", "[0,16]"],
+            "access" => vec![r#""read""#, r#""write""#, r#""read_write""#, r#""dead""#],
+            _ => vec![
+                r#""ok""#,
+                r#""dry_run""#,
+                r#"{"failed":{"kind":"compile","message":"m"}}"#,
+                r#"{"failed":{"message":"m","kind":"c\n"}}"#,
+            ],
+        };
+        let near = vec![
+            "null",
+            "-0",
+            "1.0",
+            "1e3",
+            "-1",
+            "18446744073709551616",
+            r#""1""#,
+            "true",
+            "[]",
+            "[8,0]",
+            "[0]",
+            "[0,8,9]",
+            r#"[0,"8"]"#,
+            "{}",
+            r#"{"ok":null}"#,
+            r#"{"dry_run":null}"#,
+            r#"{"read":null}"#,
+            r#""failed""#,
+            r#""readonly""#,
+            r#"{"failed":null}"#,
+            r#"{"failed":{"kind":"k"}}"#,
+            r#"{"failed":{"kind":"k","message":"m","kind":"j"}}"#,
+            r#"{"failed":{"kind":"k","message":"m"},"failed":{"kind":"k","message":"m"}}"#,
+            r#"{"failed":{"kind":"k","message":"m"},"x":1}"#,
+            r#"{"x":1,"failed":{"kind":"k","message":"m"}}"#,
+            r#"{"failed":{"kind":"k","message":"m","x":[1,{"a":1,"a":2}]}}"#,
+            r#""\ud800""#,
+        ];
+        prop_oneof![
+            3 => proptest::sample::select(good),
+            1 => proptest::sample::select(near),
+        ]
+        .prop_map(str::to_owned)
+    }
+
+    /// A binding object: its fields in either order, one sometimes left
+    /// out, repeated or joined by an unknown one.
+    fn binding() -> impl Strategy<Value = String> {
+        (
+            value("stream"),
+            value("memory"),
+            proptest::option::of(value("range")),
+            value("access"),
+            0u8..6,
+        )
+            .prop_map(|(stream, memory, range, access, twist)| {
+                let mut fields = vec![
+                    format!(r#""stream":{stream}"#),
+                    format!(r#""memory":{memory}"#),
+                    format!(r#""access":{access}"#),
+                ];
+                if let Some(range) = range {
+                    fields.insert(2, format!(r#""range":{range}"#));
+                }
+                match twist {
+                    0 => fields.reverse(),
+                    1 => drop(fields.remove(0)),
+                    2 => fields.push(format!(r#""memory":{memory}"#)),
+                    3 => fields.push(r#""extra":1"#.to_owned()),
+                    _ => {}
+                }
+                format!("{{{}}}", fields.join(","))
+            })
+    }
+
+    proptest! {
+        /// Wherever the fast path takes a generated launch line, the full
+        /// parser takes it too and reads the same event: the fast path is
+        /// only ever a quicker way to the same answer.
+        #[test]
+        fn the_fast_path_reads_every_generated_line_it_takes_as_the_full_parser_does(
+            kernel in value("kernel"),
+            stream in value("stream"),
+            bindings in proptest::collection::vec(binding(), 0..3),
+            outcome in value("outcome"),
+            space in proptest::bool::ANY,
+            extra in proptest::bool::weighted(0.1),
+        ) {
+            let sep = if space { ", " } else { "," };
+            let mut line = format!(
+                r#"{{"op":"launch","kernel":{kernel}{sep}"stream":{stream},"bindings":[{}],"outcome":{outcome}"#,
+                bindings.join(sep)
+            );
+            if extra {
+                line.push_str(r#","x":null"#);
+            }
+            line.push('}');
+            if let Some(event) = fast::launch(&line) {
+                prop_assert_eq!(parse_full(&line, false), Ok(event), "{}", line);
             }
         }
     }
