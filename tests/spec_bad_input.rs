@@ -717,3 +717,28 @@ fn an_errors_inner_error_is_itself_alone_and_the_bad_launchs_in_a_batch() {
     // Not strict: memory 4 is only unresolved, and the batch runs.
     assert!(w.launch_batch(&batch, &mut Vec::new()).is_ok());
 }
+
+/// SPEC §2 (strict mode rejects an unresolved binding) with Appendix A
+/// "Bindings" (`dead` bindings are resolved too).
+#[test]
+fn in_strict_mode_an_unresolved_dead_binding_is_rejected() {
+    let mut w = world(true);
+    let (before, launches) = (snapshot(&w), w.launches());
+    let b = [writes(0, 1), Binding::whole(0, 99, Access::Dead)];
+    let err = w
+        .launch(&Launch {
+            kernel: "k",
+            stream: 0.into(),
+            bindings: &b,
+            outcome: FAIL,
+        })
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::Unresolved {
+            memory: 99,
+            slot: 0
+        }
+    );
+    assert_eq!((snapshot(&w), w.launches()), (before, launches));
+}

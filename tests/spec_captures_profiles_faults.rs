@@ -722,3 +722,77 @@ fn a_replay_of_a_memory_id_reused_on_another_slot_is_unresolved() {
     assert_eq!(claims(&w, 1), []);
     assert_eq!(w.stats().unresolved_bindings, 1);
 }
+
+// ---- what a window records, and its report ------------------------------
+
+/// SPEC §6 and Appendix A "Captures": a window records the *resolved*
+/// write-visible bindings of the launches that ran — not an unresolved one
+/// (which a replay would otherwise resolve again, by memory id, onto a
+/// later allocation), not a dead one, not a read.
+#[test]
+fn a_window_records_only_resolved_write_visible_bindings() {
+    let mut w = world();
+    w.capture_begin(0).unwrap();
+    let b = [
+        writes(0, 9), // memory 9 is not live: unresolved
+        Binding::whole(0, 1, Access::Dead),
+        reads(1, 3),
+        writes(0, 2),
+    ];
+    assert_eq!(go(&mut w, "a", 0, &b, Outcome::Ok), ("ran", 0, 0));
+    assert_eq!(w.capture_end(0, 7).unwrap(), CaptureResult::Ok);
+    assert_eq!(w.stats().unresolved_bindings, 1);
+    w.alloc(0, 9, 16).unwrap();
+    w.replay(7, FAIL).unwrap();
+    assert_eq!(claims(&w, 9), []);
+    assert_eq!(claims(&w, 1), []);
+    assert_eq!(claims(&w, 3), []);
+    assert_eq!(claims(&w, 2), [(0, 16, 1, None)]);
+    assert_eq!(w.stats().unresolved_bindings, 1);
+}
+
+/// SPEC §6: only launches on the window's slot are recorded; one on
+/// another slot that writes memory made on the window's slot is not.
+#[test]
+fn a_launch_that_runs_on_another_slot_is_not_recorded_into_the_window() {
+    let mut w = world();
+    w.capture_begin(0).unwrap();
+    assert_eq!(
+        go(&mut w, "a", 1, &[writes(0, 1)], Outcome::Ok),
+        ("ran", 0, 0)
+    );
+    assert_eq!(w.capture_end(0, 7).unwrap(), CaptureResult::Ok);
+    w.replay(7, FAIL).unwrap();
+    assert_eq!(claims(&w, 1), []);
+}
+
+/// Appendix A "Captures" and §4: the `capture_failed` chain walks from the
+/// pinned record, and says `truncated` when that record was cut.
+#[test]
+fn a_capture_failed_report_is_truncated_when_the_pinned_record_was_cut() {
+    let mut w = World::new(Config {
+        chain_limit: 1,
+        ..Config::default()
+    })
+    .unwrap();
+    for m in 1..=3 {
+        w.alloc(0, m, 16).unwrap();
+    }
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
+    let b = [reads(0, 1), writes(0, 2)];
+    assert_eq!(go(&mut w, "k1", 0, &b, Outcome::Ok), ("skipped", 1, 1));
+    w.capture_begin(0).unwrap();
+    // Depth 2 would pass chain_limit 1: k2's record is cut.
+    let b = [reads(0, 2), writes(0, 3)];
+    assert_eq!(go(&mut w, "k2", 0, &b, Outcome::Ok), ("skipped", 1, 2));
+    let report = failed(w.capture_end(0, 7).unwrap());
+    let hop = ChainHop {
+        launch: 2,
+        kernel: "k2".into(),
+        needed: 2,
+    };
+    assert_eq!(
+        (report.failure.get(), report.chain, report.truncated),
+        (1, vec![hop], true)
+    );
+}

@@ -442,3 +442,37 @@ fn the_record_store_holds_a_skip_record_while_its_claim_lives() {
     let records = &w.graph().records;
     assert_eq!((records.len(), records.is_empty()), (0, true));
 }
+
+/// SPEC §4 "Skip records — exact provenance": the record's cause is the
+/// origin of the claim that decided — the lowest `start` overlapping the
+/// deciding binding — when one failure reaches the bytes both at the root
+/// and through a record.
+#[test]
+fn a_skips_cause_is_the_origin_of_the_lowest_start_claim_its_deciding_binding_overlaps() {
+    for record_first in [true, false] {
+        let mut w = world(Config::default(), [2, 3]);
+        w.alloc(0, 1, 32).unwrap();
+        let (through_record, at_root) = if record_first {
+            ((0, 16), (16, 32))
+        } else {
+            ((16, 32), (0, 16))
+        };
+        let fill = [
+            writes(0, 2),
+            Binding::range(0, 1, at_root.0, at_root.1, Access::Write),
+        ];
+        assert_eq!(go(&mut w, "fill", &fill, FAIL), ("failed", 1, 0));
+        let (start, end) = through_record;
+        let copy = [reads(0, 2), Binding::range(0, 1, start, end, Access::Write)];
+        assert_eq!(go(&mut w, "copy", &copy, Outcome::Ok), ("skipped", 1, 2));
+        let b = [reads(0, 1), writes(0, 3)];
+        assert_eq!(go(&mut w, "use", &b, Outcome::Ok), ("skipped", 1, 1));
+        let expected = if record_first {
+            vec![hop(2, "use", 1), hop(1, "copy", 2)]
+        } else {
+            vec![hop(2, "use", 1)]
+        };
+        let r = tainted(&mut w, reads(0, 3));
+        assert_eq!((r.chain, r.truncated), (expected, false), "{record_first}");
+    }
+}

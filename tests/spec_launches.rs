@@ -442,3 +442,17 @@ fn a_batch_with_one_bad_launch_changes_nothing_and_names_its_index() {
     assert_eq!(claims(&w, 1), []);
     assert_eq!(w.launch(&launches[0]).unwrap().launch, 0);
 }
+
+/// SPEC §3: step 1 (resolve_owner) comes before step 2 (dry_run), so a dry
+/// run's unresolved bindings are counted — in a world with no failure and
+/// in one with a live failure alike.
+#[test]
+fn a_dry_run_still_resolves_its_bindings_and_counts_the_unresolved_ones() {
+    let mut w = w(&[1, 2], 16);
+    let b = [reads(0, 99), writes(3, 1), writes(0, 1)];
+    assert_eq!(go(&mut w, "k", &b, Outcome::DryRun), ("dry_run", 0, 0));
+    assert_eq!(w.stats().unresolved_bindings, 2);
+    go(&mut w, "fill", &[writes(0, 2)], FAIL);
+    assert_eq!(go(&mut w, "k", &b, Outcome::DryRun), ("dry_run", 0, 0));
+    assert_eq!(w.stats().unresolved_bindings, 4);
+}

@@ -1264,3 +1264,71 @@ fn tainted_bytes_past_u64_max_is_reported_exactly() {
         "{text}"
     );
 }
+
+// ---- §7 fault injection numbering, §8 launch_results order -----------------
+
+/// SPEC §7: "a rejected line takes no number" and "replays do not count as
+/// launches", so "fail launch n" names the n-th accepted launch.
+#[test]
+fn fail_launch_counts_only_accepted_launches_and_no_replay_or_host_write() {
+    let log = [
+        &alloc(0, 1, 16) as &str,
+        &alloc(0, 2, 16),
+        r#"{"op":"capture_begin","stream":0}"#,
+        &launch("zero", 0, &[bind(0, 1, "write")], "ok"),
+        r#"{"op":"capture_end","stream":0,"graph":1}"#,
+        &replay_line(1, 0, "ok"),
+        &host_write(0, 2, "ok"),
+        // Rejected: a range past the end of memory 1. It takes no number.
+        r#"{"op":"launch","kernel":"bad","stream":0,"bindings":[{"stream":0,"memory":1,"range":[0,17],"access":"write"}],"outcome":"ok"}"#,
+        &launch("fill", 0, &[bind(0, 2, "write")], "ok"),
+        &read(0, 1),
+        &read(0, 2),
+    ];
+    let (r, _) = report(
+        "fail_launch_numbering.jsonl",
+        &log,
+        &["--keep-going", "--fail-launch", "1"],
+    );
+    assert_eq!(r["launches"], 2);
+    assert_eq!(
+        r["launch_results"],
+        json!([{"launch": 1, "line": 9, "verdict": "failed", "failure": 1}])
+    );
+    assert_eq!(
+        r["reads"],
+        json!([
+            clean(10, 1),
+            tainted(11, 2, 1, error("injected", "fill", "injected failure"), 1),
+        ])
+    );
+}
+
+/// SPEC §8: `launch_results` lists launches, failed replays and failed host
+/// writes together, in log order.
+#[test]
+fn launch_results_interleave_launches_host_writes_and_replays_in_log_order() {
+    let log = [
+        &alloc(0, 1, 16) as &str,
+        &alloc(0, 2, 16),
+        &alloc(0, 3, 16),
+        r#"{"op":"capture_begin","stream":0}"#,
+        &launch("zero", 0, &[bind(0, 3, "write")], "ok"),
+        r#"{"op":"capture_end","stream":0,"graph":4}"#,
+        &host_write(0, 1, COPY_FAILED),
+        &launch("gelu", 0, &[bind(0, 1, "read"), bind(0, 2, "write")], "ok"),
+        &replay_line(4, 0, GRAPH_FAILED),
+        &launch("fill", 0, &[bind(0, 2, "write")], "dry_run"),
+        &host_write(0, 2, COPY_FAILED),
+    ];
+    let (_, text) = report("launch_results_order.jsonl", &log, &[]);
+    let expected = concat!(
+        r#""launch_results":["#,
+        r#"{"host_write":true,"line":7,"verdict":"failed","failure":1},"#,
+        r#"{"launch":1,"line":8,"verdict":"skipped","failure":1,"needed":1},"#,
+        r#"{"replay":true,"graph":4,"line":9,"verdict":"failed","failure":2},"#,
+        r#"{"launch":2,"line":10,"verdict":"dry_run"},"#,
+        r#"{"host_write":true,"line":11,"verdict":"failed","failure":1}]"#,
+    );
+    assert!(text.contains(expected), "{text}");
+}

@@ -5,8 +5,8 @@ use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use taintworld::{
-    Access, Binding, CaptureResult, Error, ErrorInfo, Launch, Outcome, ReadResult, ScopeOutcome,
-    World,
+    Access, Binding, CaptureResult, Error, ErrorInfo, Launch, Outcome, ProfileResult, ReadResult,
+    ScopeOutcome, World,
 };
 
 /// A world with memory 1 (input) and 2 (output), 16 bytes each on stream 0.
@@ -331,4 +331,34 @@ fn a_scope_over_a_stale_row_counts_it_or_in_strict_mode_rejects_it_running_nothi
             assert_eq!(w.stats().unresolved_bindings, 1);
         }
     }
+}
+
+/// SPEC §6 profiles with §6b: a scope that runs is a launch that ran, so an
+/// open profile stays valid (no provisional failure reaches it).
+#[test]
+fn a_scope_whose_body_returns_ok_leaves_an_open_profile_valid() {
+    let mut w = world();
+    w.profile_begin(1).unwrap();
+    let out = w.scope("gelu", 0, &IO, || Ok::<_, ErrorInfo>(())).unwrap();
+    assert_eq!(out, ScopeOutcome::Ran(()));
+    assert_eq!(w.profile_end(1).unwrap(), ProfileResult::Valid);
+}
+
+/// SPEC §6 profiles with §6b and Appendix A ("id and error as at that
+/// moment"): a failed scope invalidates an open profile with the body's
+/// error, not the provisional `torn_down` one.
+#[test]
+fn a_scope_whose_body_fails_invalidates_an_open_profile_with_the_bodys_error() {
+    let mut w = world();
+    w.profile_begin(1).unwrap();
+    let error = ErrorInfo::new("launch", "ignored", "too many blocks");
+    w.scope("gelu", 0, &IO, || Err::<(), _>(error)).unwrap();
+    let r = w.profile_end(1).unwrap();
+    let ProfileResult::Invalid { failure, error } = r else {
+        panic!("{r:?}")
+    };
+    assert_eq!(
+        (failure.get(), error),
+        (1, ErrorInfo::new("launch", "gelu", "too many blocks"))
+    );
 }
