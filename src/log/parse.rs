@@ -1385,15 +1385,11 @@ mod fast {
         access: FastAccess,
     }
 
-    /// An access, from its string alone: serde's derive would also take
-    /// an enum written as a one-key object (`{"read":null}`), which the
-    /// format does not allow.
-    enum FastAccess {
-        Read,
-        Write,
-        ReadWrite,
-        Dead,
-    }
+    /// An access, from its string alone and by the full parser's
+    /// [`parse_access`](super::parse_access): serde's derive would also
+    /// take an enum written as a one-key object (`{"read":null}`), which
+    /// the format does not allow.
+    struct FastAccess(Access);
 
     impl<'de> Deserialize<'de> for FastAccess {
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -1411,13 +1407,9 @@ mod fast {
         }
 
         fn visit_str<E: de::Error>(self, v: &str) -> Result<FastAccess, E> {
-            match v {
-                "read" => Ok(FastAccess::Read),
-                "write" => Ok(FastAccess::Write),
-                "read_write" => Ok(FastAccess::ReadWrite),
-                "dead" => Ok(FastAccess::Dead),
-                _ => Err(E::custom("not an access")),
-            }
+            super::parse_access(v)
+                .map(FastAccess)
+                .ok_or_else(|| E::custom("not an access"))
         }
     }
 
@@ -1495,12 +1487,7 @@ mod fast {
                 stream: b.stream,
                 memory: b.memory,
                 range: b.range,
-                access: match b.access {
-                    FastAccess::Read => Access::Read,
-                    FastAccess::Write => Access::Write,
-                    FastAccess::ReadWrite => Access::ReadWrite,
-                    FastAccess::Dead => Access::Dead,
-                },
+                access: b.access.0,
             })
             .collect();
         let outcome = match line.outcome {

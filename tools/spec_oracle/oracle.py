@@ -377,7 +377,7 @@ class World:
                 self.profiles[pid] = (fid, self.failures[fid].error())
 
     # -- events
-    def ev_alloc(self, obj):
+    def ev_alloc(self, obj, line):
         stream = get_u64(obj, "stream")
         memory = get_u64(obj, "memory")
         size = get_u64(obj, "size")
@@ -394,7 +394,7 @@ class World:
         self.allocs[memory] = a
         self.set_claims(a, list(claims))
 
-    def ev_free(self, obj):
+    def ev_free(self, obj, line):
         memory = get_u64(obj, "memory")
         a = self.allocs.get(memory)
         if a is None:
@@ -512,7 +512,7 @@ class World:
                            "occurrences": f.occurrences, "chain": hops,
                            "truncated": trunc})
 
-    def ev_capture_begin(self, obj):
+    def ev_capture_begin(self, obj, line):
         stream = get_u64(obj, "stream")
         sl = self.slot(stream)
         if sl in self.windows:
@@ -563,13 +563,13 @@ class World:
                                     "verdict": "failed", "failure": fid})
         self.invalidate_profiles(fid)
 
-    def ev_graph_destroy(self, obj):
+    def ev_graph_destroy(self, obj, line):
         graph = get_u64(obj, "graph")
         if graph not in self.graphs:
             raise Bad("unknown graph")
         del self.graphs[graph]
 
-    def ev_profile_begin(self, obj):
+    def ev_profile_begin(self, obj, line):
         p = get_u64(obj, "profile")
         if p in self.profiles:
             raise Bad("profile already open")
@@ -586,7 +586,7 @@ class World:
             self.profile_results.append({"line": line, "profile": p, "result": "invalid",
                                          "failure": st[0], "error": st[1]})
 
-    def ev_device_fault(self, obj):
+    def ev_device_fault(self, obj, line):
         kind, msg = parse_error_obj(get(obj, "error"))
         if self.fault is None:
             self.fault = {"kind": kind, "kernel": "device", "message": msg}
@@ -597,38 +597,17 @@ class World:
         else:
             self.syncs.append({"line": line, "result": "device_fault", "error": dict(self.fault)})
 
+    OPS = ("alloc", "free", "launch", "host_write", "read", "capture_begin",
+           "capture_end", "replay", "graph_destroy", "profile_begin",
+           "profile_end", "device_fault", "sync")
+
     def apply(self, obj, line):
         op = get_str(obj, "op")
-        if op == "alloc":
-            self.ev_alloc(obj)
-        elif op == "free":
-            self.ev_free(obj)
-        elif op == "launch":
-            self.ev_launch(obj, line)
-        elif op == "host_write":
-            self.ev_host_write(obj, line)
-        elif op == "read":
-            self.ev_read(obj, line)
-        elif op == "capture_begin":
-            self.ev_capture_begin(obj)
-        elif op == "capture_end":
-            self.ev_capture_end(obj, line)
-        elif op == "replay":
-            self.ev_replay(obj, line)
-        elif op == "graph_destroy":
-            self.ev_graph_destroy(obj)
-        elif op == "profile_begin":
-            self.ev_profile_begin(obj)
-        elif op == "profile_end":
-            self.ev_profile_end(obj, line)
-        elif op == "device_fault":
-            self.ev_device_fault(obj)
-        elif op == "sync":
-            self.ev_sync(obj, line)
-        elif op == "header":
+        if op == "header":
             raise Bad("header not first")
-        else:
+        if op not in self.OPS:
             raise Bad("unknown op %r" % op)
+        getattr(self, "ev_" + op)(obj, line)
         self.prune()
 
     def final(self):
