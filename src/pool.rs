@@ -123,6 +123,18 @@ pub trait StreamFactory {
 /// binding is passed rather than its memory id because a binding names a
 /// byte range, and the claim is exactly that range: a launch that failed
 /// writing one region of a buffer says nothing about the rest of it.
+///
+/// # Keeping claims
+///
+/// The graph learns that a failure is carried only through a
+/// [`ClaimSet`]: its `taint`, `release` and `clear` count, in the graph,
+/// the allocations that carry each failure, and a failure that nothing
+/// carries is pruned ([`taint`] prunes the one it minted at once when it
+/// claimed nothing). So an implementation keeps each allocation's claims
+/// in a [`ClaimSet`] — as [`StreamAllocations`], the ready-made one, does —
+/// and calls those methods with the graph it is handed. One that records
+/// failure ids some other way is never counted as carrying them: its
+/// failures are pruned under it, and its reads stop finding them.
 pub trait StreamMemory {
     /// The failure claiming any byte the binding names (the claim with the
     /// lowest start), if one does.
@@ -247,8 +259,9 @@ impl StreamMemory for StreamAllocations {
 /// Errors of the pool's index-taking calls.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PoolError<E> {
-    /// The factory could not create the stream.
-    #[error("a stream could not be created")]
+    /// The factory could not create the stream; its error, which the
+    /// message shows.
+    #[error("a stream could not be created: {0}")]
     Create(E),
     /// A special stream index at or past `num_special`.
     #[error("special stream {index} is out of range: the pool has {num_special}")]
@@ -526,8 +539,10 @@ pub fn taint_with<'a, F>(
 /// world would give; [`Failures::find_held_or_mint`](crate::Failures::find_held_or_mint)),
 /// pruned again when it claimed nothing: a failure no buffer holds has
 /// nothing to wait for. Only that failure is pruned: one that lost its
-/// last carrier elsewhere stays until the caller prunes the graph, as the
-/// seed's `taint` left it. Returns its id.
+/// last carrier elsewhere — even one of this same error, which gets a new
+/// id here — stays, and takes a [`taint_with`] of its id, until the caller
+/// prunes the graph ([`FailureGraph::prune`]), as the seed's `taint` left
+/// it. Returns its id.
 pub fn taint<'a, F>(
     pool: &mut StreamPool<F>,
     error: ErrorInfo,
@@ -565,7 +580,9 @@ pub fn written<'a, F>(
 
 #[cfg(test)]
 mod tests {
-    use super::{StreamAllocations, StreamFactory, StreamId, StreamPool, taint, written};
+    use super::{
+        StreamAllocations, StreamFactory, StreamId, StreamPool, taint, taint_with, written,
+    };
     use crate::components::binding::Access;
     use crate::{Binding, ErrorInfo, FailureGraph};
 
@@ -579,40 +596,51 @@ mod tests {
         }
     }
 
-    /// A backend that never prunes: every round mints a failure (the last
-    /// one lost its carrier) and queues it for pruning, and `taint` keeps
-    /// that queue no longer than about twice the live failures — without
-    /// dropping the key of a failure that a prune must still find.
+    /// A backend that prunes seldom: every round mints a failure (the last
+    /// one of that error lost its carrier), and the unheld ones stay — the
+    /// caller may still hold their ids — until the caller prunes, which
+    /// takes them all.
     #[test]
-    fn a_pool_whose_caller_never_prunes_keeps_the_prune_queue_bounded() {
+    fn a_pool_whose_caller_prunes_seldom_keeps_unheld_failures_until_it_prunes() {
         let mut pool = StreamPool::new(Factory, 2, 0).unwrap();
         let mut graph = FailureGraph::new();
         pool.get_mut(&StreamId { value: 0 }).alloc(1, 64).unwrap();
-        pool.get_mut(&StreamId { value: 0 }).alloc(2, 64).unwrap();
-        // Failure "early" taints memory 2 and loses it at once: unheld,
-        // queued, never pruned, through every compaction below.
-        let early = Binding::whole(0, 2, Access::Write);
-        let error = ErrorInfo::new("compile", "early", "bad PTX");
-        taint(&mut pool, error, [&early].into_iter(), &mut graph);
-        written(&mut pool, [&early].into_iter(), &mut graph);
         let out = Binding::whole(0, 1, Access::Write);
-        for round in 0..100_000 {
+        for round in 0..1_000 {
             let error = ErrorInfo::new("compile", "fill", "bad PTX");
-            taint(&mut pool, error, [&out].into_iter(), &mut graph);
+            let id = taint(&mut pool, error, [&out].into_iter(), &mut graph);
+            assert_eq!(id.get(), round + 1);
             written(&mut pool, [&out].into_iter(), &mut graph);
-            // Two live failures, "early" and the last "fill", both unheld:
-            // the queue is compacted past 2 × 2 + 64 keys, and a round adds
-            // two before the next compaction.
-            assert_eq!(graph.failures.len(), 2, "round {round}");
+            assert_eq!(graph.failures.len() as u64, round + 1);
+        }
+        assert_eq!(graph.prune(), 1_000);
+        assert!(graph.failures.is_empty());
+    }
+
+    /// A backend that taints with one failure and releases it again, round
+    /// after round, and never prunes: each release queues the failure for
+    /// pruning, and the queue stays no longer than about twice the live
+    /// failures — without dropping the key a prune must still find.
+    #[test]
+    fn taint_with_and_written_without_a_prune_keep_the_prune_queue_bounded() {
+        let mut pool = StreamPool::new(Factory, 2, 0).unwrap();
+        let mut graph = FailureGraph::new();
+        pool.get_mut(&StreamId { value: 0 }).alloc(1, 64).unwrap();
+        let out = Binding::whole(0, 1, Access::Write);
+        let error = ErrorInfo::new("compile", "fill", "bad PTX");
+        let id = taint(&mut pool, error, [&out].into_iter(), &mut graph);
+        for round in 0..100_000 {
+            written(&mut pool, [&out].into_iter(), &mut graph);
+            taint_with(&mut pool, id, [&out].into_iter(), &mut graph);
             assert!(
-                graph.failures.queued() <= 2 * 2 + 64 + 2,
+                graph.failures.queued() <= 2 + 64 + 1,
                 "round {round}: {} keys queued",
                 graph.failures.queued()
             );
         }
-        assert_eq!(graph.failures.minted(), 100_001);
-        // Compacting kept both keys: a prune finds both.
-        assert_eq!(graph.prune(), 2);
+        written(&mut pool, [&out].into_iter(), &mut graph);
+        // Compacting kept the key: a prune finds the failure.
+        assert_eq!(graph.prune(), 1);
         assert!(graph.failures.is_empty());
     }
 }

@@ -136,6 +136,12 @@ fn get_or_create_special_wraps_the_factorys_error_in_create() {
         err,
         PoolError::Create(ErrorInfo::new("device", "create", "poisoned"))
     );
+    // The factory's error is in the message, so it survives `?` into a
+    // boxed error, as the seed's returned error did.
+    assert_eq!(
+        err.to_string(),
+        "a stream could not be created: device in create: poisoned"
+    );
 }
 
 #[test]
@@ -699,6 +705,95 @@ fn taint_mints_a_new_id_for_an_identity_nothing_holds_any_more() {
     // same error mints failure 2, as the world would.
     let b = taint_as(&mut p, &mut g, ("compile", "fill"), &out);
     assert_eq!((a.get(), b.get(), g.failures.minted()), (1, 2, 2));
-    assert!(g.failures.key_of(a).is_none());
     assert_eq!(claims(&p, &g, 0, 1), [(0, 16, 2)]);
+    // Failure 1 stays, unheld and with its one occurrence, until the
+    // caller prunes, as the seed's `taint` left a failure it did not mint.
+    let old = g.failures.get(g.failures.key_of(a).unwrap()).unwrap();
+    assert_eq!((old.occurrences, old.held()), (1, false));
+    let new = g.failures.get(g.failures.key_of(b).unwrap()).unwrap();
+    assert_eq!(new.occurrences, 1);
+    assert_eq!(g.prune(), 1);
+    assert!(g.failures.key_of(a).is_none());
+    assert!(g.failures.key_of(b).is_some());
+}
+
+#[test]
+fn an_id_the_caller_has_not_pruned_still_takes_a_taint_after_its_error_minted_a_new_one() {
+    let (mut p, mut g) = fresh(0);
+    for m in 1..=3 {
+        p.get_mut(&id(0)).memory.alloc(m, 8).unwrap();
+    }
+    let [a, b, c] = [1, 2, 3].map(|m| [Binding::whole(0, m, Access::Write)]);
+    let first = taint_as(&mut p, &mut g, ("compile", "fill"), &a);
+    pool::written(&mut p, a.iter(), &mut g);
+    let second = taint_as(&mut p, &mut g, ("compile", "fill"), &b);
+    assert_eq!((first.get(), second.get()), (1, 2));
+    // The backend still holds failure 1 and taints with it: it lands.
+    pool::taint_with(&mut p, first, c.iter(), &mut g);
+    assert_eq!(claims(&p, &g, 0, 3), [(0, 8, 1)]);
+    assert_eq!(claims(&p, &g, 0, 2), [(0, 8, 2)]);
+    // Held again, it outlives a prune; the identity now names failure 2.
+    assert_eq!(g.prune(), 0);
+    assert_eq!(taint_as(&mut p, &mut g, ("compile", "fill"), &b), second);
+}
+
+/// A stream memory of the backend's own, keeping its claims in the
+/// crate's [`taintworld::ClaimSet`] as `StreamMemory`'s docs ask: the
+/// graph counts it as carrying its failures, so `taint` keeps them.
+#[derive(Default)]
+struct OwnMemory(std::collections::BTreeMap<u64, taintworld::ClaimSet>);
+
+impl StreamMemory for OwnMemory {
+    fn failure(&self, b: &Binding, g: &FailureGraph) -> Option<taintworld::FailureId> {
+        let MemoryRef::Id(m) = b.memory else {
+            return None;
+        };
+        let claim = self.0.get(&m)?.first_overlap(0, u64::MAX)?;
+        g.failures.get(claim.failure).map(|f| f.id)
+    }
+    fn taint(&mut self, b: &Binding, f: taintworld::FailureId, g: &mut FailureGraph) {
+        if let (MemoryRef::Id(m), Some(key)) = (b.memory, g.failures.key_of(f)) {
+            let set = self.0.entry(m).or_default();
+            let origin = taintworld::Origin::Root;
+            set.taint(0, 64, key, origin, &mut g.failures, &mut g.records);
+        }
+    }
+    fn written(&mut self, b: &Binding, g: &mut FailureGraph) {
+        if let MemoryRef::Id(m) = b.memory
+            && let Some(set) = self.0.get_mut(&m)
+        {
+            set.release(0, 64, &mut g.failures, &mut g.records);
+        }
+    }
+}
+
+struct OwnFactory;
+
+impl StreamFactory for OwnFactory {
+    type Stream = OwnMemory;
+    type Error = ErrorInfo;
+    fn create(&mut self) -> Result<OwnMemory, ErrorInfo> {
+        Ok(OwnMemory::default())
+    }
+}
+
+#[test]
+fn a_backends_own_stream_memory_that_keeps_claim_sets_keeps_its_failures() {
+    let mut p = StreamPool::new(OwnFactory, 1, 0).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_mut(&id(0));
+    let out = [Binding::whole(0, 7, Access::Write)];
+    let read = Binding::whole(0, 7, Access::Read);
+    let f = pool::taint(
+        &mut p,
+        ErrorInfo::new("compile", "fill", "x"),
+        out.iter(),
+        &mut g,
+    );
+    assert_eq!(g.prune(), 0);
+    let hit = pool::read_failure(&p, [&read].into_iter(), &g).expect("failure 1 kept");
+    assert_eq!((hit.failure, hit.error.kernel.as_str()), (f, "fill"));
+    pool::written(&mut p, out.iter(), &mut g);
+    assert_eq!(g.prune(), 1);
+    assert!(pool::read_failure(&p, [&read].into_iter(), &g).is_none());
 }

@@ -53,6 +53,13 @@ pub struct ErrorInfo {
     pub message: String,
 }
 
+/// `kind in kernel: message`, as the replay summary shows a root error.
+impl fmt::Display for ErrorInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} in {}: {}", self.kind, self.kernel, self.message)
+    }
+}
+
 impl ErrorInfo {
     /// An error from its three parts.
     pub fn new(kind: &str, kernel: &str, message: &str) -> Self {
@@ -234,9 +241,18 @@ impl Failures {
         if let Some(f) = self.store.get_mut(key) {
             f.carriers = f.carriers.saturating_sub(1);
             if !f.held() {
-                self.unclaimed.push(key);
+                self.queue_unclaimed(key);
             }
         }
+    }
+
+    /// Queues `key`, which nothing holds any more, for the next prune —
+    /// keeping the queue bounded for a caller that prunes seldom (the
+    /// world prunes after every event, so for it the bound never acts).
+    #[inline]
+    fn queue_unclaimed(&mut self, key: FailureKey) {
+        self.unclaimed.push(key);
+        self.bound_unclaimed();
     }
 
     /// Something (a doomed capture window) holds `key` alive.
@@ -251,7 +267,7 @@ impl Failures {
         if let Some(f) = self.store.get_mut(key) {
             f.pins = f.pins.saturating_sub(1);
             if !f.held() {
-                self.unclaimed.push(key);
+                self.queue_unclaimed(key);
             }
         }
     }
@@ -284,19 +300,44 @@ impl Failures {
     /// [`find_or_mint`](Self::find_or_mint) for a caller that prunes when
     /// it likes, as the seed-shaped [`pool`](crate::pool) does: a failure
     /// of that identity that nothing carries or pins any more, kept only
-    /// because it was not pruned yet, no longer exists (SPEC §4: a failure
-    /// exists while it is carried or pinned), so it is removed and a new id
-    /// minted — the id the world, which prunes after every event, gives.
+    /// because it was not pruned yet, no longer exists as that identity
+    /// (SPEC §4: a failure exists while it is carried or pinned), so a new
+    /// id is minted — the id the world, which prunes after every event,
+    /// gives.
+    ///
+    /// The unheld failure itself stays in the store, under its old id,
+    /// until the caller prunes: a caller holding that id may still taint
+    /// with it ([`pool::taint_with`](crate::pool::taint_with)), which holds
+    /// it again. It is no longer found by its identity, though: an
+    /// identity names the failure minted for it last.
     pub fn find_held_or_mint(&mut self, kind: &str, kernel: &str, message: &str) -> FailureKey {
         let minted = self.minted;
         let key = self.find_or_mint(kind, kernel, message);
         // Found, not minted, and held by nothing: the occurrence just
-        // counted goes with it.
-        if self.minted == minted && self.get(key).is_some_and(|f| !f.held()) {
-            self.remove(key);
+        // counted belongs to the failure minted now, not to it.
+        if self.minted == minted
+            && let Some(f) = self.store.get_mut(key)
+            && !f.held()
+        {
+            f.occurrences = f.occurrences.saturating_sub(1);
+            self.forget_identity(key);
             return self.find_or_mint(kind, kernel, message);
         }
         key
+    }
+
+    /// Takes `key` out of the identity index (and the last-found shortcut):
+    /// it keeps its id and its place in the store, but an error of its
+    /// identity no longer finds it.
+    fn forget_identity(&mut self, key: FailureKey) {
+        if let Some(f) = self.store.get(key)
+            && let Ok(entry) = self.by_identity.find_entry(f.identity, |&k| k == key)
+        {
+            entry.remove();
+        }
+        if self.last == Some(key) {
+            self.last = None;
+        }
     }
 
     /// Removes `key` if nothing holds it, and no other failure: what a
