@@ -209,6 +209,12 @@ impl World {
     /// The kernel a host write's failure names (SPEC §5).
     pub const HOST_WRITE_KERNEL: &'static str = "host_write";
 
+    /// The kernel a failed reservation's failure names (SPEC §6a).
+    pub const ALLOC_KERNEL: &'static str = "alloc";
+
+    /// The kernel a device fault's error names (SPEC §6).
+    pub const DEVICE_KERNEL: &'static str = "device";
+
     /// The kernel a failed replay of graph `graph` names (SPEC §6):
     /// `graph:<id>`.
     pub fn graph_kernel(graph: u64) -> alloc::string::String {
@@ -326,8 +332,11 @@ impl World {
             return Err(Error::DuplicateMemory { memory });
         }
         self.streams.initialize(slot);
-        let unbacked =
-            failed.map(|(kind, message)| self.graph.failures.find_or_mint(kind, "alloc", message));
+        let unbacked = failed.map(|(kind, message)| {
+            self.graph
+                .failures
+                .find_or_mint(kind, Self::ALLOC_KERNEL, message)
+        });
         let mut claims = ClaimSet::default();
         if let Some(failure) = unbacked {
             let g = &mut self.graph;
@@ -1351,7 +1360,7 @@ impl World {
     /// ```
     pub fn device_fault(&mut self, kind: &str, message: &str) {
         if self.fault.is_none() {
-            self.fault = Some(ErrorInfo::new(kind, "device", message));
+            self.fault = Some(ErrorInfo::new(kind, Self::DEVICE_KERNEL, message));
         }
     }
 

@@ -697,7 +697,7 @@ fn the_summary_lists_the_first_twenty_failures_and_ten_rejected_lines_and_counts
     assert!(listed[19].starts_with("failure 20: compile in k: error 19 "));
     assert!(
         summary.contains(
-            "… failures past the first 20 failed 5 more operations (launches, host writes, replays) and skipped 3 more launches (--json lists each by failure id)"
+            "… failures past the first 20 failed 5 more operations (launches, host writes, replays, reservations) and skipped 3 more launches (--json lists each by failure id)"
         ),
         "{summary}"
     );
@@ -716,4 +716,89 @@ fn the_summary_lists_the_first_twenty_failures_and_ten_rejected_lines_and_counts
     assert_eq!(json["rejected"].as_array().map(Vec::len), Some(15));
     assert_eq!(json["failures_minted"], 25);
     assert_eq!(json["verdicts"]["skipped"], 3);
+}
+
+#[test]
+fn a_reader_that_stops_early_is_no_error_for_the_json_report_either() {
+    let log = scratch("long_report.jsonl");
+    // Every launch after the first failure is skipped and listed: a report
+    // of about a megabyte, far past what a pipe holds.
+    let out = taintworld(&[
+        "gen",
+        "--seed",
+        "3",
+        "--launches",
+        "20000",
+        "--shape",
+        "chain",
+        "--fail-rate",
+        "0.001",
+        "-o",
+        log.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+        .args(["replay", "--json", log.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    // Read a little, then close the pipe, as `| head -c 20` does.
+    let mut start = [0u8; 20];
+    {
+        use std::io::Read;
+        let mut stdout = child.stdout.take().expect("piped");
+        stdout.read_exact(&mut start).expect("the report's start");
+    }
+    let out = child.wait_with_output().expect("the binary ends");
+    assert!(start.starts_with(br#"{"format""#));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success());
+}
+
+#[test]
+fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
+    let log = scratch("reservations_and_faults.jsonl");
+    let lines = [
+        r#"{"op":"alloc","stream":0,"memory":1,"size":4096,"outcome":{"failed":{"kind":"out_of_memory","message":"cudaMalloc"}}}"#,
+        r#"{"op":"read","binding":{"stream":0,"memory":1}}"#,
+        // The same error again, on a reservation that claims nothing: an
+        // occurrence of failure 1, which the summary must count.
+        r#"{"op":"alloc","stream":0,"memory":2,"size":0,"outcome":{"failed":{"kind":"out_of_memory","message":"cudaMalloc"}}}"#,
+        r#"{"op":"alloc","stream":0,"memory":3,"size":8}"#,
+        r#"{"op":"profile_begin","profile":7}"#,
+        r#"{"op":"launch","kernel":"copy","stream":0,"bindings":[{"stream":0,"memory":1,"access":"read"},{"stream":0,"memory":3,"access":"write"}],"outcome":"ok"}"#,
+        r#"{"op":"profile_end","profile":7}"#,
+        r#"{"op":"device_fault","error":{"kind":"device","message":"illegal address"}}"#,
+        r#"{"op":"device_fault","error":{"kind":"device","message":"a later one"}}"#,
+        r#"{"op":"sync"}"#,
+        r#"{"op":"read","binding":{"stream":0,"memory":3}}"#,
+        r#"{"op":"read","binding":{"stream":0,"memory":99}}"#,
+    ];
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let out = taintworld(&["replay", log.to_str().unwrap()]);
+    assert!(out.status.success());
+    let summary = String::from_utf8(out.stdout).unwrap();
+    let expected = [
+        "12 events, 1 launches: 0 ran, 0 failed, 1 skipped, 0 dry runs",
+        "failure 1: out_of_memory in alloc: cudaMalloc (2 occurrences, skipped 1 launch)",
+        "line 2: read of memory 1 is tainted by failure 1 (out_of_memory in alloc: cudaMalloc)",
+        "1 profile(s) invalid",
+        // The first fault wins; the unresolved read of memory 99 answers
+        // `unresolved`, not the fault.
+        "line 8: device fault (device in device: illegal address); 1 read and 1 sync after it answered device_fault",
+        "1 unresolved bindings",
+        "final: 1 live failures, 2 tainted allocations, 4104 tainted bytes, 2 claims",
+    ];
+    assert_eq!(summary.lines().collect::<Vec<_>>(), expected, "{summary}");
+    // The JSON report agrees on the occurrences and the fault's answers.
+    let json = report(&["replay", "--json", log.to_str().unwrap()]);
+    assert_eq!(json["reads"][0]["occurrences"], 1);
+    assert_eq!(json["syncs"][0]["result"], "device_fault");
+    assert_eq!(json["reads"][1]["result"], "device_fault");
+    assert_eq!(json["profiles"][0]["result"], "invalid");
 }

@@ -527,6 +527,23 @@ fn malformed_json_is_bad_input() {
 }
 
 #[test]
+fn a_malformed_line_names_its_column_and_not_a_second_line_number() {
+    assert_eq!(
+        bad("{\"op\":\"sync\","),
+        "malformed JSON: EOF while parsing a value at column 13"
+    );
+}
+
+#[test]
+fn a_line_that_starts_with_a_byte_order_mark_says_so() {
+    let message = bad("\u{feff}{\"op\":\"sync\"}");
+    assert_eq!(
+        message,
+        "malformed JSON: the line starts with a byte-order mark (U+FEFF), which a log line may not (expected value at column 1)"
+    );
+}
+
+#[test]
 fn a_line_that_is_json_but_not_an_object_is_bad_input() {
     assert_eq!(
         bad("[1,2]"),

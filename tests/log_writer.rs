@@ -186,6 +186,30 @@ fn events_the_reader_would_reject_are_refused_and_nothing_is_written() {
 }
 
 #[test]
+fn a_launch_too_wide_for_the_readers_line_limit_is_refused_and_one_at_the_limit_reads_back() {
+    use taintworld::log::MAX_LINE_BYTES;
+    let launch = |kernel: String| Event::Launch {
+        kernel,
+        stream: 0,
+        bindings: vec![],
+        outcome: Outcome::Ok,
+    };
+    // The line around a kernel name of n bytes is `overhead + n` long.
+    let overhead = written(&[launch(String::new())]).len() - 1;
+    let at_limit = launch("k".repeat(MAX_LINE_BYTES - overhead));
+    let log = written(std::slice::from_ref(&at_limit));
+    assert_eq!(log.len(), MAX_LINE_BYTES + 1);
+    assert_eq!(read_back(&log), [at_limit]);
+
+    let mut writer = LogWriter::new(Vec::new());
+    let over = launch("k".repeat(MAX_LINE_BYTES - overhead + 1));
+    let refused = writer.write_event(&over).unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(refused.to_string().contains("byte limit"), "{refused}");
+    assert!(writer.into_inner().is_empty());
+}
+
+#[test]
 fn strings_with_quotes_controls_and_unicode_round_trip() {
     let nasty = "q\"b\\s/ \n\r\t\u{0}\u{1f}\u{7f} é 核 🚀 \u{2028}\u{feff}";
     let events = vec![

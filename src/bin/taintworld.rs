@@ -238,6 +238,9 @@ struct Summary {
     reads: Vec<taintworld::log::ReadEntry>,
     failed_captures: u64,
     failed_host_ops: u64,
+    invalid_profiles: u64,
+    device_fault: Option<(u64, taintworld::ErrorInfo)>,
+    fault_answers: taintworld::log::FaultAnswers,
 }
 
 impl Summary {
@@ -257,6 +260,9 @@ impl Summary {
                 .collect(),
             failed_captures: replay.failed_captures(),
             failed_host_ops: replay.failed_host_writes_and_replays(),
+            invalid_profiles: replay.invalid_profiles(),
+            device_fault: replay.device_fault().map(|(line, e)| (line, e.clone())),
+            fault_answers: replay.fault_answers(),
         }
     }
 
@@ -288,7 +294,7 @@ impl Summary {
         if left_out != taintworld::log::Untallied::default() {
             writeln!(
                 out,
-                "… failures past the first {} failed {} more operation{} (launches, host writes, replays) and skipped {} more launch{} (--json lists each by failure id)",
+                "… failures past the first {} failed {} more operation{} (launches, host writes, replays, reservations) and skipped {} more launch{} (--json lists each by failure id)",
                 taintworld::log::SUMMARY_FAILURES,
                 left_out.failed,
                 if left_out.failed == 1 { "" } else { "s" },
@@ -342,6 +348,23 @@ impl Summary {
                 out,
                 "{} host write(s) or graph replay(s) failed",
                 self.failed_host_ops
+            )?;
+        }
+        if self.invalid_profiles > 0 {
+            writeln!(out, "{} profile(s) invalid", self.invalid_profiles)?;
+        }
+        if let Some((line, e)) = &self.device_fault {
+            let answers = self.fault_answers;
+            writeln!(
+                out,
+                "line {line}: device fault ({} in {}: {}); {} read{} and {} sync{} after it answered device_fault",
+                Shown(&e.kind),
+                Shown(&e.kernel),
+                Shown(&e.message),
+                answers.reads,
+                if answers.reads == 1 { "" } else { "s" },
+                answers.syncs,
+                if answers.syncs == 1 { "" } else { "s" },
             )?;
         }
         if report.unresolved_bindings > 0 {

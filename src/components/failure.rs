@@ -30,6 +30,13 @@ impl FailureId {
     pub const fn get(self) -> u64 {
         self.0
     }
+
+    /// The id numbered `n`, for code of this crate that knows a failure
+    /// by its number (the `n`th minted).
+    #[cfg(feature = "cli")]
+    pub(crate) const fn numbered(n: u64) -> Self {
+        FailureId(n)
+    }
 }
 
 impl fmt::Display for FailureId {

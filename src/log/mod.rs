@@ -63,8 +63,8 @@ pub use event::{ErrorObject, Event, Header, LogBinding, Outcome};
 pub use generate::{GenOptions, Shape, generate};
 pub use reader::{Line, LineError, LogReader, MAX_LINE_BYTES};
 pub use replay::{
-    FailureTally, Replay, ReplayError, ReplayOptions, SUMMARY_FAILURES, SUMMARY_READS,
-    SUMMARY_REJECTED, Untallied, replay,
+    FailureTally, FaultAnswers, Replay, ReplayError, ReplayOptions, SUMMARY_FAILURES,
+    SUMMARY_READS, SUMMARY_REJECTED, Untallied, replay,
 };
 pub use report::{
     CaptureEntry, CaptureResult, FinalState, LaunchResult, ProfileEntry, ProfileResult, ReadEntry,

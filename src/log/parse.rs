@@ -19,7 +19,7 @@
 //! during that walk are serde_json's own (malformed JSON; nesting past its
 //! limit, which lets arrays and objects go 127 deep counting the line's own
 //! object, so no line can exhaust the stack) and duplicate keys; serde_json
-//! words them all and ends each with `at line 1 column N`.
+//! words them all, and each error names the column (`at column N`).
 //! [`validate`] then checks the captured fields against the op and builds
 //! the event. A well-formed line costs only the allocations the owned
 //! [`Event`] keeps (a kernel name, a bindings vector); a string with escapes
@@ -76,11 +76,30 @@ fn parse_full(text: &str, first: bool) -> Result<Event, String> {
     let other = seed
         .deserialize(&mut de)
         .and_then(|other| de.end().map(|()| other))
-        .map_err(|e| format!("malformed JSON: {e}"))?;
+        .map_err(|e| malformed(text, &e))?;
     match other {
         None => validate(&mut raw, first),
         Some(shape) => Err(format!("a log line must be a JSON object, not {shape}")),
     }
+}
+
+/// serde_json's error for a line, worded for a log: every line is its own
+/// document, so serde_json's `at line 1 column N` becomes `at column N`
+/// (the reader names the log's line); a line that starts with a byte-order
+/// mark, which an editor may have added, says so.
+fn malformed(text: &str, e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    let what = match full.strip_suffix(&position) {
+        Some(what) if e.line() == 1 => format!("{what} at column {}", e.column()),
+        _ => full,
+    };
+    if text.starts_with('\u{feff}') {
+        return format!(
+            "malformed JSON: the line starts with a byte-order mark (U+FEFF), which a log line may not ({what})"
+        );
+    }
+    format!("malformed JSON: {what}")
 }
 
 /// The numbers of one line, counted in the order serde_json hands them

@@ -12,7 +12,7 @@ use crate::log::{
 };
 use crate::{
     Binding, CaptureResult, Config, Error, ErrorInfo, FailureId, Launch, MemoryRef, Outcome,
-    ProfileResult, ReadResult, StreamRef, TaintReport, Verdict, World,
+    ProfileResult, ReadResult, StreamRef, SyncResult, TaintReport, Verdict, World,
 };
 
 /// How a replay is run: the command line's options.
@@ -74,19 +74,20 @@ pub const SUMMARY_READS: usize = 5;
 pub const SUMMARY_REJECTED: usize = 10;
 
 /// How many failures the summary keeps a [`FailureTally`] of: the first
-/// this many to fail an operation (a launch, host write or replay) or skip
-/// a launch. Later ones are only counted, in
+/// this many to fail an operation (a launch, host write, replay or
+/// reservation) or skip a launch. Later ones are only counted, in
 /// [`Untallied`], so that a log of a million distinct errors costs the
 /// summary no more memory than one of twenty.
 pub const SUMMARY_FAILURES: usize = 20;
 
 /// The failed operations and skips of the failures the summary keeps no
 /// tally of (those past the first [`SUMMARY_FAILURES`]). Counted as
-/// operations, not as a failure's occurrences (which also count failed
-/// reservations of its identity), so the summary words them so.
+/// operations, not as a failure's occurrences, so the summary words them
+/// so.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Untallied {
-    /// Failed launches, host writes and replays whose failure has no tally.
+    /// Failed launches, host writes, replays and reservations whose
+    /// failure has no tally.
     pub failed: u64,
     /// Launches skipped by a failure that has no tally.
     pub skipped: u64,
@@ -117,7 +118,23 @@ pub struct Replay {
     /// for the summary whether or not the lists are kept.
     failed_captures: u64,
     failed_host_ops: u64,
+    /// Profiles that ended invalid, counted whether or not lists are kept.
+    invalid_profiles: u64,
+    /// The device fault (SPEC §6: the first wins) and its line.
+    device_fault: Option<(u64, ErrorInfo)>,
+    /// Reads and syncs that answered the device fault.
+    fault_answers: FaultAnswers,
     bindings: Vec<Binding>,
+}
+
+/// How many host reads and syncs answered `device_fault`, counted for the
+/// summary whether or not lists are kept.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultAnswers {
+    /// Reads of resolved bindings after the fault.
+    pub reads: u64,
+    /// Syncs after the fault.
+    pub syncs: u64,
 }
 
 impl Replay {
@@ -134,6 +151,9 @@ impl Replay {
             first_tainted: Vec::new(),
             failed_captures: 0,
             failed_host_ops: 0,
+            invalid_profiles: 0,
+            device_fault: None,
+            fault_answers: FaultAnswers::default(),
             bindings: Vec::new(),
         }
     }
@@ -181,6 +201,23 @@ impl Replay {
     /// lists are kept.
     pub fn failed_host_writes_and_replays(&self) -> u64 {
         self.failed_host_ops
+    }
+
+    /// How many profiles have ended invalid, whether or not lists are kept.
+    pub fn invalid_profiles(&self) -> u64 {
+        self.invalid_profiles
+    }
+
+    /// The device fault, if one happened, with its line: the first
+    /// `device_fault` event's (SPEC §6: the first fault wins).
+    pub fn device_fault(&self) -> Option<(u64, &ErrorInfo)> {
+        self.device_fault.as_ref().map(|(line, e)| (*line, e))
+    }
+
+    /// How many reads and syncs answered the device fault, whether or not
+    /// lists are kept.
+    pub fn fault_answers(&self) -> FaultAnswers {
+        self.fault_answers
     }
 
     /// Applies one line of the log. A bad line is an error unless
@@ -272,15 +309,20 @@ impl Replay {
                 memory,
                 size,
                 outcome,
-            } => {
-                match outcome {
-                    Some(LogOutcome::Failed(e)) => {
-                        world.alloc_failed(stream, memory, size, &e.kind, &e.message)
-                    }
-                    _ => world.alloc(stream, memory, size),
+            } => match outcome {
+                Some(LogOutcome::Failed(e)) => {
+                    let minted = world.stats().failures_minted;
+                    world
+                        .alloc_failed(stream, memory, size, &e.kind, &e.message)
+                        .map_err(text)?;
+                    let error = || ErrorInfo::new(&e.kind, World::ALLOC_KERNEL, &e.message);
+                    let f = failed_reservation(world, memory, minted, &error());
+                    tally(&mut self.tallies, world, f, false, error);
                 }
-                .map_err(text)?;
-            }
+                _ => {
+                    world.alloc(stream, memory, size).map_err(text)?;
+                }
+            },
             Event::Free { memory } => world.free(memory).map_err(text)?,
             Event::Launch {
                 kernel,
@@ -367,7 +409,11 @@ impl Replay {
                     }
                 }
             }
-            Event::Read { binding } if !keep && self.first_tainted.len() >= SUMMARY_READS => {
+            Event::Read { binding }
+                if !keep
+                    && self.first_tainted.len() >= SUMMARY_READS
+                    && self.device_fault.is_none() =>
+            {
                 // The summary has all the reports it shows: the cheap
                 // question does (same resolution, same errors, same count).
                 world.read_failure(&to_binding(&binding)).map_err(text)?;
@@ -377,7 +423,10 @@ impl Replay {
                     ReadResult::Clean => LogRead::Clean,
                     ReadResult::Unresolved => LogRead::Unresolved,
                     ReadResult::Tainted(report) => LogRead::Tainted(taint(report)),
-                    ReadResult::DeviceFault(e) => LogRead::DeviceFault(e),
+                    ReadResult::DeviceFault(e) => {
+                        self.fault_answers.reads += 1;
+                        LogRead::DeviceFault(e)
+                    }
                 };
                 let entry = ReadEntry {
                     line,
@@ -429,10 +478,13 @@ impl Replay {
             Event::ProfileEnd { profile } => {
                 let result = match world.profile_end(profile).map_err(text)? {
                     ProfileResult::Valid => LogProfile::Valid,
-                    ProfileResult::Invalid { failure, error: e } => LogProfile::Invalid {
-                        failure: failure.get(),
-                        error: e,
-                    },
+                    ProfileResult::Invalid { failure, error: e } => {
+                        self.invalid_profiles += 1;
+                        LogProfile::Invalid {
+                            failure: failure.get(),
+                            error: e,
+                        }
+                    }
                 };
                 if keep {
                     self.report.profiles.push(ProfileEntry {
@@ -442,9 +494,18 @@ impl Replay {
                     });
                 }
             }
-            Event::DeviceFault { error: e } => world.device_fault(&e.kind, &e.message),
+            Event::DeviceFault { error: e } => {
+                world.device_fault(&e.kind, &e.message);
+                if self.device_fault.is_none() {
+                    let error = ErrorInfo::new(&e.kind, World::DEVICE_KERNEL, &e.message);
+                    self.device_fault = Some((line, error));
+                }
+            }
             Event::Sync => {
                 let result = world.sync();
+                if matches!(result, SyncResult::DeviceFault(_)) {
+                    self.fault_answers.syncs += 1;
+                }
                 if keep {
                     self.report.syncs.push(SyncEntry { line, result });
                 }
@@ -532,6 +593,33 @@ fn error_of(outcome: Outcome<'_>, kernel: &str) -> ErrorInfo {
         Outcome::Failed { kind, message } => ErrorInfo::new(kind, kernel, message),
         Outcome::Ok | Outcome::DryRun => ErrorInfo::default(),
     }
+}
+
+/// The failure a reservation of `memory` that just failed recorded:
+/// the one its claim names; or, for a zero-size reservation, which claims
+/// nothing, the failure minted for it (ids are minted in order, so one
+/// past `minted_before`), or else the live failure of its `error`, which
+/// it occurred again as.
+fn failed_reservation(
+    world: &World,
+    memory: u64,
+    minted_before: u64,
+    error: &ErrorInfo,
+) -> FailureId {
+    let claimed = world
+        .claims(memory)
+        .and_then(|mut claims| claims.next())
+        .map(|claim| claim.failure);
+    claimed.unwrap_or_else(|| {
+        let minted = world.stats().failures_minted;
+        if minted != minted_before {
+            return FailureId::numbered(minted);
+        }
+        world
+            .failures()
+            .find(|f| f.error == error)
+            .map_or(FailureId::numbered(minted), |f| f.id)
+    })
 }
 
 /// Notes a failed or skipping outcome of failure `id` for the summary;

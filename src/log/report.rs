@@ -234,7 +234,8 @@ impl Report {
     /// The output's error.
     pub fn write_json<W: Write>(&self, w: W) -> io::Result<()> {
         let mut out = io::BufWriter::new(w);
-        serde_json::to_writer(&mut out, self).map_err(io::Error::other)?;
+        // `From` keeps an I/O error's kind (a closed pipe stays `BrokenPipe`).
+        serde_json::to_writer(&mut out, self).map_err(io::Error::from)?;
         out.write_all(b"\n")?;
         out.flush()
     }

@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 
+use super::MAX_LINE_BYTES;
 use super::event::{ErrorObject, Event, Header, LogBinding, Outcome};
 use crate::Access;
 
@@ -12,8 +13,11 @@ use crate::Access;
 /// What it writes, [`LogReader`](super::LogReader) reads back as the same
 /// events; an event the reader would reject (a header after another event, a
 /// `dry_run` outside a launch, a range ending before it starts, a header
-/// setting of `0`) is refused with [`io::ErrorKind::InvalidInput`] and
-/// nothing is written, so a recorded log never holds bad input.
+/// setting of `0`, a line longer than [`MAX_LINE_BYTES`]) is refused with
+/// [`io::ErrorKind::InvalidInput`] and nothing is written, so a recorded
+/// log never holds bad input. A launch too wide for one line (tens of
+/// thousands of bindings, or a kernel name near a mebibyte) is among them:
+/// split it, or leave it out, where it is recorded.
 ///
 /// Each event is one `write_all` of a whole line; wrap the output in a
 /// [`io::BufWriter`] when writing many.
@@ -184,9 +188,17 @@ impl<W: Write> LogWriter<W> {
         Ok(())
     }
 
-    /// Closes the object and writes the line in one piece.
+    /// Closes the object and writes the line in one piece — unless it is
+    /// longer than the reader takes, when nothing is written.
     fn finish(&mut self) -> io::Result<()> {
-        self.line.extend_from_slice(b"}\n");
+        self.line.extend_from_slice(b"}");
+        if self.line.len() > MAX_LINE_BYTES {
+            return Err(invalid(&format!(
+                "the event's line would be {} bytes, over the reader's {MAX_LINE_BYTES}-byte limit",
+                self.line.len()
+            )));
+        }
+        self.line.push(b'\n');
         self.out.write_all(&self.line)?;
         self.wrote = true;
         Ok(())
