@@ -14,9 +14,10 @@
 use std::collections::BTreeSet;
 
 use libfuzzer_sys::fuzz_target;
+use taintworld::SyncResult;
 use taintworld::log::{
-    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, ReplayOptions, SUMMARY_FAILURES,
-    SUMMARY_REJECTED, replay,
+    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, ProfileResult, ReadResult,
+    ReplayOptions, SUMMARY_FAILURES, SUMMARY_REJECTED, replay,
 };
 
 /// The numbers of the lines that are neither blank nor a comment, and of
@@ -85,7 +86,15 @@ fuzz_target!(|data: &[u8]| {
     let failed_host_ops = done.failed_host_writes_and_replays();
     let rejected_count = done.rejected();
     let tallied_skips: u64 = done.tallies().values().map(|t| t.skipped).sum();
+    let tallied_occurrences: Vec<(u64, u64)> = done
+        .tallies()
+        .iter()
+        .map(|(id, t)| (*id, t.occurrences))
+        .collect();
     let untallied = done.untallied();
+    let invalid_profiles = done.invalid_profiles();
+    let fault_answers = done.fault_answers();
+    let device_fault = done.device_fault().map(|(line, e)| (line, e.clone()));
     let (report, world) = done.finish();
     let world = world.expect("finish always makes a world");
     if let Err(e) = world.check_invariants() {
@@ -146,6 +155,52 @@ fuzz_target!(|data: &[u8]| {
         "the summary's failed host writes and replays are the listed ones"
     );
 
+    // A tallied failure still alive counts what the world counts: every
+    // occurrence (failed launch, host write, replay or reservation) is
+    // tallied as it happens.
+    for (id, occurrences) in tallied_occurrences {
+        if let Some(f) = world.failures().find(|f| f.id.get() == id) {
+            assert_eq!(occurrences, f.occurrences, "failure {id}'s occurrences");
+        }
+    }
+    let listed_invalid = report
+        .profiles
+        .iter()
+        .filter(|p| matches!(p.result, ProfileResult::Invalid { .. }))
+        .count() as u64;
+    assert_eq!(
+        invalid_profiles, listed_invalid,
+        "the invalid profiles are the listed ones"
+    );
+    let fault_reads = report
+        .reads
+        .iter()
+        .filter(|r| matches!(r.result, ReadResult::DeviceFault(_)))
+        .count() as u64;
+    let fault_syncs = report
+        .syncs
+        .iter()
+        .filter(|s| matches!(s.result, SyncResult::DeviceFault(_)))
+        .count() as u64;
+    assert_eq!(
+        (fault_answers.reads, fault_answers.syncs),
+        (fault_reads, fault_syncs),
+        "the reads and syncs that answered the fault are the listed ones"
+    );
+    if fault_reads + fault_syncs > 0 {
+        assert!(device_fault.is_some(), "a fault answered is a fault named");
+    }
+    for s in &report.syncs {
+        if let SyncResult::DeviceFault(e) = &s.result {
+            let (line, first) = device_fault.as_ref().expect("named");
+            assert!(
+                *line < s.line,
+                "the fault comes before the syncs that answer it"
+            );
+            assert_eq!(e, first, "every sync answers the first fault");
+        }
+    }
+
     assert_eq!(rejected_count, report.rejected.len() as u64);
     assert_eq!(
         tallied_skips + untallied.skipped,
@@ -168,6 +223,12 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(summary.rejected(), rejected_count);
     assert_eq!(summary.failed_captures(), failed_captures);
     assert_eq!(summary.failed_host_writes_and_replays(), failed_host_ops);
+    assert_eq!(summary.invalid_profiles(), invalid_profiles);
+    assert_eq!(summary.fault_answers(), fault_answers);
+    assert_eq!(
+        summary.device_fault().map(|(line, e)| (line, e.clone())),
+        device_fault
+    );
     assert!(summary.tallies().len() <= SUMMARY_FAILURES);
     let (short, _) = summary.finish();
     assert_eq!(short.verdicts, report.verdicts);
