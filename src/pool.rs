@@ -260,8 +260,9 @@ impl StreamMemory for StreamAllocations {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PoolError<E> {
     /// The factory could not create the stream; its error, which the
-    /// message shows.
-    #[error("a stream could not be created: {0}")]
+    /// message shows as `Debug` writes it (the one format every error
+    /// type a [`PoolError`] can be a `std::error::Error` of has).
+    #[error("a stream could not be created: {0:?}")]
     Create(E),
     /// A special stream index at or past `num_special`.
     #[error("special stream {index} is out of range: the pool has {num_special}")]
@@ -639,8 +640,34 @@ mod tests {
             );
         }
         written(&mut pool, [&out].into_iter(), &mut graph);
-        // Compacting kept the key: a prune finds the failure.
         assert_eq!(graph.prune(), 1);
         assert!(graph.failures.is_empty());
+    }
+
+    /// A failure left unheld and never pruned lives through many
+    /// compactions of the queue, driven by another failure's rounds of
+    /// release and taint: each keeps its key, and the prune finds it.
+    #[test]
+    fn compacting_the_prune_queue_keeps_the_key_of_an_unheld_failure() {
+        let mut pool = StreamPool::new(Factory, 2, 0).unwrap();
+        let mut graph = FailureGraph::new();
+        pool.get_mut(&StreamId { value: 0 }).alloc(1, 64).unwrap();
+        pool.get_mut(&StreamId { value: 0 }).alloc(2, 64).unwrap();
+        let early = Binding::whole(0, 2, Access::Write);
+        let error = ErrorInfo::new("compile", "early", "bad PTX");
+        taint(&mut pool, error, [&early].into_iter(), &mut graph);
+        written(&mut pool, [&early].into_iter(), &mut graph);
+        let out = Binding::whole(0, 1, Access::Write);
+        let error = ErrorInfo::new("compile", "fill", "bad PTX");
+        let fill = taint(&mut pool, error, [&out].into_iter(), &mut graph);
+        for _ in 0..1_000 {
+            written(&mut pool, [&out].into_iter(), &mut graph);
+            taint_with(&mut pool, fill, [&out].into_iter(), &mut graph);
+            assert!(graph.failures.queued() <= 2 * 2 + 64 + 1);
+        }
+        // "fill" is held; "early" went through every compaction unheld.
+        assert_eq!(graph.prune(), 1);
+        assert_eq!(graph.failures.len(), 1);
+        assert!(graph.failures.key_of(fill).is_some());
     }
 }

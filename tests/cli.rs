@@ -697,7 +697,7 @@ fn the_summary_lists_the_first_twenty_failures_and_ten_rejected_lines_and_counts
     assert!(listed[19].starts_with("failure 20: compile in k: error 19 "));
     assert!(
         summary.contains(
-            "… failures past the first 20 failed 5 more operations (launches, host writes, replays, reservations) and skipped 3 more launches (--json lists each by failure id)"
+            "… failures past the first 20 failed 5 more operations (launches, host writes, replays, reservations) and skipped 3 more launches (--json lists the launches, host writes and replays by failure id)"
         ),
         "{summary}"
     );
@@ -770,6 +770,9 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
         // occurrence of failure 1, which the summary must count.
         r#"{"op":"alloc","stream":0,"memory":2,"size":0,"outcome":{"failed":{"kind":"out_of_memory","message":"cudaMalloc"}}}"#,
         r#"{"op":"alloc","stream":0,"memory":3,"size":8}"#,
+        // A zero-size reservation of a new error: failure 2, minted and
+        // pruned at once (it claims nothing), yet listed.
+        r#"{"op":"alloc","stream":0,"memory":4,"size":0,"outcome":{"failed":{"kind":"out_of_memory","message":"empty"}}}"#,
         r#"{"op":"profile_begin","profile":7}"#,
         r#"{"op":"launch","kernel":"copy","stream":0,"bindings":[{"stream":0,"memory":1,"access":"read"},{"stream":0,"memory":3,"access":"write"}],"outcome":"ok"}"#,
         r#"{"op":"profile_end","profile":7}"#,
@@ -784,13 +787,14 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
     assert!(out.status.success());
     let summary = String::from_utf8(out.stdout).unwrap();
     let expected = [
-        "12 events, 1 launches: 0 ran, 0 failed, 1 skipped, 0 dry runs",
+        "13 events, 1 launches: 0 ran, 0 failed, 1 skipped, 0 dry runs",
         "failure 1: out_of_memory in alloc: cudaMalloc (2 occurrences, skipped 1 launch)",
+        "failure 2: out_of_memory in alloc: empty (1 occurrence, skipped 0 launches)",
         "line 2: read of memory 1 is tainted by failure 1 (out_of_memory in alloc: cudaMalloc)",
         "1 profile(s) invalid",
         // The first fault wins; the unresolved read of memory 99 answers
         // `unresolved`, not the fault.
-        "line 8: device fault (device in device: illegal address); 1 read and 1 sync after it answered device_fault",
+        "line 9: device fault (device in device: illegal address); 1 read and 1 sync after it answered device_fault",
         "1 unresolved bindings",
         "final: 1 live failures, 2 tainted allocations, 4104 tainted bytes, 2 claims",
     ];

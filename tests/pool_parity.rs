@@ -140,7 +140,7 @@ fn get_or_create_special_wraps_the_factorys_error_in_create() {
     // boxed error, as the seed's returned error did.
     assert_eq!(
         err.to_string(),
-        "a stream could not be created: device in create: poisoned"
+        r#"a stream could not be created: ErrorInfo { kind: "device", kernel: "create", message: "poisoned" }"#
     );
 }
 
@@ -732,9 +732,59 @@ fn an_id_the_caller_has_not_pruned_still_takes_a_taint_after_its_error_minted_a_
     pool::taint_with(&mut p, first, c.iter(), &mut g);
     assert_eq!(claims(&p, &g, 0, 3), [(0, 8, 1)]);
     assert_eq!(claims(&p, &g, 0, 2), [(0, 8, 2)]);
-    // Held again, it outlives a prune; the identity now names failure 2.
+    // Held again, it outlives a prune. Both are held: the error occurs
+    // again as the one minted last.
     assert_eq!(g.prune(), 0);
     assert_eq!(taint_as(&mut p, &mut g, ("compile", "fill"), &b), second);
+}
+
+#[test]
+fn a_failure_held_again_through_its_old_id_is_found_by_its_error_once_the_newer_one_goes() {
+    for prune in [true, false] {
+        let (mut p, mut g) = fresh(0);
+        for m in 1..=3 {
+            p.get_mut(&id(0)).memory.alloc(m, 8).unwrap();
+        }
+        let [a, b, c] = [1, 2, 3].map(|m| [Binding::whole(0, m, Access::Write)]);
+        let first = taint_as(&mut p, &mut g, ("compile", "fill"), &a);
+        pool::written(&mut p, a.iter(), &mut g);
+        let second = taint_as(&mut p, &mut g, ("compile", "fill"), &b);
+        pool::taint_with(&mut p, first, c.iter(), &mut g);
+        // Failure 2 loses its carrier; failure 1 is carried (memory 3).
+        pool::written(&mut p, b.iter(), &mut g);
+        if prune {
+            assert_eq!(g.prune(), 1);
+            assert!(g.failures.key_of(second).is_none());
+        }
+        // SPEC §4: the held failure of that identity occurs again.
+        let again = taint_as(&mut p, &mut g, ("compile", "fill"), &a);
+        assert_eq!(again, first, "prune {prune}");
+        assert_eq!(g.failures.minted(), 2, "prune {prune}");
+        let f = g.failures.get(g.failures.key_of(first).unwrap()).unwrap();
+        assert_eq!(f.occurrences, 2, "prune {prune}");
+        assert_eq!(claims(&p, &g, 0, 1), [(0, 8, 1)]);
+    }
+}
+
+/// A factory error with `Debug` and nothing else.
+#[derive(Debug)]
+struct Opaque;
+
+struct OpaqueFactory;
+
+impl StreamFactory for OpaqueFactory {
+    type Stream = StreamAllocations;
+    type Error = Opaque;
+    fn create(&mut self) -> Result<StreamAllocations, Opaque> {
+        Err(Opaque)
+    }
+}
+
+#[test]
+fn a_pool_error_is_a_std_error_for_a_factory_error_with_only_debug() {
+    let mut p = StreamPool::new(OpaqueFactory, 1, 1).unwrap();
+    let err: Box<dyn std::error::Error> = Box::new(p.get_or_create_special(0).unwrap_err());
+    assert_eq!(err.to_string(), "a stream could not be created: Opaque");
 }
 
 /// A stream memory of the backend's own, keeping its claims in the

@@ -294,7 +294,7 @@ impl Summary {
         if left_out != taintworld::log::Untallied::default() {
             writeln!(
                 out,
-                "… failures past the first {} failed {} more operation{} (launches, host writes, replays, reservations) and skipped {} more launch{} (--json lists each by failure id)",
+                "… failures past the first {} failed {} more operation{} (launches, host writes, replays, reservations) and skipped {} more launch{} (--json lists the launches, host writes and replays by failure id)",
                 taintworld::log::SUMMARY_FAILURES,
                 left_out.failed,
                 if left_out.failed == 1 { "" } else { "s" },

@@ -165,6 +165,22 @@ impl Failures {
         self.minted
     }
 
+    /// The live failure with identity `(kind, kernel, message)`, without
+    /// counting an occurrence: one hash of the three strings. (Where an
+    /// identity names more than one failure, which only a caller of
+    /// [`find_held_or_mint`](Self::find_held_or_mint) that prunes seldom
+    /// can make, any one of them.)
+    pub fn find(&self, kind: &str, kernel: &str, message: &str) -> Option<FailureKey> {
+        let identity = self.hasher.hash_one((kind, kernel, message));
+        let store = &self.store;
+        self.by_identity
+            .find(identity, |&k| {
+                let e = &store[k].error;
+                e.kind == kind && e.kernel == kernel && e.message == message
+            })
+            .copied()
+    }
+
     /// The live failure with identity `(kind, kernel, message)`, its
     /// occurrence count raised by one; or a newly minted one with one
     /// occurrence. A new failure carries nothing yet, so it is queued for
@@ -215,6 +231,14 @@ impl Failures {
             failure.occurrences = failure.occurrences.saturating_add(1);
             return key;
         }
+        self.mint(identity, kind, kernel, message)
+    }
+
+    /// A new failure of identity `(kind, kernel, message)`, whose hash is
+    /// `identity`, with one occurrence. It carries nothing yet, so it is
+    /// queued for pruning: if the taint that follows claims no byte, it
+    /// goes.
+    fn mint(&mut self, identity: u64, kind: &str, kernel: &str, message: &str) -> FailureKey {
         self.minted = self.minted.saturating_add(1);
         let id = FailureId(self.minted);
         let key = self.store.insert(Failure {
@@ -230,7 +254,7 @@ impl Failures {
         self.by_identity
             .insert_unique(identity, key, |&k| store[k].identity);
         self.by_id.insert(id, key);
-        self.unclaimed.push(key);
+        self.queue_unclaimed(key);
         key
     }
 
@@ -305,53 +329,49 @@ impl Failures {
     }
 
     /// [`find_or_mint`](Self::find_or_mint) for a caller that prunes when
-    /// it likes, as the seed-shaped [`pool`](crate::pool) does: a failure
-    /// of that identity that nothing carries or pins any more, kept only
-    /// because it was not pruned yet, no longer exists as that identity
-    /// (SPEC §4: a failure exists while it is carried or pinned), so a new
-    /// id is minted — the id the world, which prunes after every event,
-    /// gives.
+    /// it likes, as the seed-shaped [`pool`](crate::pool) does: the failure
+    /// of that identity that something carries or pins, its occurrences
+    /// raised by one; or, when none is held, a newly minted one — the id
+    /// the world, which prunes after every event, gives (SPEC §4: a failure
+    /// exists while it is carried or pinned).
     ///
-    /// The unheld failure itself stays in the store, under its old id,
-    /// until the caller prunes: a caller holding that id may still taint
+    /// A failure of that identity that nothing holds any more, kept only
+    /// because the caller has not pruned yet, stays in the store under its
+    /// id until the caller prunes: a caller holding that id may still taint
     /// with it ([`pool::taint_with`](crate::pool::taint_with)), which holds
-    /// it again. It is no longer found by its identity, though: an
-    /// identity names the failure minted for it last.
+    /// it again, and then it is found here again. So on this path an
+    /// identity may name more than one failure at once (one held through
+    /// its old id, one minted since); this finds the held one minted last.
+    /// The world's own path ([`find_or_mint`](Self::find_or_mint)) never
+    /// sees two.
     pub fn find_held_or_mint(&mut self, kind: &str, kernel: &str, message: &str) -> FailureKey {
-        let minted = self.minted;
-        let key = self.find_or_mint(kind, kernel, message);
-        // Found, not minted, and held by nothing: the occurrence just
-        // counted belongs to the failure minted now, not to it.
-        if self.minted == minted
-            && let Some(f) = self.store.get_mut(key)
-            && !f.held()
-        {
-            f.occurrences = f.occurrences.saturating_sub(1);
-            self.forget_identity(key);
-            return self.find_or_mint(kind, kernel, message);
-        }
-        key
-    }
-
-    /// Takes `key` out of the identity index (and the last-found shortcut):
-    /// it keeps its id and its place in the store, but an error of its
-    /// identity no longer finds it.
-    fn forget_identity(&mut self, key: FailureKey) {
-        if let Some(f) = self.store.get(key)
-            && let Ok(entry) = self.by_identity.find_entry(f.identity, |&k| k == key)
-        {
-            entry.remove();
-        }
-        if self.last == Some(key) {
-            self.last = None;
+        let identity = self.hasher.hash_one((kind, kernel, message));
+        let store = &self.store;
+        let held = self
+            .by_identity
+            .iter_hash(identity)
+            .filter_map(|&k| Some((k, store.get(k)?)))
+            .filter(|(_, f)| {
+                let e = &f.error;
+                f.held() && e.kind == kind && e.kernel == kernel && e.message == message
+            })
+            .max_by_key(|(_, f)| f.id)
+            .map(|(k, _)| k);
+        match held.and_then(|key| Some((key, self.store.get_mut(key)?))) {
+            Some((key, failure)) => {
+                failure.occurrences = failure.occurrences.saturating_add(1);
+                key
+            }
+            None => self.mint(identity, kind, kernel, message),
         }
     }
 
     /// Removes `key` if nothing holds it, and no other failure: what a
     /// caller that prunes when it likes does with the failure it just
-    /// found or minted. Whether it went. O(1) amortized: the queue of
-    /// failures a prune will look at is kept no longer than about twice
-    /// the live failures, however seldom the caller prunes.
+    /// found or minted. Whether it went. O(log n) amortized for n live
+    /// failures: the queue of failures a prune will look at is kept no
+    /// longer than about twice the live failures, however seldom the
+    /// caller prunes.
     pub(crate) fn remove_if_unheld(&mut self, key: FailureKey) -> bool {
         let removed = self.get(key).is_some_and(|f| !f.held()) && self.remove(key).is_some();
         self.bound_unclaimed();
@@ -361,8 +381,9 @@ impl Failures {
     /// Keeps the queue of failures that may have nothing left holding them
     /// no longer than the live failures, for a caller that prunes seldom:
     /// keys of failures removed since, or held again, go, and each key is
-    /// kept once. O(queue) when it runs, which is only once the queue has
-    /// grown past twice the live failures (and 64): O(1) amortized.
+    /// kept once. O(q log q) for a queue of q keys when it runs, which is
+    /// only once the queue has grown past twice the live failures (and
+    /// 64): O(log q) amortized a push.
     fn bound_unclaimed(&mut self) {
         if self.unclaimed.len() <= 2 * self.store.len() + 64 {
             return;

@@ -311,12 +311,11 @@ impl Replay {
                 outcome,
             } => match outcome {
                 Some(LogOutcome::Failed(e)) => {
-                    let minted = world.stats().failures_minted;
                     world
                         .alloc_failed(stream, memory, size, &e.kind, &e.message)
                         .map_err(text)?;
                     let error = || ErrorInfo::new(&e.kind, World::ALLOC_KERNEL, &e.message);
-                    let f = failed_reservation(world, memory, minted, &error());
+                    let f = failed_reservation(world, &error());
                     tally(&mut self.tallies, world, f, false, error);
                 }
                 _ => {
@@ -595,31 +594,18 @@ fn error_of(outcome: Outcome<'_>, kernel: &str) -> ErrorInfo {
     }
 }
 
-/// The failure a reservation of `memory` that just failed recorded:
-/// the one its claim names; or, for a zero-size reservation, which claims
-/// nothing, the failure minted for it (ids are minted in order, so one
-/// past `minted_before`), or else the live failure of its `error`, which
-/// it occurred again as.
-fn failed_reservation(
-    world: &World,
-    memory: u64,
-    minted_before: u64,
-    error: &ErrorInfo,
-) -> FailureId {
-    let claimed = world
-        .claims(memory)
-        .and_then(|mut claims| claims.next())
-        .map(|claim| claim.failure);
-    claimed.unwrap_or_else(|| {
-        let minted = world.stats().failures_minted;
-        if minted != minted_before {
-            return FailureId::numbered(minted);
-        }
-        world
-            .failures()
-            .find(|f| f.error == error)
-            .map_or(FailureId::numbered(minted), |f| f.id)
-    })
+/// The failure a reservation that just failed with `error` recorded: the
+/// live failure of that identity (found or minted for it, SPEC §6a); or,
+/// when there is none, the one minted for it and pruned at once because
+/// it claimed nothing (a zero-size reservation) — ids are minted in order,
+/// so that is the last minted. One hash, however many failures and
+/// allocations live.
+fn failed_reservation(world: &World, error: &ErrorInfo) -> FailureId {
+    let failures = &world.graph().failures;
+    failures
+        .find(&error.kind, &error.kernel, &error.message)
+        .and_then(|key| failures.get(key))
+        .map_or(FailureId::numbered(failures.minted()), |f| f.id)
 }
 
 /// Notes a failed or skipping outcome of failure `id` for the summary;
