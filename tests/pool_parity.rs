@@ -717,17 +717,33 @@ fn taint_mints_a_new_id_for_an_identity_nothing_holds_any_more() {
     assert!(g.failures.key_of(b).is_some());
 }
 
-#[test]
-fn an_id_the_caller_has_not_pruned_still_takes_a_taint_after_its_error_minted_a_new_one() {
-    let (mut p, mut g) = fresh(0);
+/// Memories 1 to 3 on stream 0 and their write bindings; "fill" fails on
+/// memory 1 (failure 1), memory 1 is written again, and "fill" fails on
+/// memory 2: failure 2, since nothing held failure 1 — which the caller
+/// has not pruned. Returns the bindings and the two ids.
+fn an_old_id_and_a_new_one(
+    p: &mut StreamPool<Factory>,
+    g: &mut FailureGraph,
+) -> (
+    [[Binding; 1]; 3],
+    taintworld::FailureId,
+    taintworld::FailureId,
+) {
     for m in 1..=3 {
         p.get_mut(&id(0)).memory.alloc(m, 8).unwrap();
     }
     let [a, b, c] = [1, 2, 3].map(|m| [Binding::whole(0, m, Access::Write)]);
-    let first = taint_as(&mut p, &mut g, ("compile", "fill"), &a);
-    pool::written(&mut p, a.iter(), &mut g);
-    let second = taint_as(&mut p, &mut g, ("compile", "fill"), &b);
+    let first = taint_as(p, g, ("compile", "fill"), &a);
+    pool::written(p, a.iter(), g);
+    let second = taint_as(p, g, ("compile", "fill"), &b);
     assert_eq!((first.get(), second.get()), (1, 2));
+    ([a, b, c], first, second)
+}
+
+#[test]
+fn an_id_the_caller_has_not_pruned_still_takes_a_taint_after_its_error_minted_a_new_one() {
+    let (mut p, mut g) = fresh(0);
+    let ([_, b, c], first, second) = an_old_id_and_a_new_one(&mut p, &mut g);
     // The backend still holds failure 1 and taints with it: it lands.
     pool::taint_with(&mut p, first, c.iter(), &mut g);
     assert_eq!(claims(&p, &g, 0, 3), [(0, 8, 1)]);
@@ -742,13 +758,7 @@ fn an_id_the_caller_has_not_pruned_still_takes_a_taint_after_its_error_minted_a_
 fn a_failure_held_again_through_its_old_id_is_found_by_its_error_once_the_newer_one_goes() {
     for prune in [true, false] {
         let (mut p, mut g) = fresh(0);
-        for m in 1..=3 {
-            p.get_mut(&id(0)).memory.alloc(m, 8).unwrap();
-        }
-        let [a, b, c] = [1, 2, 3].map(|m| [Binding::whole(0, m, Access::Write)]);
-        let first = taint_as(&mut p, &mut g, ("compile", "fill"), &a);
-        pool::written(&mut p, a.iter(), &mut g);
-        let second = taint_as(&mut p, &mut g, ("compile", "fill"), &b);
+        let ([a, b, c], first, second) = an_old_id_and_a_new_one(&mut p, &mut g);
         pool::taint_with(&mut p, first, c.iter(), &mut g);
         // Failure 2 loses its carrier; failure 1 is carried (memory 3).
         pool::written(&mut p, b.iter(), &mut g);
