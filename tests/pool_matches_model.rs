@@ -133,8 +133,10 @@ enum Op {
         error: usize,
         bindings: Vec<Binding>,
     },
-    /// `pool::taint_with` the lowest-numbered live failure, if any.
-    TaintWith { bindings: Vec<Binding> },
+    /// `pool::taint_with` a failure still in the graph — carried, or
+    /// unheld and not pruned yet, as a backend may still hold its id — the
+    /// `pick`th of them by id, if any.
+    TaintWith { pick: usize, bindings: Vec<Binding> },
     /// `pool::written`.
     Written { bindings: Vec<Binding> },
     /// `pool::read_failure`.
@@ -177,7 +179,7 @@ fn op() -> impl Strategy<Value = Op> {
     let bindings = || prop::collection::vec(binding(), 1..4);
     prop_oneof![
         4 => (0usize..3, bindings()).prop_map(|(error, bindings)| Op::Taint { error, bindings }),
-        1 => bindings().prop_map(|bindings| Op::TaintWith { bindings }),
+        2 => (0usize..4, bindings()).prop_map(|(pick, bindings)| Op::TaintWith { pick, bindings }),
         3 => bindings().prop_map(|bindings| Op::Written { bindings }),
         1 => bindings().prop_map(|bindings| Op::Read { bindings }),
         1 => (0usize..3, 1..=MEMORIES).prop_map(|(slot, memory)| Op::Reallocate { slot, memory }),
@@ -190,8 +192,9 @@ fn op() -> impl Strategy<Value = Op> {
 #[derive(Debug)]
 struct Model {
     bytes: BTreeMap<(u64, u64), Vec<u64>>,
-    /// The id each error identity's failure had when last tainted.
-    last: BTreeMap<usize, u64>,
+    /// Every failure in the graph (not pruned yet), by id: its error
+    /// identity.
+    alive: BTreeMap<u64, usize>,
     minted: u64,
 }
 
@@ -214,7 +217,7 @@ impl Model {
         }
         Model {
             bytes,
-            last: BTreeMap::new(),
+            alive: BTreeMap::new(),
             minted: 0,
         }
     }
@@ -340,27 +343,35 @@ proptest! {
         for op in &ops {
             match op {
                 Op::Taint { error, bindings } => {
-                    // The live failure of this identity, or a new one.
+                    // SPEC §4: the carried failure of this identity (the
+                    // one minted last, where a backend's old id made two),
+                    // or a new one.
                     let carried = model.carried();
-                    let expected = match model.last.get(error) {
-                        Some(&f) if carried.contains_key(&f) => f,
-                        _ => {
-                            model.minted += 1;
-                            model.minted
-                        }
-                    };
+                    let held = model
+                        .alive
+                        .iter()
+                        .filter(|&(f, e)| e == error && carried.contains_key(f))
+                        .map(|(&f, _)| f)
+                        .max();
+                    let expected = held.unwrap_or_else(|| {
+                        model.minted += 1;
+                        model.alive.insert(model.minted, *error);
+                        model.minted
+                    });
                     let (kind, kernel) = ERRORS[*error];
                     let error_info = ErrorInfo::new(kind, kernel, "m");
                     let got = pool::taint(&mut p, error_info, bindings.iter(), &mut g);
                     prop_assert_eq!(got.get(), expected);
                     model.set(bindings, expected);
-                    model.last.insert(*error, expected);
                     if !model.carried().contains_key(&expected) {
                         prop_assert!(g.failures.key_of(got).is_none(), "pruned at once");
+                        model.alive.remove(&expected);
                     }
                 }
-                Op::TaintWith { bindings } => {
-                    let Some(&f) = model.carried().keys().next() else { continue };
+                Op::TaintWith { pick, bindings } => {
+                    let Some(&f) = model.alive.keys().nth(pick % model.alive.len().max(1)) else {
+                        continue;
+                    };
                     let failure = live_id(&g, f);
                     prop_assert!(failure.is_some(), "failure {} is live", f);
                     pool::taint_with(&mut p, failure.unwrap(), bindings.iter(), &mut g);
@@ -385,10 +396,14 @@ proptest! {
                 }
                 Op::Prune => {
                     g.prune();
-                    prop_assert_eq!(g.failures.len(), model.carried().len());
+                    let carried = model.carried();
+                    model.alive.retain(|f, _| carried.contains_key(f));
+                    prop_assert_eq!(g.failures.len(), carried.len());
                 }
             }
             agrees(&p, &g, &model)?;
+            let live: BTreeSet<u64> = g.failures.iter().map(|(_, f)| f.id.get()).collect();
+            prop_assert_eq!(&live, &model.alive.keys().copied().collect(), "the failures in the graph");
         }
         prop_assert_eq!(g.failures.minted(), model.minted);
     }
