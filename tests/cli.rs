@@ -766,13 +766,14 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
     let lines = [
         r#"{"op":"alloc","stream":0,"memory":1,"size":4096,"outcome":{"failed":{"kind":"out_of_memory","message":"cudaMalloc"}}}"#,
         r#"{"op":"read","binding":{"stream":0,"memory":1}}"#,
-        // The same error again, on a reservation that claims nothing: an
-        // occurrence of failure 1, which the summary must count.
-        r#"{"op":"alloc","stream":0,"memory":2,"size":0,"outcome":{"failed":{"kind":"out_of_memory","message":"cudaMalloc"}}}"#,
-        r#"{"op":"alloc","stream":0,"memory":3,"size":8}"#,
         // A zero-size reservation of a new error: failure 2, minted and
         // pruned at once (it claims nothing), yet listed.
         r#"{"op":"alloc","stream":0,"memory":4,"size":0,"outcome":{"failed":{"kind":"out_of_memory","message":"empty"}}}"#,
+        // Failure 1's error again, on a reservation that claims nothing:
+        // an occurrence of failure 1 (not of 2, the last minted), which
+        // the summary must count.
+        r#"{"op":"alloc","stream":0,"memory":2,"size":0,"outcome":{"failed":{"kind":"out_of_memory","message":"cudaMalloc"}}}"#,
+        r#"{"op":"alloc","stream":0,"memory":3,"size":8}"#,
         r#"{"op":"profile_begin","profile":7}"#,
         r#"{"op":"launch","kernel":"copy","stream":0,"bindings":[{"stream":0,"memory":1,"access":"read"},{"stream":0,"memory":3,"access":"write"}],"outcome":"ok"}"#,
         r#"{"op":"profile_end","profile":7}"#,
@@ -805,4 +806,23 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
     assert_eq!(json["syncs"][0]["result"], "device_fault");
     assert_eq!(json["reads"][1]["result"], "device_fault");
     assert_eq!(json["profiles"][0]["result"], "invalid");
+}
+
+#[test]
+fn the_readme_shows_exactly_what_its_first_command_prints() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("the README");
+    let after = readme
+        .split_once("The first prints:")
+        .expect("the README's sample output")
+        .1;
+    let block = after
+        .split_once("```text\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .expect("a text block")
+        .0;
+    let log = examples().join("skip_chain_three_kernels.jsonl");
+    let out = taintworld(&["replay", log.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), block);
 }

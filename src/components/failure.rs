@@ -411,3 +411,39 @@ impl Failures {
         Some(failure)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{ErrorInfo, Failures};
+    use alloc::format;
+    use alloc::string::ToString;
+    use alloc::vec::Vec;
+
+    /// Many identities that share their kind and kernel and differ in one
+    /// part only, so that look-ups meet entries of other identities on
+    /// their way: each finds its own failure, by all three parts, without
+    /// counting an occurrence; an identity never minted finds none.
+    #[test]
+    fn find_names_each_identity_by_all_three_parts_and_counts_nothing() {
+        let mut failures = Failures::default();
+        let keys: Vec<_> = (0..2_000)
+            .map(|i| {
+                let message = format!("error {i}");
+                (failures.find_or_mint("compile", "fill", &message), message)
+            })
+            .collect();
+        for (key, message) in &keys {
+            assert_eq!(failures.find("compile", "fill", message), Some(*key));
+            assert_eq!(failures.get(*key).map(|f| f.occurrences), Some(1));
+            assert_eq!(failures.find("launch", "fill", message), None);
+            assert_eq!(failures.find("compile", "gelu", message), None);
+        }
+        assert_eq!(failures.find("compile", "fill", "error 2000"), None);
+    }
+
+    #[test]
+    fn an_error_displays_as_kind_in_kernel_then_message() {
+        let error = ErrorInfo::new("compile", "fill", "bad PTX");
+        assert_eq!(error.to_string(), "compile in fill: bad PTX");
+    }
+}

@@ -84,15 +84,16 @@ fn parse_full(text: &str, first: bool) -> Result<Event, String> {
 }
 
 /// serde_json's error for a line, worded for a log: every line is its own
-/// document, so serde_json's `at line 1 column N` becomes `at column N`
-/// (the reader names the log's line); a line that starts with a byte-order
+/// document (the reader splits at every newline, so serde_json always
+/// says line 1), so its `at line 1 column N` becomes `at column N` — the
+/// reader names the log's line; a line that starts with a byte-order
 /// mark, which an editor may have added, says so.
 fn malformed(text: &str, e: &serde_json::Error) -> String {
     let full = e.to_string();
     let position = format!(" at line {} column {}", e.line(), e.column());
     let what = match full.strip_suffix(&position) {
-        Some(what) if e.line() == 1 => format!("{what} at column {}", e.column()),
-        _ => full,
+        Some(what) => format!("{what} at column {}", e.column()),
+        None => full,
     };
     if text.starts_with('\u{feff}') {
         return format!(
