@@ -533,6 +533,10 @@ pub fn taint_with<'a, F>(
             stream.taint(binding, failure, graph);
         }
     }
+    // A failure held again through its id is found by its error again.
+    if let Some(key) = graph.failures.key_of(failure) {
+        graph.failures.index_if_held(key);
+    }
 }
 
 /// [`taint_with`] under the failure found or minted for `error` (SPEC §4:
@@ -597,15 +601,25 @@ mod tests {
         }
     }
 
+    /// A pool whose stream 0 holds memories 1 to `memories`, 64 bytes
+    /// each, and an empty graph beside it.
+    fn pool_of(memories: u64) -> (StreamPool<Factory>, FailureGraph) {
+        let mut pool = StreamPool::new(Factory, 2, 0).unwrap();
+        for memory in 1..=memories {
+            pool.get_mut(&StreamId { value: 0 })
+                .alloc(memory, 64)
+                .unwrap();
+        }
+        (pool, FailureGraph::new())
+    }
+
     /// A backend that prunes seldom: every round mints a failure (the last
     /// one of that error lost its carrier), and the unheld ones stay — the
     /// caller may still hold their ids — until the caller prunes, which
     /// takes them all.
     #[test]
     fn a_pool_whose_caller_prunes_seldom_keeps_unheld_failures_until_it_prunes() {
-        let mut pool = StreamPool::new(Factory, 2, 0).unwrap();
-        let mut graph = FailureGraph::new();
-        pool.get_mut(&StreamId { value: 0 }).alloc(1, 64).unwrap();
+        let (mut pool, mut graph) = pool_of(1);
         let out = Binding::whole(0, 1, Access::Write);
         for round in 0..1_000 {
             let error = ErrorInfo::new("compile", "fill", "bad PTX");
@@ -624,9 +638,7 @@ mod tests {
     /// failures — without dropping the key a prune must still find.
     #[test]
     fn taint_with_and_written_without_a_prune_keep_the_prune_queue_bounded() {
-        let mut pool = StreamPool::new(Factory, 2, 0).unwrap();
-        let mut graph = FailureGraph::new();
-        pool.get_mut(&StreamId { value: 0 }).alloc(1, 64).unwrap();
+        let (mut pool, mut graph) = pool_of(1);
         let out = Binding::whole(0, 1, Access::Write);
         let error = ErrorInfo::new("compile", "fill", "bad PTX");
         let id = taint(&mut pool, error, [&out].into_iter(), &mut graph);
@@ -649,10 +661,7 @@ mod tests {
     /// release and taint: each keeps its key, and the prune finds it.
     #[test]
     fn compacting_the_prune_queue_keeps_the_key_of_an_unheld_failure() {
-        let mut pool = StreamPool::new(Factory, 2, 0).unwrap();
-        let mut graph = FailureGraph::new();
-        pool.get_mut(&StreamId { value: 0 }).alloc(1, 64).unwrap();
-        pool.get_mut(&StreamId { value: 0 }).alloc(2, 64).unwrap();
+        let (mut pool, mut graph) = pool_of(2);
         let early = Binding::whole(0, 2, Access::Write);
         let error = ErrorInfo::new("compile", "early", "bad PTX");
         taint(&mut pool, error, [&early].into_iter(), &mut graph);

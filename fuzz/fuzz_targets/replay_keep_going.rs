@@ -94,7 +94,7 @@ fuzz_target!(|data: &[u8]| {
     let untallied = done.untallied();
     let invalid_profiles = done.invalid_profiles();
     let fault_answers = done.fault_answers();
-    let device_fault = done.device_fault().map(|(line, e)| (line, e.clone()));
+    let device_fault = done.device_fault();
     let (report, world) = done.finish();
     let world = world.expect("finish always makes a world");
     if let Err(e) = world.check_invariants() {
@@ -226,7 +226,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(summary.invalid_profiles(), invalid_profiles);
     assert_eq!(summary.fault_answers(), fault_answers);
     assert_eq!(
-        summary.device_fault().map(|(line, e)| (line, e.clone())),
+        summary.device_fault(),
         device_fault
     );
     assert!(summary.tallies().len() <= SUMMARY_FAILURES);

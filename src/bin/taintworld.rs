@@ -261,7 +261,7 @@ impl Summary {
             failed_captures: replay.failed_captures(),
             failed_host_ops: replay.failed_host_writes_and_replays(),
             invalid_profiles: replay.invalid_profiles(),
-            device_fault: replay.device_fault().map(|(line, e)| (line, e.clone())),
+            device_fault: replay.device_fault(),
             fault_answers: replay.fault_answers(),
         }
     }

@@ -120,8 +120,9 @@ pub struct Replay {
     failed_host_ops: u64,
     /// Profiles that ended invalid, counted whether or not lists are kept.
     invalid_profiles: u64,
-    /// The device fault (SPEC §6: the first wins) and its line.
-    device_fault: Option<(u64, ErrorInfo)>,
+    /// The line of the device fault, if one happened (the world keeps
+    /// its error: SPEC §6, the first fault wins).
+    fault_line: Option<u64>,
     /// Reads and syncs that answered the device fault.
     fault_answers: FaultAnswers,
     bindings: Vec<Binding>,
@@ -152,7 +153,7 @@ impl Replay {
             failed_captures: 0,
             failed_host_ops: 0,
             invalid_profiles: 0,
-            device_fault: None,
+            fault_line: None,
             fault_answers: FaultAnswers::default(),
             bindings: Vec::new(),
         }
@@ -210,8 +211,12 @@ impl Replay {
 
     /// The device fault, if one happened, with its line: the first
     /// `device_fault` event's (SPEC §6: the first fault wins).
-    pub fn device_fault(&self) -> Option<(u64, &ErrorInfo)> {
-        self.device_fault.as_ref().map(|(line, e)| (*line, e))
+    pub fn device_fault(&self) -> Option<(u64, ErrorInfo)> {
+        let line = self.fault_line?;
+        match self.world.as_ref()?.sync() {
+            SyncResult::DeviceFault(error) => Some((line, error)),
+            SyncResult::Ok => None,
+        }
     }
 
     /// How many reads and syncs answered the device fault, whether or not
@@ -315,7 +320,7 @@ impl Replay {
                         .alloc_failed(stream, memory, size, &e.kind, &e.message)
                         .map_err(text)?;
                     let error = || ErrorInfo::new(&e.kind, World::ALLOC_KERNEL, &e.message);
-                    let f = failed_reservation(world, &error());
+                    let f = failed_reservation(world, &e.kind, &e.message);
                     tally(&mut self.tallies, world, f, false, error);
                 }
                 _ => {
@@ -411,7 +416,7 @@ impl Replay {
             Event::Read { binding }
                 if !keep
                     && self.first_tainted.len() >= SUMMARY_READS
-                    && self.device_fault.is_none() =>
+                    && self.fault_line.is_none() =>
             {
                 // The summary has all the reports it shows: the cheap
                 // question does (same resolution, same errors, same count).
@@ -495,10 +500,7 @@ impl Replay {
             }
             Event::DeviceFault { error: e } => {
                 world.device_fault(&e.kind, &e.message);
-                if self.device_fault.is_none() {
-                    let error = ErrorInfo::new(&e.kind, World::DEVICE_KERNEL, &e.message);
-                    self.device_fault = Some((line, error));
-                }
+                self.fault_line.get_or_insert(line);
             }
             Event::Sync => {
                 let result = world.sync();
@@ -594,16 +596,16 @@ fn error_of(outcome: Outcome<'_>, kernel: &str) -> ErrorInfo {
     }
 }
 
-/// The failure a reservation that just failed with `error` recorded: the
-/// live failure of that identity (found or minted for it, SPEC §6a); or,
-/// when there is none, the one minted for it and pruned at once because
-/// it claimed nothing (a zero-size reservation) — ids are minted in order,
-/// so that is the last minted. One hash, however many failures and
-/// allocations live.
-fn failed_reservation(world: &World, error: &ErrorInfo) -> FailureId {
+/// The failure a reservation that just failed with `kind` and `message`
+/// recorded: the live failure of that identity (found or minted for it,
+/// SPEC §6a); or, when there is none, the one minted for it and pruned at
+/// once because it claimed nothing (a zero-size reservation) — ids are
+/// minted in order, so that is the last minted. One hash, however many
+/// failures and allocations live.
+fn failed_reservation(world: &World, kind: &str, message: &str) -> FailureId {
     let failures = &world.graph().failures;
     failures
-        .find(&error.kind, &error.kernel, &error.message)
+        .find(kind, World::ALLOC_KERNEL, message)
         .and_then(|key| failures.get(key))
         .map_or(FailureId::numbered(failures.minted()), |f| f.id)
 }
