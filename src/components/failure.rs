@@ -370,9 +370,8 @@ impl Failures {
     ///
     /// The unheld failures of that identity it passes over leave the
     /// index (each once, so O(1) amortized) and come back only when held
-    /// again ([`index_if_held`](Self::index_if_held), after
-    /// [`pool::taint_with`](crate::pool::taint_with)): however many a
-    /// caller leaves unpruned, the look-up walks only the held ones.
+    /// again, after [`pool::taint_with`](crate::pool::taint_with): however
+    /// many a caller leaves unpruned, the look-up walks only the held ones.
     pub fn find_held_or_mint(&mut self, kind: &str, kernel: &str, message: &str) -> FailureKey {
         let identity = self.hasher.hash_one((kind, kernel, message));
         let store = &self.store;
