@@ -130,7 +130,9 @@ impl Records {
     /// has depth 1, no cause, and remembers the cut. The new record is
     /// referenced by nothing yet: the caller taints the skip's write set with
     /// it and then calls [`queue_if_unreferenced`](Self::queue_if_unreferenced).
-    #[inline]
+    /// Always in line: once `World::skip` was, the compiler left this out
+    /// of line, a call on every skip.
+    #[inline(always)]
     pub(crate) fn make(
         &mut self,
         launch: u64,
