@@ -165,7 +165,7 @@ fn address(s: &str) -> (usize, usize) {
 /// assert_eq!(report.chain[0].kernel, "gelu");
 /// # Ok::<(), taintworld::Error>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct World {
     config: Config,
     streams: Streams,
@@ -189,6 +189,40 @@ pub struct World {
     /// Marks the rows this world makes, so it can tell them from rows
     /// kept from another world (see [`Resolved`]); a clone draws its own.
     stamp: Stamp,
+}
+
+/// Everything the world holds, without the scratch buffers a call reuses
+/// (`rows`, `ends`) or the stamp its rows carry (a clone draws its own):
+/// two worlds in one state print the same, and a call that returns `Err`
+/// leaves the print as it was. Maps keyed by id print in id order, so a
+/// graph taken out and put back by a replay prints where it was.
+impl core::fmt::Debug for World {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("World")
+            .field("config", &self.config)
+            .field("streams", &self.streams)
+            .field("allocs", &self.allocs)
+            .field("graph", &self.graph)
+            .field("launches", &self.launches)
+            .field("unresolved", &self.unresolved)
+            .field("windows", &InIdOrder(&self.windows))
+            .field("graphs", &InIdOrder(&self.graphs))
+            .field("profiles", &InIdOrder(&self.profiles))
+            .field("clean_profiles", &self.clean_profiles)
+            .field("fault", &self.fault)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A map keyed by id, printed in id order.
+struct InIdOrder<'a, V>(&'a HashMap<u64, V>);
+
+impl<V: core::fmt::Debug> core::fmt::Debug for InIdOrder<'_, V> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let mut entries: Vec<_> = self.0.iter().collect();
+        entries.sort_unstable_by_key(|&(id, _)| *id);
+        f.debug_map().entries(entries).finish()
+    }
 }
 
 impl Default for World {

@@ -1071,6 +1071,26 @@ fn an_outcome_or_access_written_as_a_one_key_object_is_bad_input_however_the_lin
     }
 }
 
+/// A binding, and a failed outcome's error, are objects (SPEC §7): one
+/// written as an array of its values is bad input however the line is
+/// spaced — serde's derive would take it on the fast path, and the line
+/// would run (found by review in the fifteenth session).
+#[test]
+fn a_binding_or_error_written_as_an_array_is_bad_input_however_the_line_is_spaced() {
+    let bind = r#"{"stream":0,"memory":1,"access":"write"}"#;
+    let lines = [
+        r#""bindings":[[0,1,[0,8],"write"]],"outcome":"ok"}"#.to_owned(),
+        r#""bindings":[[0,1,null,"read"]],"outcome":"ok"}"#.to_owned(),
+        format!(r#""bindings":[{bind}],"outcome":{{"failed":["compile","bad PTX"]}}}}"#),
+    ];
+    for rest in lines {
+        for head in [r#"{"op":"launch","#, r#"{ "op":"launch","#] {
+            let line = format!(r#"{head}"kernel":"k","stream":0,{rest}"#);
+            assert!(bad(&line).contains("array"), "{line}: {}", bad(&line));
+        }
+    }
+}
+
 /// The parser's number range is `f64`'s (RFC 8259 §6 allows a limit):
 /// past it, a number is malformed JSON even in a field the op ignores.
 #[test]

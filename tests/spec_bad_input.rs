@@ -48,8 +48,10 @@ fn world(strict: bool) -> World {
 /// An allocation's claims as `(start, end, failure, origin launch)`.
 type Claims = Vec<(u64, u64, u64, Option<u64>)>;
 
-/// Everything observable: the counters and every allocation's claims.
-fn snapshot(w: &World) -> (Stats, Vec<(u64, Claims)>) {
+/// Everything observable: the counters, every allocation's claims, and
+/// the world's `Debug` print, which shows all it holds (failures, records,
+/// windows, graphs, profiles) but the scratch a call reuses.
+fn snapshot(w: &World) -> (Stats, Vec<(u64, Claims)>, String) {
     let mut claims: Vec<_> = w
         .allocations()
         .iter()
@@ -64,7 +66,27 @@ fn snapshot(w: &World) -> (Stats, Vec<(u64, Claims)>) {
         })
         .collect();
     claims.sort();
-    (w.stats(), claims)
+    (w.stats(), claims, format!("{w:?}"))
+}
+
+/// The print in [`snapshot`] is the world's state and nothing else: a
+/// clone, which draws its own row stamp, prints as its original, and so
+/// does a world whose scratch rows a failed batch has left behind.
+#[test]
+fn a_world_prints_its_state_alone_not_its_stamp_or_scratch() {
+    let w = world(false);
+    assert_eq!(format!("{:?}", w.clone()), format!("{w:?}"));
+    let mut after = w.clone();
+    let bad = [reads(0, 3), Binding::range(0, 2, 0, 17, Access::Write)];
+    let batch = [Launch {
+        kernel: "bad",
+        stream: 0.into(),
+        bindings: &bad[..],
+        outcome: Outcome::Ok,
+    }];
+    after.launch_batch(&batch, &mut Vec::new()).unwrap_err();
+    assert_eq!(format!("{after:?}"), format!("{w:?}"));
+    assert!(format!("{w:?}").contains("profiles: {1: None}"));
 }
 
 #[test]
