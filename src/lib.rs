@@ -180,9 +180,9 @@
 //! | --- | ---: | ---: |
 //! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 17.5 | 62 |
 //! | a clean binding, one `launch` call a launch | 47.5 / 30.8 | 62 |
-//! | a skipped launch of a chain (1 read, 1 write) | 619 / 515 | 861 |
-//! | a kernel failing again on the same buffer | 325 / 254 | 722–730 |
-//! | a launch of a training step with an early failure | 1,094 / 910 | 1,162 |
+//! | a skipped launch of a chain (1 read, 1 write) | 576 / 469 | 861 |
+//! | a kernel failing again on the same buffer | 281 / 210 | 722–730 |
+//! | a launch of a training step with an early failure | 1,048 / 902 | 1,162 |
 //!
 //! A declared allocation size never turns into memory, and a range's length
 //! never turns into work: claims are ranges. A launch over clean

@@ -129,8 +129,9 @@ fn address(s: &str) -> (usize, usize) {
 /// The world: streams, allocations, their claims, failures and skip
 /// records, and the operations of SPEC.md.
 ///
-/// Every method that takes input returns a `Result`; on `Err` the world is
-/// exactly as it was before the call. Nothing reachable from input panics.
+/// Every method that can reject its input returns a `Result`; on `Err` the
+/// world is exactly as it was before the call (`device_fault`, which takes
+/// any error, returns nothing). Nothing reachable from input panics.
 /// The world holds no locks and is `Send`. Its only state outside itself
 /// is one process-wide atomic counter, from which each world (and each
 /// clone) draws the stamp that marks the rows it makes (see [`Resolved`]).

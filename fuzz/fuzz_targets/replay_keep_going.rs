@@ -225,10 +225,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(summary.failed_host_writes_and_replays(), failed_host_ops);
     assert_eq!(summary.invalid_profiles(), invalid_profiles);
     assert_eq!(summary.fault_answers(), fault_answers);
-    assert_eq!(
-        summary.device_fault(),
-        device_fault
-    );
+    assert_eq!(summary.device_fault(), device_fault);
     assert!(summary.tallies().len() <= SUMMARY_FAILURES);
     let (short, _) = summary.finish();
     assert_eq!(short.verdicts, report.verdicts);

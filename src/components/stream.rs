@@ -51,7 +51,8 @@ pub struct Stream {
 /// A slot is initialized the first time an allocation is made on it (or when
 /// the embedding program asks for it); resolving a binding never initializes
 /// one. Slots are held sparsely, so `max_streams` costs nothing until a slot
-/// is used: about 40 bytes per initialized slot. An initialized slot stays
+/// is used: about 54 to 61 bytes per initialized slot, growth slack included
+/// (measured over 50,000 to 500,000 slots). An initialized slot stays
 /// initialized (SPEC §1 gives no way back, and the stream pool this grows
 /// out of keeps its streams), even once its last allocation is freed: the
 /// store grows with the distinct slots ever used — at most `max_streams +

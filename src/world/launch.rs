@@ -9,7 +9,8 @@ use crate::components::stream::StreamRef;
 pub enum Outcome<'a> {
     /// It ran: its write set has a writer again.
     Ok,
-    /// It was only checked (a launch's `dry_run`): nothing is changed.
+    /// It was only checked (a launch's `dry_run`): no claim changes; it
+    /// still takes a launch number and counts its unresolved bindings.
     DryRun,
     /// It failed with this error; the kernel is the work's own.
     Failed {
@@ -52,7 +53,8 @@ pub enum Verdict {
         /// The memory id of the deciding binding.
         needed: u64,
     },
-    /// A dry run: nothing changed.
+    /// A dry run: no claim changed (the launch took its number and its
+    /// unresolved bindings were counted).
     DryRun,
 }
 
