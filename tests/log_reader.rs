@@ -1332,6 +1332,30 @@ fn a_file_that_is_not_gzip_but_named_gz_is_an_io_error() {
     assert!(reader.next().is_none());
 }
 
+/// A `.gz` log is whole gzip members and nothing else: an empty file, or
+/// bytes after the last member — even the zero padding `zcat` skips — are
+/// an I/O error after the good lines (the crate's choice where SPEC.md
+/// only says "a broken `.gz`"; the oracle makes the same one).
+#[test]
+fn an_empty_gz_file_or_one_padded_after_its_last_member_is_an_io_error() {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(b"{\"op\":\"sync\"}\n").unwrap();
+    let member = gz.finish().unwrap();
+    for (name, bytes, good) in [
+        ("empty.jsonl.gz", Vec::new(), 0),
+        ("padded.jsonl.gz", [&member[..], &[0u8; 16][..]].concat(), 1),
+    ] {
+        let path = temp_path(name);
+        std::fs::write(&path, bytes).unwrap();
+        let items: Vec<_> = LogReader::open(&path).unwrap().collect();
+        assert_eq!(items.len(), good + 1, "{name}");
+        assert!(items[good].is_err(), "{name}");
+        for item in &items[..good] {
+            assert_eq!(item.as_ref().unwrap().event, Ok(Event::Sync));
+        }
+    }
+}
+
 #[test]
 fn a_file_that_cannot_be_opened_is_an_error_naming_its_path() {
     let path = temp_path("does-not-exist.jsonl");

@@ -252,7 +252,9 @@ fn blank(line: &[u8]) -> bool {
 
 impl LogReader<Box<dyn BufRead + Send>> {
     /// Opens a log file, decompressing it when its name ends in `.gz`
-    /// (several gzip members in a row read as one log, as `zcat` does).
+    /// (several gzip members in a row read as one log, as `zcat` does; unlike
+    /// `zcat`, anything after the last member — zero padding included — and
+    /// an empty file are errors: a log is whole members and nothing else).
     ///
     /// # Errors
     ///

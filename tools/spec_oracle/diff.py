@@ -11,8 +11,12 @@ produce byte-for-byte comparable reports; this script checks that they do:
   * the real PyTorch logs, replayed plain and with launches injected;
   * `taintworld gen` logs of every shape, with failures, chain limits of
     1, 3 and 1024, and strict mode;
+  * edge cases where SPEC.md is silent and the crate documents its choice
+    (JSON nesting depth, numbers past f64's range, how a `.gz` ends) and
+    bad command-line numbers;
   * random hostile logs from `randlog.py` (every op, a handful of memory
-    ids and streams so that everything interacts, bad lines, random flags).
+    ids and streams so that everything interacts, bad lines, random flags),
+    drawn from `--seed` (default 0).
 
 Each report must equal the crate's byte for byte, except the text of a
 rejected line's error (only its line number is compared; the SPEC leaves
@@ -21,9 +25,10 @@ same exit status. Any disagreement is printed with its log, kept in the
 scratch folder, and the script exits 1.
 
   diff.py --taintworld target/release/taintworld [--random N] [--events N]
-          [--injections N] [--launches N]
+          [--injections N] [--launches N] [--seed S]
 """
 import argparse
+import gzip
 import json
 import os
 import random
@@ -81,6 +86,40 @@ def disagreement(taintworld, log, flags):
         k, json.dumps(crate.get(k))[:400], json.dumps(oracle.get(k))[:400]) for k in keys)
 
 
+def edge_cases():
+    """(file name, bytes, flag sets) for the cases SPEC.md leaves to the
+    implementation, where the crate documents its choice: arrays and
+    objects nest at most 127 deep (the line's own object included), a
+    number must fit an f64, and a `.gz` log is whole gzip members and
+    nothing after them; and command-line numbers past u64 or not numbers."""
+    sync = b'{"op":"sync"}\n'
+    lines = {
+        "depth_127.jsonl": b'{"op":"sync","x":' + b"[" * 126 + b"]" * 126 + b"}\n",
+        "depth_128.jsonl": b'{"op":"sync","x":' + b"[" * 127 + b"]" * 127 + b"}\n",
+        "depth_128_objects.jsonl": b'{"op":"sync","x":' + b'{"a":' * 127 + b"1" + b"}" * 127 + b"}\n",
+        "float_past_f64.jsonl": b'{"op":"sync","x":1e999}\n{"op":"sync","y":-1e400}\n',
+        "float_under_f64.jsonl": b'{"op":"sync","x":1e-400}\n',
+        "integer_past_f64.jsonl": b'{"op":"sync","x":1' + b"0" * 400 + b"}\n",
+    }
+    for name, data in lines.items():
+        yield name, sync + data + sync, [[], ["--keep-going"]]
+    member = gzip.compress(sync, mtime=0)
+    for name, data in {
+        "empty.jsonl.gz": b"",
+        "two_members.jsonl.gz": member + member,
+        "cut_member.jsonl.gz": member[:-3],
+        "zero_padded.jsonl.gz": member + bytes(16),
+        "garbage_after.jsonl.gz": member + b"garbage",
+    }.items():
+        yield name, data, [[]]
+    too_big = str(2 ** 64)
+    yield "flags.jsonl", sync, [
+        ["--fail-launch", too_big], ["--max-streams", too_big], ["--chain-limit", too_big],
+        ["--fail-launch", "x"], ["--max-streams", "1.0"], ["--chain-limit", "-1"],
+        ["--max-streams", str(2 ** 64 - 1)], ["--fail-launch", str(2 ** 64 - 1)],
+    ]
+
+
 class Tally:
     def __init__(self, scratch):
         self.scratch = scratch
@@ -112,6 +151,8 @@ def main():
                     help="injected launches tried per real log (default 4)")
     ap.add_argument("--launches", type=int, default=1000,
                     help="launches per generated log (default 1000)")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="which random logs: another seed, other logs (default 0)")
     args = ap.parse_args()
     tw = os.path.abspath(args.taintworld)
     scratch = tempfile.mkdtemp(prefix="taintworld-oracle-")
@@ -160,8 +201,16 @@ def main():
                 t.check("generated", tw, log, flags)
             os.remove(log)
 
+    for name, data, flag_sets in edge_cases():
+        log = os.path.join(scratch, name)
+        with open(log, "wb") as f:
+            f.write(data)
+        for flags in flag_sets:
+            t.check("edge case", tw, log, flags)
+        os.remove(log)
+
     log = os.path.join(scratch, "random.jsonl")
-    for seed in range(args.random):
+    for seed in range(args.seed * 1_000_003, args.seed * 1_000_003 + args.random):
         rng = random.Random(seed * 7919)
         flags = []
         if rng.random() < 0.85:
@@ -178,8 +227,9 @@ def main():
         with open(log, "w", encoding="utf-8") as f:
             f.write(text)
         t.check("random", tw, log, flags, keep_copy_of=text)
-        if (seed + 1) % 100 == 0:
-            print("random logs: %d of %d" % (seed + 1, args.random), file=sys.stderr, flush=True)
+        done = seed - args.seed * 1_000_003 + 1
+        if done % 100 == 0:
+            print("random logs: %d of %d" % (done, args.random), file=sys.stderr, flush=True)
 
     for kind, (agreed, seen) in t.counts.items():
         print("%-30s %5d of %5d agree" % (kind, agreed, seen))

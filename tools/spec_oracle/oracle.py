@@ -6,11 +6,13 @@ Usage: oracle.py [replay] LOG [--json] [--keep-going] [--strict]
 
 Claims are kept per allocation as a plain list of (start, end, fid, origin)
 with origin None for the root or a Record object (compared by identity).
-Written from the SPEC only.
+Written from the SPEC only; where the SPEC is silent (JSON nesting depth,
+numbers past f64's range, how a .gz log ends, command-line numbers) it
+takes the crate's documented choices, marked where they are made.
 """
-import gzip
 import json
 import sys
+import zlib
 
 U64_MAX = 2 ** 64 - 1
 MAX_LINE = 1048576
@@ -92,13 +94,68 @@ def _check_str(v):
             _check_str(x)
 
 
+# Where SPEC.md is silent the oracle takes the crate's documented choices
+# (src/log/parse.rs): a number must fit an f64 (RFC 8259 section 6 lets a
+# parser limit the range), and arrays and objects nest at most 127 deep,
+# the line's own object included.
+MAX_DEPTH = 127
+
+
+def _float(s):
+    v = float(s)
+    if v in (float("inf"), float("-inf")):
+        raise ValueError("number out of range")
+    return v
+
+
+def _int(s):
+    v = int(s)
+    try:
+        float(v)
+    except OverflowError:
+        raise ValueError("number out of range")
+    return v
+
+
+def _depth(v):
+    """How deep arrays and objects nest in v (a scalar is 0)."""
+    deepest, stack = 0, [(v, 1)]
+    while stack:
+        x, d = stack.pop()
+        children = x.values() if isinstance(x, dict) else x if isinstance(x, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, d)
+        stack.extend((c, d + 1) for c in children)
+    return deepest
+
+
 def parse_json(text):
     try:
-        v = json.loads(text, object_pairs_hook=_pairs_hook, parse_constant=_bad_const)
+        v = json.loads(text, object_pairs_hook=_pairs_hook, parse_constant=_bad_const,
+                       parse_float=_float, parse_int=_int)
         _check_str(v)
+        if _depth(v) > MAX_DEPTH:
+            raise ValueError("recursion limit exceeded")
     except (ValueError, RecursionError) as e:
         raise Bad("malformed JSON: %s" % e)
     return v
+
+
+def gunzip(data):
+    """Gzip members one after another, as the crate reads a .gz log: an
+    empty file, a cut member, or anything after the last member (zero
+    padding included) is an error."""
+    if not data:
+        raise ValueError("unexpected end of file")
+    out = []
+    while data:
+        member = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out.append(member.decompress(data))
+        if not member.eof:
+            raise ValueError("unexpected end of file")
+        data = member.unused_data
+    return b"".join(out)
 
 
 def get(obj, key, required=True):
@@ -649,26 +706,36 @@ def main(argv):
     fails = set()
     cli_ms = cli_cl = None
     i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "--json":
-            pass
-        elif a == "--keep-going":
-            keep_going = True
-        elif a == "--strict":
-            strict = True
-        elif a == "--fail-launch":
+    def number(text):
+        # A command-line number is a u64 written in decimal digits.
+        if not text.isdigit() or int(text) > U64_MAX:
+            raise ValueError(text)
+        return int(text)
+
+    try:
+        while i < len(args):
+            a = args[i]
+            if a == "--json":
+                pass
+            elif a == "--keep-going":
+                keep_going = True
+            elif a == "--strict":
+                strict = True
+            elif a == "--fail-launch":
+                i += 1
+                fails.add(number(args[i]))
+            elif a == "--max-streams":
+                i += 1
+                cli_ms = number(args[i])
+            elif a == "--chain-limit":
+                i += 1
+                cli_cl = number(args[i])
+            else:
+                path = a
             i += 1
-            fails.add(int(args[i]))
-        elif a == "--max-streams":
-            i += 1
-            cli_ms = int(args[i])
-        elif a == "--chain-limit":
-            i += 1
-            cli_cl = int(args[i])
-        else:
-            path = a
-        i += 1
+    except (ValueError, IndexError) as e:
+        sys.stderr.write("error: bad command-line number: %s\n" % e)
+        return 2
     if cli_ms == 0 or cli_cl == 0:
         sys.stderr.write("error: max-streams and chain-limit must be >= 1\n")
         return 2
@@ -676,7 +743,7 @@ def main(argv):
         with open(path, "rb") as fh:
             data = fh.read()
         if path.endswith(".gz"):
-            data = gzip.decompress(data)
+            data = gunzip(data)
     except Exception as e:  # noqa
         sys.stderr.write("error: %s\n" % e)
         return 2
