@@ -210,7 +210,8 @@ def main():
         os.remove(log)
 
     log = os.path.join(scratch, "random.jsonl")
-    for seed in range(args.seed * 1_000_003, args.seed * 1_000_003 + args.random):
+    first = args.seed * 1_000_003
+    for seed in range(first, first + args.random):
         rng = random.Random(seed * 7919)
         flags = []
         if rng.random() < 0.85:
@@ -227,7 +228,7 @@ def main():
         with open(log, "w", encoding="utf-8") as f:
             f.write(text)
         t.check("random", tw, log, flags, keep_copy_of=text)
-        done = seed - args.seed * 1_000_003 + 1
+        done = seed - first + 1
         if done % 100 == 0:
             print("random logs: %d of %d" % (done, args.random), file=sys.stderr, flush=True)
 

@@ -78,20 +78,24 @@ def _bad_const(name):
     raise ValueError("bad constant " + name)
 
 
-def _check_str(v):
-    # lone surrogates are not Unicode text
+def _check(v, depth=0):
+    """Lone surrogates are not Unicode text, and arrays and objects nest
+    at most MAX_DEPTH deep (below): one walk over the parsed line."""
     if isinstance(v, str):
         try:
             v.encode("utf-8")
         except UnicodeEncodeError:
             raise ValueError("lone surrogate")
-    elif isinstance(v, dict):
+        return
+    if isinstance(v, (dict, list)) and depth + 1 > MAX_DEPTH:
+        raise ValueError("recursion limit exceeded")
+    if isinstance(v, dict):
         for k, x in v.items():
-            _check_str(k)
-            _check_str(x)
+            _check(k, depth + 1)
+            _check(x, depth + 1)
     elif isinstance(v, list):
         for x in v:
-            _check_str(x)
+            _check(x, depth + 1)
 
 
 # Where SPEC.md is silent the oracle takes the crate's documented choices
@@ -117,26 +121,11 @@ def _int(s):
     return v
 
 
-def _depth(v):
-    """How deep arrays and objects nest in v (a scalar is 0)."""
-    deepest, stack = 0, [(v, 1)]
-    while stack:
-        x, d = stack.pop()
-        children = x.values() if isinstance(x, dict) else x if isinstance(x, list) else None
-        if children is None:
-            continue
-        deepest = max(deepest, d)
-        stack.extend((c, d + 1) for c in children)
-    return deepest
-
-
 def parse_json(text):
     try:
         v = json.loads(text, object_pairs_hook=_pairs_hook, parse_constant=_bad_const,
                        parse_float=_float, parse_int=_int)
-        _check_str(v)
-        if _depth(v) > MAX_DEPTH:
-            raise ValueError("recursion limit exceeded")
+        _check(v)
     except (ValueError, RecursionError) as e:
         raise Bad("malformed JSON: %s" % e)
     return v
@@ -683,6 +672,14 @@ class World:
 
 # ---------------------------------------------------------------- driver
 
+def _cli_number(text):
+    """A command-line number: a u64 in decimal digits, as the crate's
+    command line takes it."""
+    if not text.isdigit() or int(text) > U64_MAX:
+        raise ValueError(text)
+    return int(text)
+
+
 def parse_header(obj):
     fmt = get_str(obj, "format")
     if fmt != "taintworld-log":
@@ -706,12 +703,6 @@ def main(argv):
     fails = set()
     cli_ms = cli_cl = None
     i = 0
-    def number(text):
-        # A command-line number is a u64 written in decimal digits.
-        if not text.isdigit() or int(text) > U64_MAX:
-            raise ValueError(text)
-        return int(text)
-
     try:
         while i < len(args):
             a = args[i]
@@ -723,13 +714,13 @@ def main(argv):
                 strict = True
             elif a == "--fail-launch":
                 i += 1
-                fails.add(number(args[i]))
+                fails.add(_cli_number(args[i]))
             elif a == "--max-streams":
                 i += 1
-                cli_ms = number(args[i])
+                cli_ms = _cli_number(args[i])
             elif a == "--chain-limit":
                 i += 1
-                cli_cl = number(args[i])
+                cli_cl = _cli_number(args[i])
             else:
                 path = a
             i += 1
