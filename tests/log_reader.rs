@@ -1287,6 +1287,62 @@ fn a_gz_file_is_decompressed() {
     assert_eq!(read_file(&path), small_log_lines());
 }
 
+/// Counts the bytes read through it into a shared cell.
+struct Counted<R> {
+    inner: R,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// `open_with` reads the file through its wrapper — the compressed bytes
+/// of a `.gz`, every one of them — and gives what `open` gives.
+#[test]
+fn a_log_opened_through_a_wrapper_reads_the_file_through_it() {
+    let path = temp_path("wrapped.jsonl.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(SMALL_LOG.as_bytes()).unwrap();
+    let bytes = gz.finish().unwrap();
+    std::fs::write(&path, &bytes).unwrap();
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let lines: Vec<_> = LogReader::open_with(&path, |file| Counted {
+        inner: file,
+        read: read.clone(),
+    })
+    .unwrap()
+    .map(|l| {
+        let l = l.unwrap();
+        (l.number, l.event.map_err(|e| e.to_string()))
+    })
+    .collect();
+    assert_eq!(lines, small_log_lines());
+    assert_eq!(
+        read.load(std::sync::atomic::Ordering::Relaxed),
+        bytes.len() as u64
+    );
+}
+
+/// A file that cannot be opened is the same error through a wrapper, and
+/// the wrapper is never made.
+#[test]
+fn a_missing_log_is_the_same_error_opened_through_a_wrapper() {
+    let path = temp_path("missing.jsonl");
+    let plain = LogReader::open(&path).unwrap_err();
+    let wrapped = LogReader::open_with(&path, |_| -> std::fs::File { panic!("no file to wrap") })
+        .unwrap_err();
+    assert_eq!(plain.kind(), io::ErrorKind::NotFound);
+    assert_eq!(wrapped.kind(), plain.kind());
+    assert_eq!(wrapped.to_string(), plain.to_string());
+    assert!(plain.to_string().contains("missing.jsonl"), "{plain}");
+}
+
 #[test]
 fn a_gz_file_of_several_members_reads_as_one_log() {
     let path = temp_path("members.jsonl.gz");

@@ -9,10 +9,10 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use taintworld::log::{
-    GenOptions, LogReader, LogWriter, ReadResult, Replay, ReplayError, ReplayOptions, Report,
-    Shape, generate, replay,
+    Event, GenOptions, LogReader, LogWriter, ReadResult, Replay, ReplayError, ReplayOptions,
+    Report, Shape, generate, replay,
 };
 
 #[derive(Parser)]
@@ -162,9 +162,12 @@ fn probability(text: &str) -> Result<f64, String> {
 
 fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), String> {
     // The reader's I/O errors name the file already.
-    let reader = LogReader::open(path).map_err(|e| format!("error: {e}"))?;
-    let progress = Progress::new("replaying: line");
-    let replayed = replay(reader, options, |line| progress.tick(line));
+    let progress = Progress::of_log();
+    let reader = LogReader::open_with(path, |file| progress.wrap(file))
+        .map_err(|e| format!("error: {e}"))?;
+    let replayed = replay(reader, options, |line| {
+        progress.tick(line, |bar| bar.set_message(HumanCount(line).to_string()));
+    });
     progress.finish();
     let replay = replayed.map_err(|e| match e {
         ReplayError::BadLine { line, error } => format!("error: line {line}: {error}"),
@@ -181,8 +184,18 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     quiet_on_closed_pipe(written).map_err(|e| format!("error: writing the report: {e}"))
 }
 
-/// A progress line on stderr (`what` and a count), shown only on a
-/// terminal and only once a run has taken over a second.
+/// A replay's bar, on a log file of known size.
+const REPLAY_BAR: &str =
+    "{spinner} replaying [{bar:16}] {percent:>3}% of {total_bytes}, line {msg}, {eta} left";
+/// A replay's line, on a log of no size known beforehand (a pipe).
+const REPLAY_SPINNER: &str = "{spinner} replaying: line {msg} after {elapsed}";
+/// `gen`'s bar.
+const GEN_BAR: &str =
+    "{spinner} generating [{bar:16}] launch {human_pos} of {human_len}, {eta} left";
+
+/// A progress bar on stderr, shown only on a terminal and only once a run
+/// has taken over a second: how far the run is through its whole (the
+/// log's bytes, or the launches asked for) and about how long is left.
 struct Progress {
     bar: Option<ProgressBar>,
     started: Instant,
@@ -190,14 +203,21 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(what: &'static str) -> Self {
-        let bar = io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+    /// A hidden bar of `len` units drawn with `template` (indicatif's
+    /// template syntax), or none off a terminal.
+    fn new(template: &str, len: u64) -> Self {
+        Progress::drawn_if(io::stderr().is_terminal(), template, len)
+    }
+
+    /// [`new`](Self::new), with a bar only if `terminal`.
+    fn drawn_if(terminal: bool, template: &str, len: u64) -> Self {
+        let bar = terminal.then(|| {
+            let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
             bar.set_style(
-                ProgressStyle::with_template("{spinner} {prefix} {human_pos} after {elapsed}")
-                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                ProgressStyle::with_template(template)
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
             );
-            bar.set_prefix(what);
             bar
         });
         Progress {
@@ -207,16 +227,42 @@ impl Progress {
         }
     }
 
-    fn tick(&self, line: u64) {
+    /// A replay's bar: it follows the bytes read of the log file (before
+    /// any decompression), so its end is the file's size.
+    fn of_log() -> Self {
+        Progress::new(REPLAY_BAR, 0)
+    }
+
+    /// `file`, read through the bar when there is one, which then takes
+    /// the file's size as its length. A log with no size known beforehand
+    /// (a pipe, say) gets a count of lines and the time instead.
+    fn wrap(&self, file: File) -> Box<dyn io::Read + Send> {
+        let Some(bar) = &self.bar else {
+            return Box::new(file);
+        };
+        match file.metadata() {
+            Ok(m) if m.is_file() && m.len() > 0 => bar.set_length(m.len()),
+            _ => {
+                if let Ok(style) = ProgressStyle::with_template(REPLAY_SPINNER) {
+                    bar.set_style(style);
+                }
+            }
+        }
+        Box::new(bar.wrap_read(file))
+    }
+
+    /// Called at each unit of work (`count` so far): every 4096th shows the
+    /// bar once a second has passed and lets `update` move it.
+    fn tick(&self, count: u64, update: impl FnOnce(&ProgressBar)) {
         let Some(bar) = &self.bar else { return };
-        if !line.is_multiple_of(4096) {
+        if !count.is_multiple_of(4096) {
             return;
         }
         if !self.shown.get() && self.started.elapsed() > Duration::from_secs(1) {
             bar.set_draw_target(ProgressDrawTarget::stderr());
             self.shown.set(true);
         }
-        bar.set_position(line);
+        update(bar);
     }
 
     fn finish(&self) {
@@ -423,7 +469,7 @@ impl fmt::Display for Shown<'_> {
 }
 
 fn run_gen(options: GenOptions, output: Option<PathBuf>) -> io::Result<()> {
-    let progress = Progress::new("generating: event");
+    let progress = Progress::new(GEN_BAR, options.launches);
     let written = match &output {
         None => quiet_on_closed_pipe(write_log(&options, io::stdout().lock(), &progress).map(drop)),
         Some(path) => {
@@ -450,11 +496,86 @@ fn run_gen(options: GenOptions, output: Option<PathBuf>) -> io::Result<()> {
 /// back.
 fn write_log<W: Write>(options: &GenOptions, sink: W, progress: &Progress) -> io::Result<W> {
     let mut writer = LogWriter::new(BufWriter::new(sink));
-    let mut events = 0u64;
+    let (mut events, mut launches) = (0u64, 0u64);
     generate(options, |event| {
         events += 1;
-        progress.tick(events);
+        if matches!(event, Event::Launch { .. }) {
+            launches += 1;
+        }
+        progress.tick(events, |bar| {
+            bar.set_position(launches.min(options.launches))
+        });
         writer.write_event(&event)
     })?;
     writer.into_inner().into_inner().map_err(|e| e.into_error())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A template indicatif cannot parse would fall back to its default
+    /// look without a word: every one the bars use parses.
+    #[test]
+    fn every_progress_template_parses() {
+        for template in [REPLAY_BAR, REPLAY_SPINNER, GEN_BAR] {
+            assert!(ProgressStyle::with_template(template).is_ok(), "{template}");
+        }
+    }
+
+    /// Off a terminal there is no bar, and the file is read as it is.
+    #[test]
+    fn off_a_terminal_there_is_no_bar_to_draw() {
+        let progress = Progress::drawn_if(false, REPLAY_BAR, 0);
+        assert!(progress.bar.is_none());
+        progress.tick(4096, |_| panic!("no bar to move"));
+    }
+
+    /// A replay's bar is as long as the log file and follows the bytes
+    /// read of it, so its percentage and time left are the file's.
+    #[test]
+    fn a_replay_bar_is_as_long_as_the_log_file_and_follows_the_bytes_read() {
+        let path =
+            std::env::temp_dir().join(format!("taintworld-bar-{}.jsonl", std::process::id()));
+        let text = "{\"op\":\"header\",\"format\":\"taintworld-log\",\"version\":1}\n".repeat(100);
+        std::fs::write(&path, &text).expect("temp file");
+        let progress = Progress::drawn_if(true, REPLAY_BAR, 0);
+        let reader = LogReader::open_with(&path, |file| progress.wrap(file)).expect("opens");
+        let lines = reader.count();
+        std::fs::remove_file(&path).ok();
+        let bar = progress.bar.as_ref().expect("a bar");
+        assert_eq!(lines, 100);
+        assert_eq!(bar.length(), Some(text.len() as u64));
+        assert_eq!(bar.position(), text.len() as u64);
+    }
+
+    /// `gen`'s bar counts launches, not events (a training step writes
+    /// more events than launches), up to the launches asked for.
+    #[test]
+    fn the_gen_bar_counts_launches_not_events() {
+        let options = GenOptions {
+            seed: 1,
+            launches: 10_000,
+            streams: 2,
+            fail_rate: 0.0,
+            shape: Shape::TrainingStep,
+        };
+        let progress = Progress::drawn_if(true, GEN_BAR, options.launches);
+        let log = write_log(&options, Vec::new(), &progress).expect("in memory");
+        let text = String::from_utf8(log).expect("utf-8");
+        let is_launch = |l: &&str| l.contains("\"op\":\"launch\"");
+        let events = text.lines().count();
+        let bar = progress.bar.as_ref().expect("a bar");
+        assert_eq!(
+            text.lines().filter(is_launch).count() as u64,
+            options.launches
+        );
+        assert_eq!(bar.length(), Some(options.launches));
+        // Moved every 4096 events: it stands at the launches among the
+        // events up to the last such tick, which are fewer than the events.
+        let ticked = events / 4096 * 4096;
+        let launches_then = text.lines().take(ticked).filter(is_launch).count() as u64;
+        assert!(launches_then < ticked as u64);
+        assert_eq!(bar.position(), launches_then);
+    }
 }

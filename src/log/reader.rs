@@ -9,7 +9,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::event::Event;
@@ -261,10 +261,27 @@ impl LogReader<Box<dyn BufRead + Send>> {
     /// When the file cannot be opened; the error names the path, as do the
     /// I/O errors the reader yields later.
     pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
+        LogReader::open_with(path, |file| file)
+    }
+
+    /// [`open`](Self::open), reading the file through what `wrap` makes of
+    /// it: the file wrapped to count the bytes read of it for a progress
+    /// bar, say. What it reads is then read as `open` reads the file,
+    /// decompressed when the name ends in `.gz`, with I/O errors naming the
+    /// path.
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be opened, as for `open`.
+    pub fn open_with<F: Read + Send + 'static>(
+        path: impl AsRef<Path>,
+        wrap: impl FnOnce(File) -> F,
+    ) -> io::Result<Self> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
         })?;
+        let file = wrap(file);
         let gz = path
             .file_name()
             .is_some_and(|name| name.to_string_lossy().ends_with(".gz"));
