@@ -128,7 +128,7 @@ fn keep_going_lists_the_bad_line_and_applies_every_other_one() {
     // The summary lists it too, and no unresolved binding.
     let out = taintworld(&["replay", "--keep-going", log.to_str().unwrap()]);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("1 lines rejected:\n    line 2: "), "{text}");
+    assert!(text.contains("1 line rejected:\n    line 2: "), "{text}");
     assert!(!text.contains("unresolved"), "{text}");
 }
 
@@ -466,9 +466,13 @@ fn a_long_chain_in_the_summary_shows_twelve_newest_hops_then_how_many_are_left_o
     assert_eq!(hops[12], "    … 7 more hops …", "{text}");
     assert!(hops[13].contains("skipped launch 1 (k1)"), "{text}");
 
+    // Fourteen leave one out, and say so in the singular.
+    let text = summary_of(&skip_chain_of("fourteen_skips.jsonl", 14));
+    assert!(text.contains("\n    … 1 more hop …\n"), "{text}");
+
     // Thirteen hops all fit without a gap: no line says none were left out.
     let text = summary_of(&skip_chain_of("thirteen_skips.jsonl", 13));
-    assert!(!text.contains("more hops"), "{text}");
+    assert!(!text.contains("more hop"), "{text}");
     assert_eq!(
         text.lines()
             .filter(|l| l.contains("skipped launch"))
@@ -482,9 +486,9 @@ fn a_long_chain_in_the_summary_shows_twelve_newest_hops_then_how_many_are_left_o
 fn the_summary_counts_failed_captures_and_failed_host_writes_or_replays_only_when_there_are_some() {
     // One capture doomed by a skip and one failed graph replay.
     let text = summary_of(&examples().join("capture_doomed_by_skip.jsonl"));
-    assert!(text.contains("\n1 capture(s) failed\n"), "{text}");
+    assert!(text.contains("\n1 capture failed\n"), "{text}");
     assert!(
-        text.contains("\n1 host write(s) or graph replay(s) failed\n"),
+        text.contains("\n1 host write or graph replay failed\n"),
         "{text}"
     );
 
@@ -499,7 +503,7 @@ fn the_summary_counts_failed_captures_and_failed_host_writes_or_replays_only_whe
     std::fs::write(&log, lines.join("\n") + "\n").unwrap();
     let text = summary_of(&log);
     assert!(
-        text.contains("\n2 host write(s) or graph replay(s) failed\n"),
+        text.contains("\n2 host writes or graph replays failed\n"),
         "{text}"
     );
     assert!(!text.contains("capture"), "{text}");
@@ -788,16 +792,16 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
     assert!(out.status.success());
     let summary = String::from_utf8(out.stdout).unwrap();
     let expected = [
-        "13 events, 1 launches: 0 ran, 0 failed, 1 skipped, 0 dry runs",
+        "13 events, 1 launch: 0 ran, 0 failed, 1 skipped, 0 dry runs",
         "failure 1: out_of_memory in alloc: cudaMalloc (2 occurrences, skipped 1 launch)",
         "failure 2: out_of_memory in alloc: empty (1 occurrence, skipped 0 launches)",
         "line 2: read of memory 1 is tainted by failure 1 (out_of_memory in alloc: cudaMalloc)",
-        "1 profile(s) invalid",
+        "1 profile invalid",
         // The first fault wins; the unresolved read of memory 99 answers
         // `unresolved`, not the fault.
         "line 9: device fault (device in device: illegal address); 1 read and 1 sync after it answered device_fault",
-        "1 unresolved bindings",
-        "final: 1 live failures, 2 tainted allocations, 4104 tainted bytes, 2 claims",
+        "1 unresolved binding",
+        "final: 1 live failure, 2 tainted allocations, 4104 tainted bytes, 2 claims",
     ];
     assert_eq!(summary.lines().collect::<Vec<_>>(), expected, "{summary}");
     // The JSON report agrees on the occurrences and the fault's answers.

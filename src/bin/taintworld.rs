@@ -317,8 +317,13 @@ impl Summary {
         let v = &report.verdicts;
         writeln!(
             out,
-            "{} events, {} launches: {} ran, {} failed, {} skipped, {} dry runs",
-            report.events, report.launches, v.ran, v.failed, v.skipped, v.dry_run
+            "{}, {}: {} ran, {} failed, {} skipped, {}",
+            Count(report.events, "event", "events"),
+            Count(report.launches, "launch", "launches"),
+            v.ran,
+            v.failed,
+            v.skipped,
+            Count(v.dry_run, "dry run", "dry runs")
         )?;
         if self.failures.is_empty() {
             writeln!(out, "no failures")?;
@@ -326,26 +331,22 @@ impl Summary {
         for (id, t) in &self.failures {
             writeln!(
                 out,
-                "failure {id}: {} in {}: {} ({} occurrence{}, skipped {} launch{})",
+                "failure {id}: {} in {}: {} ({}, skipped {})",
                 Shown(&t.error.kind),
                 Shown(&t.error.kernel),
                 Shown(&t.error.message),
-                t.occurrences,
-                if t.occurrences == 1 { "" } else { "s" },
-                t.skipped,
-                if t.skipped == 1 { "" } else { "es" },
+                Count(t.occurrences, "occurrence", "occurrences"),
+                Count(t.skipped, "launch", "launches"),
             )?;
         }
         let left_out = self.untallied;
         if left_out != taintworld::log::Untallied::default() {
             writeln!(
                 out,
-                "… failures past the first {} failed {} more operation{} (launches, host writes, replays, reservations) and skipped {} more launch{} (--json lists the launches, host writes and replays by failure id)",
+                "… failures past the first {} failed {} (launches, host writes, replays, reservations) and skipped {} (--json lists the launches, host writes and replays by failure id)",
                 taintworld::log::SUMMARY_FAILURES,
-                left_out.failed,
-                if left_out.failed == 1 { "" } else { "s" },
-                left_out.skipped,
-                if left_out.skipped == 1 { "" } else { "es" },
+                Count(left_out.failed, "more operation", "more operations"),
+                Count(left_out.skipped, "more launch", "more launches"),
             )?;
         }
         for read in &self.reads {
@@ -377,7 +378,8 @@ impl Summary {
                 }
                 if let Some((last, between)) = r.chain[shown..].split_last() {
                     if !between.is_empty() {
-                        writeln!(out, "    … {} more hops …", between.len())?;
+                        let between = between.len() as u64;
+                        writeln!(out, "    … {} …", Count(between, "more hop", "more hops"))?;
                     }
                     hop(&mut out, last)?;
                 }
@@ -387,43 +389,56 @@ impl Summary {
             }
         }
         if self.failed_captures > 0 {
-            writeln!(out, "{} capture(s) failed", self.failed_captures)?;
+            let captures = Count(self.failed_captures, "capture", "captures");
+            writeln!(out, "{captures} failed")?;
         }
         if self.failed_host_ops > 0 {
-            writeln!(
-                out,
-                "{} host write(s) or graph replay(s) failed",
-                self.failed_host_ops
-            )?;
+            let ops = Count(
+                self.failed_host_ops,
+                "host write or graph replay",
+                "host writes or graph replays",
+            );
+            writeln!(out, "{ops} failed")?;
         }
         if self.invalid_profiles > 0 {
-            writeln!(out, "{} profile(s) invalid", self.invalid_profiles)?;
+            let profiles = Count(self.invalid_profiles, "profile", "profiles");
+            writeln!(out, "{profiles} invalid")?;
         }
         if let Some((line, e)) = &self.device_fault {
             let answers = self.fault_answers;
             writeln!(
                 out,
-                "line {line}: device fault ({} in {}: {}); {} read{} and {} sync{} after it answered device_fault",
+                "line {line}: device fault ({} in {}: {}); {} and {} after it answered device_fault",
                 Shown(&e.kind),
                 Shown(&e.kernel),
                 Shown(&e.message),
-                answers.reads,
-                if answers.reads == 1 { "" } else { "s" },
-                answers.syncs,
-                if answers.syncs == 1 { "" } else { "s" },
+                Count(answers.reads, "read", "reads"),
+                Count(answers.syncs, "sync", "syncs"),
             )?;
         }
         if report.unresolved_bindings > 0 {
-            writeln!(out, "{} unresolved bindings", report.unresolved_bindings)?;
+            let unresolved = Count(
+                report.unresolved_bindings,
+                "unresolved binding",
+                "unresolved bindings",
+            );
+            writeln!(out, "{unresolved}")?;
         }
         let f = &report.final_state;
         writeln!(
             out,
-            "final: {} live failures, {} tainted allocations, {} tainted bytes, {} claims",
-            f.live_failures, f.tainted_allocations, f.tainted_bytes, f.claims
+            "final: {}, {}, {}, {}",
+            Count(f.live_failures, "live failure", "live failures"),
+            Count(
+                f.tainted_allocations,
+                "tainted allocation",
+                "tainted allocations"
+            ),
+            Count(f.tainted_bytes, "tainted byte", "tainted bytes"),
+            Count(f.claims, "claim", "claims")
         )?;
         if self.rejected > 0 {
-            writeln!(out, "{} lines rejected:", self.rejected)?;
+            writeln!(out, "{} rejected:", Count(self.rejected, "line", "lines"))?;
             let shown = report.rejected.len().min(taintworld::log::SUMMARY_REJECTED);
             for r in &report.rejected[..shown] {
                 writeln!(out, "    line {}: {}", r.line, r.error)?;
@@ -437,6 +452,17 @@ impl Summary {
             }
         }
         out.flush()
+    }
+}
+
+/// A count and the noun that goes with it, one or many: `1 launch`,
+/// `0 launches`, `2 launches`.
+struct Count<N>(N, &'static str, &'static str);
+
+impl<N: fmt::Display + PartialEq + From<u8>> fmt::Display for Count<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Count(n, one, many) = self;
+        write!(f, "{n} {}", if *n == N::from(1) { one } else { many })
     }
 }
 
