@@ -830,3 +830,39 @@ fn the_readme_shows_exactly_what_its_first_command_prints() {
     assert!(out.status.success());
     assert_eq!(String::from_utf8(out.stdout).unwrap(), block);
 }
+
+/// SPEC §7: a `--fail-launch` number past the last launch does nothing —
+/// the report is the one without it — and the command says so on stderr,
+/// naming the number and how many launches there were, so a typo does not
+/// pass for a failure that poisoned nothing. A number that is a launch gets
+/// no note.
+#[test]
+fn a_fail_launch_past_the_last_launch_changes_nothing_and_is_noted_on_stderr() {
+    let log = examples().join("skip_chain_three_kernels.jsonl");
+    let log = log.to_str().unwrap();
+    let plain = taintworld(&["replay", "--json", log]);
+    let past = taintworld(&["replay", "--json", "--fail-launch", "99", log]);
+    assert!(past.status.success());
+    assert_eq!(past.stdout, plain.stdout);
+    assert_eq!(
+        String::from_utf8_lossy(&past.stderr),
+        "note: --fail-launch 99: past the last launch (the log has 4 launches, 0 to 3), \
+         so nothing was injected there\n"
+    );
+
+    let both = taintworld(&["replay", "--fail-launch", "3", "--fail-launch", "4", log]);
+    assert!(both.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&both.stderr),
+        "note: --fail-launch 4: past the last launch (the log has 4 launches, 0 to 3), \
+         so nothing was injected there\n"
+    );
+
+    let within = taintworld(&["replay", "--fail-launch", "3", log]);
+    assert!(within.status.success());
+    assert!(
+        within.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&within.stderr)
+    );
+}

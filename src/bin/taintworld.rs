@@ -1,6 +1,7 @@
 //! `taintworld`: replay launch logs to see what one failure poisons, inject
 //! faults, and generate synthetic workloads.
 
+use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -162,6 +163,7 @@ fn probability(text: &str) -> Result<f64, String> {
 
 fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), String> {
     // The reader's I/O errors name the file already.
+    let asked = options.fail_launches.clone();
     let progress = Progress::of_log();
     let reader = LogReader::open_with(path, |file| progress.wrap(file))
         .map_err(|e| format!("error: {e}"))?;
@@ -181,7 +183,37 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     } else {
         summary.write(&report, stdout)
     };
-    quiet_on_closed_pipe(written).map_err(|e| format!("error: writing the report: {e}"))
+    quiet_on_closed_pipe(written).map_err(|e| format!("error: writing the report: {e}"))?;
+    if let Some(note) = past_the_last_launch(&asked, report.launches) {
+        eprintln!("{note}");
+    }
+    Ok(())
+}
+
+/// The note for `--fail-launch` numbers the replay never reached: SPEC §7
+/// has such a number do nothing, and the report shows nothing of it, so
+/// the command says so rather than leave a typo looking like a failure
+/// that poisoned nothing. `None` when every number was a launch.
+fn past_the_last_launch(asked: &BTreeSet<u64>, launches: u64) -> Option<String> {
+    let past: Vec<String> = asked.range(launches..).map(u64::to_string).collect();
+    let (first, rest) = past.split_first()?;
+    const LISTED: usize = 10;
+    let mut numbers = first.clone();
+    for n in rest.iter().take(LISTED - 1) {
+        numbers.push_str(", ");
+        numbers.push_str(n);
+    }
+    if past.len() > LISTED {
+        numbers.push_str(&format!(" and {} more", past.len() - LISTED));
+    }
+    let had = match launches {
+        0 => "the log has no launches".to_owned(),
+        1 => "the log has 1 launch, number 0".to_owned(),
+        n => format!("the log has {n} launches, 0 to {}", n - 1),
+    };
+    Some(format!(
+        "note: --fail-launch {numbers}: past the last launch ({had}), so nothing was injected there"
+    ))
 }
 
 /// A replay's bar, on a log file of known size.
@@ -539,6 +571,38 @@ fn write_log<W: Write>(options: &GenOptions, sink: W, progress: &Progress) -> io
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The note lists the numbers past the last launch in order, ten at
+    /// most, and words the launches there were for none, one and many.
+    #[test]
+    fn the_note_names_the_numbers_past_the_last_launch_and_how_many_there_were() {
+        let asked = |numbers: &[u64]| numbers.iter().copied().collect::<BTreeSet<u64>>();
+        assert_eq!(past_the_last_launch(&asked(&[0, 3]), 4), None);
+        assert_eq!(past_the_last_launch(&asked(&[]), 0), None);
+        assert_eq!(
+            past_the_last_launch(&asked(&[0]), 0).as_deref(),
+            Some(
+                "note: --fail-launch 0: past the last launch (the log has no launches), \
+                 so nothing was injected there"
+            )
+        );
+        assert_eq!(
+            past_the_last_launch(&asked(&[0, 7, 1]), 1).as_deref(),
+            Some(
+                "note: --fail-launch 1, 7: past the last launch (the log has 1 launch, number 0), \
+                 so nothing was injected there"
+            )
+        );
+        let many: Vec<u64> = (100..112).collect();
+        assert_eq!(
+            past_the_last_launch(&asked(&many), 50).as_deref(),
+            Some(
+                "note: --fail-launch 100, 101, 102, 103, 104, 105, 106, 107, 108, 109 and 2 more: \
+                 past the last launch (the log has 50 launches, 0 to 49), \
+                 so nothing was injected there"
+            )
+        );
+    }
 
     /// A template indicatif cannot parse would fall back to its default
     /// look without a word: every one the bars use parses.
