@@ -272,9 +272,9 @@ impl Progress {
         let Some(bar) = &self.bar else {
             return Box::new(file);
         };
-        match file.metadata() {
-            Ok(m) if m.is_file() && m.len() > 0 => bar.set_length(m.len()),
-            _ => {
+        match known_size(&file) {
+            Some(size) => bar.set_length(size),
+            None => {
                 if let Ok(style) = ProgressStyle::with_template(REPLAY_SPINNER) {
                     bar.set_style(style);
                 }
@@ -302,6 +302,14 @@ impl Progress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// The size of a log file known before reading it: a regular file's, if
+/// it has any bytes. A pipe, a device or an empty file has none to measure
+/// progress against.
+fn known_size(file: &File) -> Option<u64> {
+    let m = file.metadata().ok()?;
+    (m.is_file() && m.len() > 0).then_some(m.len())
 }
 
 /// How many hops of a chain the summary prints before eliding.
@@ -611,6 +619,22 @@ mod tests {
         for template in [REPLAY_BAR, REPLAY_SPINNER, GEN_BAR] {
             assert!(ProgressStyle::with_template(template).is_ok(), "{template}");
         }
+    }
+
+    /// Only a regular file with bytes in it has a size to measure a
+    /// replay's progress against.
+    #[test]
+    fn only_a_regular_file_with_bytes_has_a_known_size() {
+        let path = std::env::temp_dir().join(format!("taintworld-size-{}", std::process::id()));
+        std::fs::write(&path, "{}\n").expect("temp file");
+        let sized = known_size(&File::open(&path).expect("opens"));
+        std::fs::write(&path, "").expect("temp file");
+        let empty = known_size(&File::open(&path).expect("opens"));
+        std::fs::remove_file(&path).ok();
+        assert_eq!(sized, Some(3));
+        assert_eq!(empty, None);
+        #[cfg(unix)]
+        assert_eq!(known_size(&File::open("/dev/null").expect("opens")), None);
     }
 
     /// Off a terminal there is no bar, and the file is read as it is.
