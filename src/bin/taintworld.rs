@@ -601,6 +601,15 @@ mod tests {
                  so nothing was injected there"
             )
         );
+        let ten: Vec<u64> = (100..110).collect();
+        assert_eq!(
+            past_the_last_launch(&asked(&ten), 50).as_deref(),
+            Some(
+                "note: --fail-launch 100, 101, 102, 103, 104, 105, 106, 107, 108, 109: \
+                 past the last launch (the log has 50 launches, 0 to 49), \
+                 so nothing was injected there"
+            )
+        );
         let many: Vec<u64> = (100..112).collect();
         assert_eq!(
             past_the_last_launch(&asked(&many), 50).as_deref(),
