@@ -164,7 +164,9 @@ fn probability(text: &str) -> Result<f64, String> {
 fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), String> {
     // The reader's I/O errors name the file already.
     let asked = options.fail_launches.clone();
-    let progress = Progress::of_log();
+    // The bar follows the bytes read of the log file (before any
+    // decompression): `wrap` gives it the file's size as its length.
+    let progress = Progress::new(REPLAY_BAR, 0);
     let reader = LogReader::open_with(path, |file| progress.wrap(file))
         .map_err(|e| format!("error: {e}"))?;
     let replayed = replay(reader, options, |line| {
@@ -195,14 +197,13 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
 /// the command says so rather than leave a typo looking like a failure
 /// that poisoned nothing. `None` when every number was a launch.
 fn past_the_last_launch(asked: &BTreeSet<u64>, launches: u64) -> Option<String> {
-    let past: Vec<String> = asked.range(launches..).map(u64::to_string).collect();
-    let (first, rest) = past.split_first()?;
     const LISTED: usize = 10;
-    let mut numbers = first.clone();
-    for n in rest.iter().take(LISTED - 1) {
-        numbers.push_str(", ");
-        numbers.push_str(n);
+    let past: Vec<u64> = asked.range(launches..).copied().collect();
+    if past.is_empty() {
+        return None;
     }
+    let listed: Vec<String> = past.iter().take(LISTED).map(u64::to_string).collect();
+    let mut numbers = listed.join(", ");
     if past.len() > LISTED {
         numbers.push_str(&format!(" and {} more", past.len() - LISTED));
     }
@@ -257,12 +258,6 @@ impl Progress {
             started: Instant::now(),
             shown: std::cell::Cell::new(false),
         }
-    }
-
-    /// A replay's bar: it follows the bytes read of the log file (before
-    /// any decompression), so its end is the file's size.
-    fn of_log() -> Self {
-        Progress::new(REPLAY_BAR, 0)
     }
 
     /// `file`, read through the bar when there is one, which then takes
@@ -418,8 +413,8 @@ impl Summary {
                 }
                 if let Some((last, between)) = r.chain[shown..].split_last() {
                     if !between.is_empty() {
-                        let between = between.len() as u64;
-                        writeln!(out, "    … {} …", Count(between, "more hop", "more hops"))?;
+                        let between = Count(between.len(), "more hop", "more hops");
+                        writeln!(out, "    … {between} …")?;
                     }
                     hop(&mut out, last)?;
                 }
@@ -568,9 +563,7 @@ fn write_log<W: Write>(options: &GenOptions, sink: W, progress: &Progress) -> io
         if matches!(event, Event::Launch { .. }) {
             launches += 1;
         }
-        progress.tick(events, |bar| {
-            bar.set_position(launches.min(options.launches))
-        });
+        progress.tick(events, |bar| bar.set_position(launches));
         writer.write_event(&event)
     })?;
     writer.into_inner().into_inner().map_err(|e| e.into_error())
