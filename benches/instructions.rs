@@ -8,7 +8,8 @@
 //! ```text
 //! instructions <workload> <side> <iterations> [size]
 //!   workload: w1 | w1-single (W1's launches one `World::launch` at a
-//!             time) | w2 | w4 | w5
+//!             time) | w2 | w4 | w5 | w5-registered (W5 with one
+//!             string a kernel, registered with the world)
 //!   side:     crate | rows (pre-resolved) | baseline
 //! ```
 
@@ -19,8 +20,8 @@ use std::hint::black_box;
 use std::rc::Rc;
 
 use workloads::{
-    base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain, w4_retaint, w5_training,
-    world_steps,
+    KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain,
+    w4_retaint, w5_training, world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -40,7 +41,8 @@ fn main() {
         _ => return,
     };
     let units = match workload {
-        "w5" => run_w5(side, iterations),
+        "w5" => run_w5(side, iterations, KernelNames::PerLaunch),
+        "w5-registered" => run_w5(side, iterations, KernelNames::Registered),
         "w1-single" => run_w1_single(side, iterations, n),
         _ => {
             let (mut pair, prepared, kernel, units) = match workload {
@@ -57,7 +59,9 @@ fn main() {
                     (p, q, "fill", n)
                 }
                 other => {
-                    eprintln!("unknown workload {other}: w1, w1-single, w2, w4 or w5");
+                    eprintln!(
+                        "unknown workload {other}: w1, w1-single, w2, w4, w5 or w5-registered"
+                    );
                     std::process::exit(2);
                 }
             };
@@ -148,13 +152,13 @@ fn measured<T>(work: impl FnOnce() -> T) -> T {
 
 /// W5 steps on a fresh clone per iteration, as `systems.rs` times them (the
 /// clones are made outside [`measured`]).
-fn run_w5(side: &str, iterations: usize) -> usize {
-    let (pair, prepared, steps) = w5_training(20_000);
+fn run_w5(side: &str, iterations: usize, names: KernelNames) -> usize {
+    let (pair, prepared, steps) = w5_training(20_000, names);
     let launches = prepared.launches();
     let row_launches = prepared.row_launches();
     let base_launches = prepared.base_launches();
     let bindings = step_bindings(&steps);
-    let kernels: Vec<Rc<str>> = prepared.work.iter().map(|w| Rc::from(w.kernel)).collect();
+    let kernels = base_kernels(&prepared.work, names);
     let mut worlds: Vec<_> = (0..iterations).map(|_| pair.world.clone()).collect();
     let mut bases: Vec<_> = (0..iterations).map(|_| pair.base.clone()).collect();
     for (world, base) in worlds.iter_mut().zip(&mut bases) {

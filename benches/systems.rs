@@ -22,8 +22,8 @@ use taintworld::{
 };
 
 use workloads::{
-    base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain, w3_carve, w3_fragmented,
-    w3_reads, w4_retaint, w5_training, world_steps,
+    KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain,
+    w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_steps,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -272,10 +272,18 @@ fn w4(c: &mut Criterion) {
 }
 
 /// W5: a training-step workload with an early failure, replayed in memory;
-/// per launch (host writes and reads included in the time).
+/// per launch (host writes and reads included in the time). Once with each
+/// launch naming its kernel by its own string, as a parsed log does; once
+/// with one string a kernel, registered with the world, as a scheduler
+/// names the kernels it compiled.
 fn w5(c: &mut Criterion) {
-    let mut group = c.benchmark_group("w5_training_per_launch");
-    let (pair, prepared, steps) = w5_training(20_000);
+    w5_named(c, "w5_training_per_launch", KernelNames::PerLaunch);
+    w5_named(c, "w5_registered_per_launch", KernelNames::Registered);
+}
+
+fn w5_named(c: &mut Criterion, name: &str, names: KernelNames) {
+    let mut group = c.benchmark_group(name);
+    let (pair, prepared, steps) = w5_training(20_000, names);
     let launches = prepared.launches();
     let row_launches = prepared.row_launches();
     let base_launches = prepared.base_launches();
@@ -301,7 +309,7 @@ fn w5(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
-    let kernels: Vec<Rc<str>> = prepared.work.iter().map(|w| Rc::from(w.kernel)).collect();
+    let kernels = base_kernels(&prepared.work, names);
     group.bench_function(BenchmarkId::new("baseline", launches.len()), |b| {
         b.iter_batched(
             || pair.base.clone(),

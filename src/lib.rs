@@ -62,6 +62,15 @@
 //! allocation's end, alone or in a batch — and skips the stream fold, the
 //! slot compare, the range compares of a clean batch and the copy.
 //!
+//! Kernel names go the same way. A skip records its kernel, interned so
+//! that it costs no heap memory: by default the world compares the name with
+//! the last one interned and, when it differs, hashes it.
+//! [`World::register_kernel`] takes a `&'static str` the scheduler will
+//! launch by; a skip of it then finds the interned name by the string's
+//! address, without reading the name. That is sound because a `'static`
+//! string is never freed nor changed. Any other copy of the name is still the
+//! same kernel, found by hashing.
+//!
 //! ## Shape
 //!
 //! An ECS-style, data-oriented world. Entities live in slot maps, each kind
@@ -193,9 +202,10 @@
 //! | --- | ---: | ---: |
 //! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 17.5 | 62 |
 //! | a clean binding, one `launch` call a launch | 47.5 / 30.8 | 62 |
-//! | a skipped launch of a chain (1 read, 1 write) | 576 / 469 | 861 |
-//! | a kernel failing again on the same buffer | 281 / 210 | 722–730 |
-//! | a launch of a training step with an early failure | 1,048 / 902 | 1,162 |
+//! | a skipped launch of a chain (1 read, 1 write) | 579 / 475 | 861 |
+//! | a kernel failing again on the same buffer | 281 / 215 | 722–730 |
+//! | a launch of a training step with an early failure | 1,051 / 891 | 1,162 |
+//! | the same, its kernel names registered | 970 / 814 | 1,162 |
 //!
 //! A declared allocation size never turns into memory, and a range's length
 //! never turns into work: claims are ranges. A launch over clean

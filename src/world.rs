@@ -543,6 +543,45 @@ impl World {
         }))
     }
 
+    /// Registers a kernel name the scheduler launches by this very string,
+    /// so that a skip of it finds its interned name by the string's address
+    /// (one hash of a pointer) instead of reading and hashing the name —
+    /// what rows are to bindings, this is to kernel names. Nothing else
+    /// changes: a launch names its kernel as before, and any other copy of
+    /// the name is the same kernel, found the slow way. The name stays
+    /// interned for the world's life; registering it again does nothing.
+    /// Allocates (off the hot path), so register before launching.
+    ///
+    /// Register the string the launches will name: a `static`, or a name
+    /// leaked once per kernel. A `const` is copied where it is used, and
+    /// its copies need not share an address.
+    ///
+    /// ```
+    /// use taintworld::{Access, Binding, Launch, Outcome, ReadResult, World};
+    ///
+    /// static GELU: &str = "gelu";
+    /// let mut world = World::default();
+    /// world.register_kernel(GELU);
+    /// world.alloc(0, 1, 64)?;
+    /// world.alloc(0, 2, 64)?;
+    /// world.launch(&Launch {
+    ///     kernel: "fill",
+    ///     stream: 0.into(),
+    ///     bindings: &[Binding::whole(0, 1, Access::Write)],
+    ///     outcome: Outcome::Failed { kind: "compile", message: "bad PTX" },
+    /// })?;
+    /// let gelu = [Binding::whole(0, 1, Access::Read), Binding::whole(0, 2, Access::Write)];
+    /// world.launch(&Launch { kernel: GELU, stream: 0.into(), bindings: &gelu, outcome: Outcome::Ok })?;
+    /// let ReadResult::Tainted(why) = world.read(&Binding::whole(0, 2, Access::Read))? else {
+    ///     unreachable!("gelu was skipped")
+    /// };
+    /// assert_eq!(why.chain[0].kernel, "gelu");
+    /// # Ok::<(), taintworld::Error>(())
+    /// ```
+    pub fn register_kernel(&mut self, name: &'static str) {
+        self.graph.records.register_kernel(name);
+    }
+
     /// The next launch number with `verdict`, for a launch that changes
     /// nothing else: one that read clean bytes and ran with nothing it
     /// writes claimed and no capture window open, or a dry run.

@@ -14,8 +14,9 @@ use std::rc::Rc;
 use baseline::BaseVerdict;
 use taintworld::{Outcome, ReadResult};
 use workloads::{
-    Pair, Prepared, Step, W3_CLAIMS, base_verdict, w1_clean, w2_chain, w3_carve, w3_fragmented,
-    w3_reads, w4_retaint, w5_training, world_claimed, world_row_verdicts, world_verdicts,
+    KernelNames, Pair, Prepared, Step, W3_CLAIMS, base_kernels, base_verdict, w1_clean, w2_chain,
+    w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_claimed, world_row_verdicts,
+    world_verdicts,
 };
 
 fn agree(mut pair: Pair, prepared: Prepared, kernel: &str) -> Vec<BaseVerdict> {
@@ -84,16 +85,29 @@ fn the_fragmented_allocation_answers_every_check_alike_and_carves_alike() {
 
 #[test]
 fn the_training_workload_gives_the_same_verdicts_and_reads_on_both() {
-    let (mut pair, prepared, steps) = w5_training(3_000);
+    training_agrees(KernelNames::PerLaunch);
+}
+
+/// Registered kernel names change how a skip finds its kernel, not what
+/// it records.
+#[test]
+fn the_training_workload_with_registered_kernels_gives_the_same_verdicts_and_reads_on_both() {
+    training_agrees(KernelNames::Registered);
+}
+
+fn training_agrees(names: KernelNames) {
+    let (mut pair, prepared, steps) = w5_training(3_000, names);
     let launches = prepared.launches();
     let row_launches = prepared.row_launches();
     let mut rows_world = pair.world.clone();
-    let kernels: Vec<Rc<str>> = prepared.work.iter().map(|w| Rc::from(w.kernel)).collect();
+    let kernels = base_kernels(&prepared.work, names);
     let mut skipped = 0;
+    let mut work_of = std::collections::HashMap::new();
     for step in &steps {
         match step {
             Step::Launch(i) => {
                 let r = pair.world.launch(&launches[*i]).unwrap();
+                work_of.insert(r.launch, *i);
                 let expected = pair.base.launch(
                     &kernels[*i],
                     prepared.base.get(*i),
@@ -126,4 +140,17 @@ fn the_training_workload_gives_the_same_verdicts_and_reads_on_both() {
     );
     assert_eq!(world_claimed(&pair.world), pair.base.claimed());
     assert_eq!(world_claimed(&rows_world), pair.base.claimed());
+    // Every live record names its own launch's kernel.
+    let mut records = 0;
+    for world in [&pair.world, &rows_world] {
+        for r in world.skip_records() {
+            assert_eq!(
+                r.kernel, prepared.work[work_of[&r.launch]].kernel,
+                "launch {}",
+                r.launch
+            );
+            records += 1;
+        }
+    }
+    assert!(records > 100, "records live at the end: {records}");
 }

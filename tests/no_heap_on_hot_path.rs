@@ -1,7 +1,7 @@
 //! The crate docs' "Costs" (SPEC.md §3's hot path): launches over clean
 //! allocations, launches that taint or release one range per binding (bound
-//! by `Binding` or by pre-resolved row), and a successful `World::scope`
-//! make no heap allocation once warm.
+//! by `Binding` or by pre-resolved row), a successful `World::scope` and
+//! skips of registered kernels make no heap allocation once warm.
 //!
 //! Allocations are counted by `tests/common/counting.rs`.
 
@@ -160,6 +160,45 @@ fn the_hot_path_makes_no_heap_allocation_once_warm() {
         (n, failed, results.len()),
         (0, 1000, 2000),
         "row batches allocated"
+    );
+
+    // (e) Skips of registered kernels, two by turns so that each is found
+    // by its address, each skip tainting one buffer and letting the record
+    // before it go: memory 7 still carries the failure.
+    static GELU: &str = "gelu";
+    static SOFTMAX: &str = "softmax";
+    w.register_kernel(GELU);
+    w.register_kernel(SOFTMAX);
+    let poisoned = [b(7, Access::Read), b(4, Access::Write)];
+    let skips = [GELU, SOFTMAX].map(|kernel| Launch {
+        kernel,
+        stream: 0.into(),
+        bindings: &poisoned,
+        outcome: Outcome::Ok,
+    });
+    for _ in 0..10 {
+        for skip in &skips {
+            w.launch(skip).unwrap();
+        }
+    }
+    let mut skipped = 0u32;
+    let n = allocations_in(|| {
+        for _ in 0..500 {
+            for skip in &skips {
+                if matches!(w.launch(skip).unwrap().verdict, Verdict::Skipped { .. }) {
+                    skipped += 1;
+                }
+            }
+        }
+    });
+    assert_eq!(
+        (n, skipped),
+        (0, 1000),
+        "skips of registered kernels allocated"
+    );
+    assert_eq!(
+        w.skip_records().map(|r| r.kernel).collect::<Vec<_>>(),
+        ["softmax"]
     );
     w.check_invariants().unwrap();
 }

@@ -17,8 +17,9 @@ use taintworld::{CaptureResult, Config, ProfileResult, World};
 
 /// Launch kernels, among them the names the world gives a host write, a
 /// replay of graph 0 and a failed reservation, so that a failed launch can
-/// share its identity with a failure of another source (SPEC §4).
-const KERNELS: [&str; 7] = ["k0", "k1", "k2", "k3", "host_write", "graph:0", "alloc"];
+/// share its identity with a failure of another source (SPEC §4). A
+/// `static`, so that a launch names the very strings a world registers.
+static KERNELS: [&str; 7] = ["k0", "k1", "k2", "k3", "host_write", "graph:0", "alloc"];
 /// Error kinds and messages, the failed reservation's among them.
 const KINDS: [&str; 3] = ["compile", "launch", "oom"];
 const MESSAGES: [&str; 3] = ["m0", "m1", "out of memory"];
@@ -424,6 +425,14 @@ proptest! {
         let mut a = World::new(config).unwrap();
         let mut b = World::new(config).unwrap();
         let mut c = RowWorld::new(config);
+        // Registered kernel names change how a skip finds its kernel, never
+        // what it records: the pre-resolved world registers the very
+        // strings its launches name, the batching world copies of them at
+        // other addresses (so that its launches find them by hashing).
+        for kernel in KERNELS {
+            c.world.register_kernel(kernel);
+            b.register_kernel(Box::leak(kernel.to_owned().into_boxed_str()));
+        }
         for op in &ops {
             step(&mut m, &mut a, &mut b, &mut c, op)?;
         }

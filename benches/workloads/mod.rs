@@ -442,6 +442,7 @@ pub fn step_bindings(steps: &[Step]) -> Vec<Option<Binding>> {
 
 /// The W5 steps on `world`: each launch one at a time (bound by binding
 /// or by pre-resolved row), host writes and reads between them.
+#[inline(never)]
 pub fn world_steps<B: Bind>(
     world: &mut World,
     steps: &[Step],
@@ -485,10 +486,38 @@ pub fn base_steps(
     }
 }
 
+/// How the W5 launches name their kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelNames {
+    /// Each launch its own copy of the name, as a parsed log's are; the
+    /// baseline gets one `Rc<str>` a launch.
+    PerLaunch,
+    /// One string a kernel, registered with the world
+    /// (`World::register_kernel`), as a scheduler names the kernels it
+    /// compiled; the baseline gets one shared `Rc<str>` a kernel.
+    Registered,
+}
+
+/// The baseline's kernel names for `work`, one per launch, shared between
+/// launches of one kernel as `names` says.
+pub fn base_kernels(work: &[Work], names: KernelNames) -> Vec<Rc<str>> {
+    let mut shared: std::collections::HashMap<&str, Rc<str>> = Default::default();
+    work.iter()
+        .map(|w| match names {
+            KernelNames::PerLaunch => Rc::from(w.kernel),
+            KernelNames::Registered => shared
+                .entry(w.kernel)
+                .or_insert_with(|| Rc::from(w.kernel))
+                .clone(),
+        })
+        .collect()
+}
+
 /// W5: a generated training-step log (forward, loss, backward and optimizer
 /// launches over about 200 allocations), parsed here — outside any timed
-/// loop — into launches on both implementations, with launch 3 failing.
-pub fn w5_training(launches: u64) -> (Pair, Prepared, Vec<Step>) {
+/// loop — into launches on both implementations, with launch 3 failing,
+/// their kernels named as `names` says.
+pub fn w5_training(launches: u64, names: KernelNames) -> (Pair, Prepared, Vec<Step>) {
     use taintworld::log::{Event, GenOptions, Outcome as LogOutcome, Shape, generate};
     let mut events = Vec::new();
     generate(
@@ -542,6 +571,8 @@ pub fn w5_training(launches: u64) -> (Pair, Prepared, Vec<Step>) {
             access,
         }
     };
+    let leak = |name: &String| -> &'static str { Box::leak(name.clone().into_boxed_str()) };
+    let mut registered = std::collections::HashMap::new();
     let mut work = Vec::new();
     let mut steps = Vec::new();
     for e in &events {
@@ -554,7 +585,16 @@ pub fn w5_training(launches: u64) -> (Pair, Prepared, Vec<Step>) {
             } => {
                 let failed = (work.len() == 3 || matches!(outcome, LogOutcome::Failed(_)))
                     .then_some(("injected", "injected failure"));
-                let kernel: &'static str = Box::leak(kernel.clone().into_boxed_str());
+                let kernel = match names {
+                    KernelNames::PerLaunch => leak(kernel),
+                    KernelNames::Registered => {
+                        *registered.entry(kernel.clone()).or_insert_with(|| {
+                            let name = leak(kernel);
+                            world.register_kernel(name);
+                            name
+                        })
+                    }
+                };
                 steps.push(Step::Launch(work.len()));
                 work.push(Work {
                     kernel,

@@ -62,16 +62,28 @@ impl SkipRecord {
 struct KernelName {
     name: Box<str>,
     hash: u64,
+    /// The live records that name it, plus one while it is registered.
     refs: u64,
+    /// Whether [`Records::register_kernel`] took it: it then stays.
+    registered: bool,
+}
+
+/// Where a registered kernel name lives: its address and length, and its
+/// interned key.
+#[derive(Clone, Debug)]
+struct Registered {
+    at: (usize, usize),
+    kernel: KernelKey,
 }
 
 /// The record store: a slot map of [`SkipRecord`]s and the kernel names they
 /// share, interned so that a skip costs no heap allocation once its kernel
 /// has been seen.
 ///
-/// Costs: making a record O(1) expected (one hash of the kernel name);
-/// 56 bytes per record plus slot-map overhead; each distinct kernel name of a
-/// live record is stored once.
+/// Costs: making a record O(1) expected (one hash of the kernel name, or
+/// of its address once the name is registered); 56 bytes per record plus
+/// slot-map overhead; each distinct kernel name of a live record, and each
+/// registered one, is stored once.
 #[derive(Clone, Debug, Default)]
 pub struct Records {
     store: SlotMap<RecordKey, SkipRecord>,
@@ -83,6 +95,9 @@ pub struct Records {
     /// The kernel interned last: a chain of skips of one kernel compares one
     /// name instead of hashing it.
     last_kernel: Option<KernelKey>,
+    /// The registered names, by address (see
+    /// [`register_kernel`](Self::register_kernel)).
+    registered: HashTable<Registered>,
 }
 
 impl Records {
@@ -178,11 +193,69 @@ impl Records {
         }
     }
 
+    /// Registers `name` as a kernel the caller launches by that very
+    /// string: a skip of it then finds its interned name by the string's
+    /// address instead of reading and hashing the name. A scheduler whose
+    /// kernel names are `&'static str` (statics, or names it leaked once
+    /// per kernel) registers each once, as it keeps rows for its buffers.
+    /// A `const` is copied where it is used: its copies need not share an
+    /// address, and a copy that does not is found by hashing.
+    ///
+    /// Sound because a `&'static str` is never freed nor changed: whatever
+    /// name later sits at that address with that length is this one. A
+    /// registered name stays interned for the store's life (one entry per
+    /// distinct name, one per address); registering it again does nothing.
+    /// Another copy of the name, at another address, is still the same
+    /// kernel: it is only found by hashing, as before.
+    pub fn register_kernel(&mut self, name: &'static str) {
+        let at = (name.as_ptr() as usize, name.len());
+        let hash = self.hasher.hash_one(at.0);
+        if self.registered.find(hash, |r| r.at == at).is_some() {
+            return;
+        }
+        let kernel = self.intern_hashed(name);
+        if let Some(k) = self.kernels.get_mut(kernel) {
+            // The pin that keeps it: taken once, whatever the addresses.
+            if k.registered {
+                k.refs = k.refs.saturating_sub(1);
+            }
+            k.registered = true;
+        }
+        let hasher = &self.hasher;
+        self.registered
+            .insert_unique(hash, Registered { at, kernel }, |r| hasher.hash_one(r.at.0));
+    }
+
+    /// The interned key of `name` if its string is a registered one.
     #[inline]
+    fn find_registered(&self, name: &str) -> Option<KernelKey> {
+        if self.registered.is_empty() {
+            return None;
+        }
+        let at = (name.as_ptr() as usize, name.len());
+        let hash = self.hasher.hash_one(at.0);
+        self.registered.find(hash, |r| r.at == at).map(|r| r.kernel)
+    }
+
+    /// Always in line, as [`make`](Self::make) is: out of line it is a
+    /// call on every skip.
+    #[inline(always)]
     fn intern(&mut self, name: &str, repeat: bool) -> KernelKey {
+        let known = if repeat {
+            self.last_kernel
+        } else {
+            self.find_registered(name)
+        };
+        if let Some(key) = known
+            && let Some(k) = self.kernels.get_mut(key)
+        {
+            k.refs = k.refs.saturating_add(1);
+            self.last_kernel = Some(key);
+            return key;
+        }
         if let Some(key) = self.last_kernel
             && let Some(k) = self.kernels.get_mut(key)
-            && (repeat || &*k.name == name)
+            && &*k.name == name
         {
             k.refs = k.refs.saturating_add(1);
             return key;
@@ -205,6 +278,7 @@ impl Records {
             name: name.into(),
             hash,
             refs: 1,
+            registered: false,
         });
         let kernels = &self.kernels;
         self.kernel_index
@@ -310,5 +384,76 @@ mod tests {
         records.prune();
         assert!(records.is_empty());
         assert_eq!((records.kernels.len(), records.kernel_index.len()), (0, 0));
+    }
+
+    /// A registered name is found by its address, is the same kernel as
+    /// any copy of it, and outlives the records that use it.
+    #[test]
+    fn a_registered_kernel_is_one_kernel_with_its_copies_and_stays_after_its_last_record() {
+        static GELU: &str = "gelu";
+        let mut records = Records::default();
+        let failure = FailureKey::default();
+        records.register_kernel(GELU);
+        let copy = String::from(GELU);
+        let keys = [
+            records.make(0, (GELU, false), 1, Origin::Root, failure, 8),
+            records.make(1, ("matmul", false), 1, Origin::Root, failure, 8),
+            records.make(2, (&copy, false), 1, Origin::Root, failure, 8),
+            records.make(3, (GELU, false), 1, Origin::Root, failure, 8),
+        ];
+        let kernel = records.store[keys[0]].kernel;
+        assert_eq!(
+            records.store[keys[2]].kernel, kernel,
+            "a copy is the same kernel"
+        );
+        assert_eq!(records.store[keys[3]].kernel, kernel);
+        assert_eq!(
+            records.find_registered(GELU),
+            Some(kernel),
+            "found by address"
+        );
+        assert_eq!(
+            records.find_registered(&copy),
+            None,
+            "a copy is found by hashing"
+        );
+        assert_eq!(records.kernel_name(kernel), "gelu");
+        assert_eq!(records.kernels[kernel].refs, 1 + 3);
+        for &key in &keys {
+            records.queue_if_unreferenced(key);
+        }
+        records.prune();
+        assert!(records.is_empty());
+        // matmul went with its record; gelu stays, pinned once.
+        assert_eq!((records.kernels.len(), records.kernel_index.len()), (1, 1));
+        assert_eq!(records.kernels[kernel].refs, 1);
+        let again = records.make(4, (GELU, false), 1, Origin::Root, failure, 8);
+        assert_eq!(
+            records.store[again].kernel, kernel,
+            "the same key after the prune"
+        );
+    }
+
+    /// Registering the same string again does nothing; registering another
+    /// copy of the name adds its address, not a second pin.
+    #[test]
+    fn registering_a_name_again_or_a_copy_of_it_pins_it_once() {
+        static GELU: &str = "gelu";
+        let mut records = Records::default();
+        records.register_kernel(GELU);
+        records.register_kernel(GELU);
+        assert_eq!(records.registered.len(), 1);
+        let copy: &'static str = alloc::boxed::Box::leak(String::from(GELU).into_boxed_str());
+        records.register_kernel(copy);
+        assert_eq!(records.registered.len(), 2);
+        assert_eq!(records.kernels.len(), 1);
+        let kernel = records
+            .registered
+            .iter()
+            .map(|r| r.kernel)
+            .next()
+            .expect("registered");
+        assert_eq!(records.kernels[kernel].refs, 1);
+        assert!(records.registered.iter().all(|r| r.kernel == kernel));
     }
 }
