@@ -866,3 +866,105 @@ fn a_fail_launch_past_the_last_launch_changes_nothing_and_is_noted_on_stderr() {
         String::from_utf8_lossy(&within.stderr)
     );
 }
+
+/// `args` run on a pseudo-terminal, as a person at a terminal runs them:
+/// util-linux's `script` gives the command one and copies all it writes,
+/// stdout and stderr together, to its own stdout.
+fn on_a_terminal(command: &str) -> String {
+    let out = Command::new("script")
+        .args(["-qec", command, "/dev/null"])
+        .output()
+        .expect("util-linux's `script` runs (the CI script installs it)");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{command}: {text}");
+    text
+}
+
+/// The summary's first line as a terminal shows it: what follows the last
+/// line clear on it, so that a bar left drawn shows up in front.
+fn summary_as_shown(text: &str) -> &str {
+    let line = text
+        .split('\n')
+        .find(|line| line.contains(" events, "))
+        .unwrap_or_default();
+    line.rsplit("\x1b[2K").next().unwrap_or_default()
+}
+
+/// A generated chain log of `launches` launches, written by `gen`.
+fn chain_log(name: &str, launches: u64) -> PathBuf {
+    let log = scratch(name);
+    let made = taintworld(&[
+        "gen",
+        "--launches",
+        &launches.to_string(),
+        "--shape",
+        "chain",
+        "-o",
+        log.to_str().expect("a UTF-8 temp path"),
+    ]);
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    log
+}
+
+/// A path or program as one word for `sh -c`.
+fn quoted(word: &Path) -> String {
+    format!("'{}'", word.display().to_string().replace('\'', r"'\''"))
+}
+
+/// On a terminal, a replay that takes over a second draws a bar on stderr:
+/// the share of the log file's bytes read and the line it is at, or from a
+/// pipe the line and the time so far; a replay that ends sooner draws
+/// nothing. The summary follows either way.
+#[test]
+fn on_a_terminal_a_replay_over_a_second_draws_its_bar_and_a_shorter_one_does_not() {
+    let bin = quoted(Path::new(env!("CARGO_BIN_EXE_taintworld")));
+    // About 2.5 s to replay here: long enough to be seen on a machine a
+    // few times faster.
+    let log = chain_log("long.jsonl.gz", 300_000);
+
+    let file = on_a_terminal(&format!("{bin} replay {}", quoted(&log)));
+    assert!(file.contains("replaying ["), "no bar: {file}");
+    assert!(file.contains("% of "), "no share of the file: {file}");
+    assert!(
+        summary_as_shown(&file).starts_with("303066 events, 300000 launches"),
+        "the bar is not cleared before the summary: {:?}",
+        summary_as_shown(&file)
+    );
+    assert!(
+        file.contains("final: 0 live failures"),
+        "no summary: {file}"
+    );
+
+    let pipe = on_a_terminal(&format!(
+        "gzip -dc {} | {bin} replay /dev/stdin",
+        quoted(&log)
+    ));
+    assert!(pipe.contains("replaying: line "), "no line count: {pipe}");
+    assert!(
+        summary_as_shown(&pipe).starts_with("303066 events, 300000 launches"),
+        "the bar is not cleared before the summary: {:?}",
+        summary_as_shown(&pipe)
+    );
+    assert!(!pipe.contains("% of "), "a share of a pipe: {pipe}");
+    assert!(
+        pipe.contains("final: 0 live failures"),
+        "no summary: {pipe}"
+    );
+
+    // Past the 4096 lines at which the bar is looked at, in a tenth of a
+    // second here.
+    let short = chain_log("short.jsonl", 10_000);
+    let quick = on_a_terminal(&format!("{bin} replay {}", quoted(&short)));
+    assert!(
+        !quick.contains("replaying"),
+        "a bar for a short replay: {quick}"
+    );
+    assert!(
+        quick.contains("final: 0 live failures"),
+        "no summary: {quick}"
+    );
+}
