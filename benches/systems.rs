@@ -281,6 +281,7 @@ fn w5(c: &mut Criterion) {
     w5_named(c, "w5_registered_per_launch", KernelNames::Registered);
 }
 
+/// One W5 group, `name`, its kernels named as `names` says.
 fn w5_named(c: &mut Criterion, name: &str, names: KernelNames) {
     let mut group = c.benchmark_group(name);
     let (pair, prepared, steps) = w5_training(20_000, names);

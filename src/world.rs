@@ -549,7 +549,8 @@ impl World {
     /// what rows are to bindings, this is to kernel names. Nothing else
     /// changes: a launch names its kernel as before, and any other copy of
     /// the name is the same kernel, found the slow way. The name stays
-    /// interned for the world's life; registering it again does nothing.
+    /// interned for the world's life, so register the kernels a scheduler
+    /// has, not names read from input; registering it again does nothing.
     /// Allocates (off the hot path), so register before launching.
     ///
     /// Register the string the launches will name: a `static`, or a name
