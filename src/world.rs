@@ -11,7 +11,7 @@ use crate::components::allocation::{AllocKey, Allocation, Allocations};
 use crate::components::binding::{Access, Bind, Binding, MemoryRef, Resolved, Stamp};
 use crate::components::claim::{ClaimSet, Origin};
 use crate::components::failure::{ErrorInfo, FailureId, FailureKey};
-use crate::components::record::RecordKey;
+use crate::components::record::{RecordKey, address};
 use crate::components::stream::{StreamKey, StreamRef, Streams, fold};
 use crate::error::Error;
 use crate::graph::FailureGraph;
@@ -118,12 +118,6 @@ fn plain<B: Bind>(
                 allocs,
             ),
         }
-}
-
-/// A string's address and length: what [`Seen`] compares.
-#[inline(always)]
-fn address(s: &str) -> (usize, usize) {
-    (s.as_ptr() as usize, s.len())
 }
 
 /// The world: streams, allocations, their claims, failures and skip

@@ -58,6 +58,14 @@ impl SkipRecord {
     }
 }
 
+/// A string's address and length: the same bytes for as long as the string
+/// is borrowed, and forever for a `'static` one. What a batch's cache of
+/// strings compares, and what a registered kernel name is found by.
+#[inline(always)]
+pub(crate) fn address(s: &str) -> (usize, usize) {
+    (s.as_ptr() as usize, s.len())
+}
+
 #[derive(Clone, Debug)]
 struct KernelName {
     name: Box<str>,
@@ -208,9 +216,7 @@ impl Records {
     /// Another copy of the name, at another address, is still the same
     /// kernel: it is only found by hashing, as before.
     pub fn register_kernel(&mut self, name: &'static str) {
-        let at = (name.as_ptr() as usize, name.len());
-        let hash = self.hasher.hash_one(at.0);
-        if self.registered.find(hash, |r| r.at == at).is_some() {
+        if self.find_registered(name).is_some() {
             return;
         }
         let kernel = self.intern_hashed(name);
@@ -221,9 +227,12 @@ impl Records {
             }
             k.registered = true;
         }
+        let at = address(name);
         let hasher = &self.hasher;
         self.registered
-            .insert_unique(hash, Registered { at, kernel }, |r| hasher.hash_one(r.at.0));
+            .insert_unique(hasher.hash_one(at.0), Registered { at, kernel }, |r| {
+                hasher.hash_one(r.at.0)
+            });
     }
 
     /// The interned key of `name` if its string is a registered one.
@@ -232,21 +241,18 @@ impl Records {
         if self.registered.is_empty() {
             return None;
         }
-        let at = (name.as_ptr() as usize, name.len());
-        let hash = self.hasher.hash_one(at.0);
-        self.registered.find(hash, |r| r.at == at).map(|r| r.kernel)
+        let at = address(name);
+        self.registered
+            .find(self.hasher.hash_one(at.0), |r| r.at == at)
+            .map(|r| r.kernel)
     }
 
     /// Always in line, as [`make`](Self::make) is: out of line it is a
     /// call on every skip.
     #[inline(always)]
     fn intern(&mut self, name: &str, repeat: bool) -> KernelKey {
-        let known = if repeat {
-            self.last_kernel
-        } else {
-            self.find_registered(name)
-        };
-        if let Some(key) = known
+        if !repeat
+            && let Some(key) = self.find_registered(name)
             && let Some(k) = self.kernels.get_mut(key)
         {
             k.refs = k.refs.saturating_add(1);
@@ -255,7 +261,7 @@ impl Records {
         }
         if let Some(key) = self.last_kernel
             && let Some(k) = self.kernels.get_mut(key)
-            && &*k.name == name
+            && (repeat || &*k.name == name)
         {
             k.refs = k.refs.saturating_add(1);
             return key;
