@@ -140,7 +140,9 @@ pub trait StreamMemory {
     /// lowest start), if one does.
     fn failure(&self, binding: &Binding, graph: &FailureGraph) -> Option<FailureId>;
 
-    /// Points the bytes `binding` names at `failure` (set, never add).
+    /// Points the bytes `binding` names at `failure` (set, never add). A
+    /// `failure` no longer in the graph (pruned) names nothing and taints
+    /// nothing ([`taint_with`]).
     fn taint(&mut self, binding: &Binding, failure: FailureId, graph: &mut FailureGraph);
 
     /// The bytes `binding` names have a writer again: releases every claim
@@ -148,8 +150,14 @@ pub trait StreamMemory {
     fn written(&mut self, binding: &Binding, graph: &mut FailureGraph);
 }
 
-/// One allocation of a [`StreamAllocations`]: its size and its claims.
-#[derive(Clone, Debug, Default)]
+/// One allocation of a [`StreamAllocations`]: its size and its claims. Not
+/// `Clone`, for the reason [`StreamAllocations`] is not.
+///
+/// ```compile_fail
+/// let allocation = taintworld::pool::PoolAllocation::default();
+/// let copy = allocation.clone();
+/// ```
+#[derive(Debug, Default)]
 pub struct PoolAllocation {
     /// Size in bytes.
     pub size: u64,
@@ -167,7 +175,17 @@ pub struct PoolAllocation {
 /// clamped to it. (The world path rejects both as bad input.) Bindings
 /// naming an [`AllocKey`](crate::AllocKey) are the world's and are left
 /// alone here too.
-#[derive(Clone, Debug, Default)]
+///
+/// Not `Clone`: the graph counts each allocation that carries a failure
+/// once, so a copy of the claims beside the original would carry failures
+/// the graph does not know it holds, and a prune after the original's free
+/// would take them from under the copy, whose bytes would then read clean.
+///
+/// ```compile_fail
+/// let streams = taintworld::pool::StreamAllocations::default();
+/// let copy = streams.clone();
+/// ```
+#[derive(Debug, Default)]
 pub struct StreamAllocations {
     allocations: HashMap<u64, PoolAllocation>,
 }
@@ -520,6 +538,14 @@ where
 /// be the stream that failed — that is the point: the fact lands on the
 /// memory, wherever it lives. A binding whose slot no stream ever
 /// initialized is skipped; it is not this pool's to answer for.
+///
+/// `failure` must still be in the graph: an id pruned since (nothing held
+/// it when the caller last called [`FailureGraph::prune`]) names no error
+/// any more, so it taints nothing and the bytes keep what they carried. A
+/// failure that lost its last carrier but was not pruned yet is held again
+/// by this taint, and found by its error again ([`taint`] reuses it). To
+/// taint after a prune, taint by the error with [`taint`], which finds or
+/// mints the failure.
 pub fn taint_with<'a, F>(
     pool: &mut StreamPool<F>,
     failure: FailureId,
@@ -532,10 +558,6 @@ pub fn taint_with<'a, F>(
         if let Some(stream) = pool.try_get_ref_mut(binding.stream) {
             stream.taint(binding, failure, graph);
         }
-    }
-    // A failure held again through its id is found by its error again.
-    if let Some(key) = graph.failures.key_of(failure) {
-        graph.failures.index_if_held(key);
     }
 }
 
@@ -654,6 +676,74 @@ mod tests {
         written(&mut pool, [&out].into_iter(), &mut graph);
         assert_eq!(graph.prune(), 1);
         assert!(graph.failures.is_empty());
+    }
+
+    /// A backend that never prunes, and every round taints with the id of
+    /// the failure an earlier round's error minted — through its stream's
+    /// own `StreamMemory::taint`, as well as through `taint_with` — after
+    /// the error was tainted again: the failures each round leaves unheld
+    /// are taken out of the identity index (parked), the one held again
+    /// comes back and is the one the error finds, and the list of parked
+    /// keys stays no longer than about twice the live failures.
+    #[test]
+    fn failures_held_again_by_id_round_after_round_are_found_by_their_error_and_parking_stays_bounded()
+     {
+        use super::StreamMemory;
+        let (mut pool, mut graph) = pool_of(2);
+        let [out, other] = [1, 2].map(|m| Binding::whole(0, m, Access::Write));
+        let error = || ErrorInfo::new("compile", "fill", "bad PTX");
+        for round in 0..5_000u64 {
+            let old = taint(&mut pool, error(), [&out].into_iter(), &mut graph);
+            written(&mut pool, [&out].into_iter(), &mut graph);
+            // Nothing holds `old`: the error mints anew, and `old` is parked.
+            let new = taint(&mut pool, error(), [&out].into_iter(), &mut graph);
+            assert_ne!(new, old, "round {round}");
+            written(&mut pool, [&out].into_iter(), &mut graph);
+            if round % 2 == 0 {
+                pool.get_mut(&StreamId { value: 0 })
+                    .taint(&other, old, &mut graph);
+            } else {
+                taint_with(&mut pool, old, [&other].into_iter(), &mut graph);
+            }
+            // SPEC §4: the held failure of that error occurs again.
+            assert_eq!(
+                taint(&mut pool, error(), [&out].into_iter(), &mut graph),
+                old,
+                "round {round}"
+            );
+            written(&mut pool, [&out, &other].into_iter(), &mut graph);
+            assert!(
+                graph.failures.parked() <= 2 * graph.failures.len() + 64 + 1,
+                "round {round}: {} keys parked, {} failures",
+                graph.failures.parked(),
+                graph.failures.len()
+            );
+        }
+        assert_eq!(graph.prune(), 10_000);
+        assert!(graph.failures.is_empty());
+    }
+
+    /// A backend that prunes every round, after its error was tainted
+    /// again over an unheld failure of it (which parks that failure): the
+    /// parked keys of failures pruned since do not pile up.
+    #[test]
+    fn parked_keys_of_failures_pruned_since_do_not_pile_up() {
+        let (mut pool, mut graph) = pool_of(1);
+        let out = Binding::whole(0, 1, Access::Write);
+        let error = || ErrorInfo::new("compile", "fill", "bad PTX");
+        for round in 0..10_000 {
+            taint(&mut pool, error(), [&out].into_iter(), &mut graph);
+            written(&mut pool, [&out].into_iter(), &mut graph);
+            taint(&mut pool, error(), [&out].into_iter(), &mut graph);
+            written(&mut pool, [&out].into_iter(), &mut graph);
+            assert_eq!(graph.prune(), 2);
+            // Two failures at most are live when one is parked.
+            assert!(
+                graph.failures.parked() <= 2 * 2 + 64 + 1,
+                "round {round}: {} keys parked",
+                graph.failures.parked()
+            );
+        }
     }
 
     /// A failure left unheld and never pruned lives through many

@@ -8,7 +8,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
-use taintworld::pool::{self, StreamAllocations, StreamFactory, StreamId, StreamPool};
+use taintworld::pool::{
+    self, StreamAllocations, StreamFactory, StreamId, StreamMemory, StreamPool,
+};
 use taintworld::{Access, Binding, ErrorInfo, FailureGraph, FailureId, MemoryRef, StreamRef};
 
 /// A factory of plain stream memories that counts its creations.
@@ -135,8 +137,13 @@ enum Op {
     },
     /// `pool::taint_with` a failure still in the graph — carried, or
     /// unheld and not pruned yet, as a backend may still hold its id — the
-    /// `pick`th of them by id, if any.
-    TaintWith { pick: usize, bindings: Vec<Binding> },
+    /// `pick`th of them by id, if any; `through_stream`: by each binding's
+    /// stream's own `StreamMemory::taint`, as a backend may, instead.
+    TaintWith {
+        pick: usize,
+        bindings: Vec<Binding>,
+        through_stream: bool,
+    },
     /// `pool::written`.
     Written { bindings: Vec<Binding> },
     /// `pool::read_failure`.
@@ -179,7 +186,9 @@ fn op() -> impl Strategy<Value = Op> {
     let bindings = || prop::collection::vec(binding(), 1..4);
     prop_oneof![
         4 => (0usize..3, bindings()).prop_map(|(error, bindings)| Op::Taint { error, bindings }),
-        2 => (0usize..4, bindings()).prop_map(|(pick, bindings)| Op::TaintWith { pick, bindings }),
+        2 => (0usize..4, bindings(), any::<bool>()).prop_map(|(pick, bindings, through_stream)| {
+            Op::TaintWith { pick, bindings, through_stream }
+        }),
         3 => bindings().prop_map(|bindings| Op::Written { bindings }),
         1 => bindings().prop_map(|bindings| Op::Read { bindings }),
         1 => (0usize..3, 1..=MEMORIES).prop_map(|(slot, memory)| Op::Reallocate { slot, memory }),
@@ -368,13 +377,21 @@ proptest! {
                         model.alive.remove(&expected);
                     }
                 }
-                Op::TaintWith { pick, bindings } => {
+                Op::TaintWith { pick, bindings, through_stream } => {
                     let Some(&f) = model.alive.keys().nth(pick % model.alive.len().max(1)) else {
                         continue;
                     };
                     let failure = live_id(&g, f);
                     prop_assert!(failure.is_some(), "failure {} is live", f);
-                    pool::taint_with(&mut p, failure.unwrap(), bindings.iter(), &mut g);
+                    if *through_stream {
+                        for b in bindings {
+                            if let Some(memory) = p.try_get_ref_mut(b.stream) {
+                                memory.taint(b, failure.unwrap(), &mut g);
+                            }
+                        }
+                    } else {
+                        pool::taint_with(&mut p, failure.unwrap(), bindings.iter(), &mut g);
+                    }
                     model.set(bindings, f);
                 }
                 Op::Written { bindings } => {

@@ -754,26 +754,93 @@ fn an_id_the_caller_has_not_pruned_still_takes_a_taint_after_its_error_minted_a_
     assert_eq!(taint_as(&mut p, &mut g, ("compile", "fill"), &b), second);
 }
 
+/// Whichever way the backend taints with the old id — the free
+/// `taint_with`, or its stream's own `StreamMemory::taint` — the failure it
+/// holds again is found by its error again.
 #[test]
 fn a_failure_held_again_through_its_old_id_is_found_by_its_error_once_the_newer_one_goes() {
-    for prune in [true, false] {
+    for (prune, through_stream) in [(true, false), (false, false), (true, true), (false, true)] {
+        let case = format!("prune {prune}, through the stream {through_stream}");
         let (mut p, mut g) = fresh(0);
         let ([a, b, c], first, second) = an_old_id_and_a_new_one(&mut p, &mut g);
-        pool::taint_with(&mut p, first, c.iter(), &mut g);
+        if through_stream {
+            p.get_mut(&id(0)).taint(&c[0], first, &mut g);
+        } else {
+            pool::taint_with(&mut p, first, c.iter(), &mut g);
+        }
         // Failure 2 loses its carrier; failure 1 is carried (memory 3).
         pool::written(&mut p, b.iter(), &mut g);
         if prune {
             assert_eq!(g.prune(), 1);
             assert!(g.failures.key_of(second).is_none());
+            assert_eq!(
+                g.failures.find("compile", "fill", "x"),
+                g.failures.key_of(first),
+                "{case}"
+            );
         }
         // SPEC §4: the held failure of that identity occurs again.
         let again = taint_as(&mut p, &mut g, ("compile", "fill"), &a);
-        assert_eq!(again, first, "prune {prune}");
-        assert_eq!(g.failures.minted(), 2, "prune {prune}");
+        assert_eq!(again, first, "{case}");
+        assert_eq!(g.failures.minted(), 2, "{case}");
         let f = g.failures.get(g.failures.key_of(first).unwrap()).unwrap();
-        assert_eq!(f.occurrences, 2, "prune {prune}");
+        assert_eq!(f.occurrences, 2, "{case}");
         assert_eq!(claims(&p, &g, 0, 1), [(0, 8, 1)]);
     }
+}
+
+/// A fresh pool with memories 1 and 2 of 8 bytes on stream 0, and a write
+/// binding of each.
+fn two_memories() -> (StreamPool<Factory>, FailureGraph, [[Binding; 1]; 2]) {
+    let (mut p, g) = fresh(0);
+    for m in 1..=2 {
+        p.get_mut(&id(0)).memory.alloc(m, 8).unwrap();
+    }
+    let bindings = [1, 2].map(|m| [Binding::whole(0, m, Access::Write)]);
+    (p, g, bindings)
+}
+
+/// A failure the caller's search took out of the identity index while
+/// nothing held it (a taint of its error that claimed nothing), then held
+/// again through the stream's own `StreamMemory::taint`, is found by its
+/// error, not only through the free `taint_with`.
+#[test]
+fn a_failure_held_again_through_a_stream_memory_taint_is_found_by_its_error() {
+    let (mut p, mut g, [a, b]) = two_memories();
+    let first = taint_as(&mut p, &mut g, ("compile", "fill"), &a);
+    pool::written(&mut p, a.iter(), &mut g);
+    let nowhere = [Binding::whole(0, 99, Access::Write)];
+    let none = taint_as(&mut p, &mut g, ("compile", "fill"), &nowhere);
+    assert_eq!(
+        none.get(),
+        2,
+        "nothing held failure 1, so the error minted anew"
+    );
+    assert_eq!(g.failures.find("compile", "fill", "x"), None);
+    p.get_mut(&id(0)).taint(&b[0], first, &mut g);
+    assert_eq!(
+        g.failures.find("compile", "fill", "x"),
+        g.failures.key_of(first)
+    );
+    assert_eq!(taint_as(&mut p, &mut g, ("compile", "fill"), &a), first);
+}
+
+/// An id the caller has pruned names no error any more: tainting with it
+/// changes nothing (the bytes keep what they carried), and tainting by the
+/// error mints a new failure that does claim them.
+#[test]
+fn taint_with_an_id_pruned_since_taints_nothing_and_taint_by_its_error_mints_anew() {
+    let (mut p, mut g, [a, b]) = two_memories();
+    let first = taint_as(&mut p, &mut g, ("compile", "fill"), &a);
+    let other = taint_as(&mut p, &mut g, ("launch", "gelu"), &b);
+    pool::written(&mut p, a.iter(), &mut g);
+    assert_eq!(g.prune(), 1);
+    pool::taint_with(&mut p, first, a.iter().chain(&b), &mut g);
+    assert_eq!(claims(&p, &g, 0, 1), []);
+    assert_eq!(claims(&p, &g, 0, 2), [(0, 8, other.get())]);
+    let again = taint_as(&mut p, &mut g, ("compile", "fill"), &a);
+    assert_eq!(again.get(), 3);
+    assert_eq!(claims(&p, &g, 0, 1), [(0, 8, 3)]);
 }
 
 /// A factory error with `Debug` and nothing else.

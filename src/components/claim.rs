@@ -55,6 +55,11 @@ impl Claim {
 /// stores: the claim set is the one place where bytes and provenance meet,
 /// shared by [`World`](crate::World) and the seed-shaped
 /// [`pool`](crate::pool) path.
+///
+/// A clone copies the claims and counts them nowhere: it agrees only with a
+/// clone of the stores made with it, as when a whole [`World`](crate::World)
+/// is cloned. Used beside the stores the original counts in, its failures
+/// and records can be pruned from under it.
 #[derive(Clone, Debug, Default)]
 pub struct ClaimSet {
     claims: SmallVec<[Claim; 1]>,

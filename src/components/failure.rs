@@ -103,8 +103,17 @@ pub struct Failure {
     pub carriers: u64,
     /// How many doomed capture windows hold it.
     pub pins: u64,
+    /// The hash of `(kind, kernel, message)`, kept with [`PARKED`] clear;
+    /// that bit says the failure is out of the identity index.
     identity: u64,
 }
+
+/// The bit of a failure's stored identity hash that says
+/// [`Failures::find_held_or_mint`] took it out of the identity index while
+/// nothing held it. Hashes are kept with it clear, so it never changes
+/// where a hash leads, and a taint that holds the failure again reads it
+/// beside the carrier count it raises: no look-up on the world's path.
+const PARKED: u64 = 1;
 
 impl Failure {
     /// Whether an allocation carries it or something pins it: a failure
@@ -112,6 +121,18 @@ impl Failure {
     #[inline]
     pub fn held(&self) -> bool {
         self.carriers != 0 || self.pins != 0
+    }
+
+    /// Its identity hash, the [`PARKED`] bit left out.
+    #[inline]
+    fn hash(&self) -> u64 {
+        self.identity & !PARKED
+    }
+
+    /// Whether it is out of the identity index ([`PARKED`]).
+    #[inline]
+    fn parked(&self) -> bool {
+        self.identity & PARKED != 0
     }
 }
 
@@ -134,6 +155,14 @@ pub struct Failures {
     /// The failure found or minted last: a kernel failing again and again
     /// compares three strings instead of hashing them.
     last: Option<FailureKey>,
+    /// Failures [`find_held_or_mint`](Self::find_held_or_mint) took out of
+    /// the identity index while nothing held them (and keys of some since
+    /// put back or removed, dropped when next looked at). Always empty on
+    /// the world's path.
+    parked: Vec<FailureKey>,
+    /// A parked failure is held again since the parked ones were last
+    /// looked at: the next look-up by identity puts it back first.
+    regained: bool,
 }
 
 impl Failures {
@@ -141,6 +170,12 @@ impl Failures {
     #[inline]
     pub fn get(&self, key: FailureKey) -> Option<&Failure> {
         self.store.get(key)
+    }
+
+    /// The identity hash of `(kind, kernel, message)`, [`PARKED`] clear.
+    #[inline]
+    fn identity_of(&self, kind: &str, kernel: &str, message: &str) -> u64 {
+        self.hasher.hash_one((kind, kernel, message)) & !PARKED
     }
 
     /// The key of the live failure named `id`.
@@ -177,8 +212,16 @@ impl Failures {
     /// [`find_held_or_mint`](Self::find_held_or_mint) that prunes seldom
     /// can make, any one of them.)
     pub fn find(&self, kind: &str, kernel: &str, message: &str) -> Option<FailureKey> {
-        let identity = self.hasher.hash_one((kind, kernel, message));
+        let identity = self.identity_of(kind, kernel, message);
+        let regained = || {
+            self.parked.iter().copied().find(|&k| {
+                self.store
+                    .get(k)
+                    .is_some_and(|f| f.parked() && f.held() && f.error.is(kind, kernel, message))
+            })
+        };
         self.find_hashed(identity, kind, kernel, message)
+            .or_else(|| self.regained.then(regained).flatten())
     }
 
     /// [`find`](Self::find) of an identity whose hash is `identity`.
@@ -232,7 +275,10 @@ impl Failures {
     }
 
     fn find_or_mint_hashed(&mut self, kind: &str, kernel: &str, message: &str) -> FailureKey {
-        let identity = self.hasher.hash_one((kind, kernel, message));
+        if self.regained {
+            self.unpark_regained();
+        }
+        let identity = self.identity_of(kind, kernel, message);
         if let Some(key) = self.find_hashed(identity, kind, kernel, message) {
             let failure = &mut self.store[key];
             failure.occurrences = failure.occurrences.saturating_add(1);
@@ -259,7 +305,7 @@ impl Failures {
         });
         let store = &self.store;
         self.by_identity
-            .insert_unique(identity, key, |&k| store[k].identity);
+            .insert_unique(identity, key, |&k| store[k].hash());
         self.by_id.insert(id, key);
         self.queue_unclaimed(key);
         key
@@ -270,23 +316,42 @@ impl Failures {
     pub(crate) fn gain_carrier(&mut self, key: FailureKey) {
         if let Some(f) = self.store.get_mut(key) {
             f.carriers = f.carriers.saturating_add(1);
+            if f.parked() {
+                self.regained = true;
+            }
         }
     }
 
-    /// Puts `key`, if something holds it, back in the identity index
-    /// unless it is there (one probe): what the pool does after tainting
-    /// with a failure's id, which may hold again a failure
-    /// [`find_held_or_mint`](Self::find_held_or_mint) took out of the
-    /// index while nothing held it. The world never takes one out.
-    pub(crate) fn index_if_held(&mut self, key: FailureKey) {
-        let Some(identity) = self.store.get(key).filter(|f| f.held()).map(|f| f.identity) else {
-            return;
-        };
-        if self.by_identity.find(identity, |&k| k == key).is_none() {
+    /// Puts every parked failure that something holds again back in the
+    /// identity index, and forgets the parked keys of failures removed or
+    /// put back since. A failure
+    /// [`find_held_or_mint`](Self::find_held_or_mint) took out of the index
+    /// while nothing held it is so found by its error again once a taint of
+    /// its id holds it, whatever the path: [`pool::taint_with`](crate::pool::taint_with),
+    /// a [`StreamMemory`](crate::pool::StreamMemory) or a [`ClaimSet`](crate::ClaimSet)
+    /// called directly. Runs only after such a taint (the taint sets
+    /// `regained`, no more, so the world's path pays one bit test), once,
+    /// at the next look-up: O(p) for p parked keys.
+    #[cold]
+    #[inline(never)]
+    fn unpark_regained(&mut self) {
+        self.regained = false;
+        let mut parked = core::mem::take(&mut self.parked);
+        parked.retain(|&key| {
+            let Some(f) = self.store.get_mut(key).filter(|f| f.parked()) else {
+                return false;
+            };
+            if !f.held() {
+                return true;
+            }
+            f.identity &= !PARKED;
+            let identity = f.identity;
             let store = &self.store;
             self.by_identity
-                .insert_unique(identity, key, |&k| store[k].identity);
-        }
+                .insert_unique(identity, key, |&k| store[k].hash());
+            false
+        });
+        self.parked = parked;
     }
 
     /// One allocation no longer carries `key`.
@@ -313,6 +378,9 @@ impl Failures {
     pub(crate) fn pin(&mut self, key: FailureKey) {
         if let Some(f) = self.store.get_mut(key) {
             f.pins = f.pins.saturating_add(1);
+            if f.parked() {
+                self.regained = true;
+            }
         }
     }
 
@@ -370,18 +438,26 @@ impl Failures {
     ///
     /// The unheld failures of that identity it passes over leave the
     /// index (each once, so O(1) amortized) and come back only when held
-    /// again, after [`pool::taint_with`](crate::pool::taint_with): however
-    /// many a caller leaves unpruned, the look-up walks only the held ones.
+    /// again, by a taint of their id through any path: however many a
+    /// caller leaves unpruned, the look-up walks only the held ones.
     pub fn find_held_or_mint(&mut self, kind: &str, kernel: &str, message: &str) -> FailureKey {
-        let identity = self.hasher.hash_one((kind, kernel, message));
-        let store = &self.store;
-        while let Ok(unheld) = self.by_identity.find_entry(identity, |&k| {
-            store
-                .get(k)
-                .is_some_and(|f| !f.held() && f.error.is(kind, kernel, message))
-        }) {
-            unheld.remove();
+        if self.regained {
+            self.unpark_regained();
         }
+        let identity = self.identity_of(kind, kernel, message);
+        loop {
+            let store = &self.store;
+            let Ok(unheld) = self.by_identity.find_entry(identity, |&k| {
+                store
+                    .get(k)
+                    .is_some_and(|f| !f.held() && f.error.is(kind, kernel, message))
+            }) else {
+                break;
+            };
+            let (key, _) = unheld.remove();
+            self.park(key);
+        }
+        let store = &self.store;
         let held = self
             .by_identity
             .iter_hash(identity)
@@ -395,6 +471,22 @@ impl Failures {
                 key
             }
             None => self.mint(identity, kind, kernel, message),
+        }
+    }
+
+    /// Marks `key`, just taken out of the identity index, as parked, and
+    /// keeps the list of parked keys no longer than about twice the live
+    /// failures (and 64), as [`bound_unclaimed`](Self::bound_unclaimed)
+    /// does its queue: O(1) amortized.
+    fn park(&mut self, key: FailureKey) {
+        if let Some(f) = self.store.get_mut(key) {
+            f.identity |= PARKED;
+            self.parked.push(key);
+        }
+        if self.parked.len() > 2 * self.store.len() + 64 {
+            let store = &self.store;
+            self.parked
+                .retain(|&k| store.get(k).is_some_and(Failure::parked));
         }
     }
 
@@ -427,6 +519,12 @@ impl Failures {
         self.unclaimed.dedup();
     }
 
+    /// How many keys the list of parked failures holds.
+    #[cfg(test)]
+    pub(crate) fn parked(&self) -> usize {
+        self.parked.len()
+    }
+
     /// How many keys wait in the queue of failures to look at when pruning.
     #[cfg(test)]
     pub(crate) fn queued(&self) -> usize {
@@ -436,7 +534,7 @@ impl Failures {
     /// Removes `key` and its index entries.
     pub(crate) fn remove(&mut self, key: FailureKey) -> Option<Failure> {
         let failure = self.store.remove(key)?;
-        if let Ok(entry) = self.by_identity.find_entry(failure.identity, |&k| k == key) {
+        if let Ok(entry) = self.by_identity.find_entry(failure.hash(), |&k| k == key) {
             entry.remove();
         }
         self.by_id.remove(&failure.id);
