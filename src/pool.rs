@@ -725,21 +725,38 @@ mod tests {
 
     /// A backend that prunes every round, after its error was tainted
     /// again over an unheld failure of it (which parks that failure): the
-    /// parked keys of failures pruned since do not pile up.
+    /// parked keys of failures pruned since do not pile up — also once the
+    /// live failures that set how many may be kept (100 of other errors,
+    /// held through the first 150 rounds) are gone.
     #[test]
     fn parked_keys_of_failures_pruned_since_do_not_pile_up() {
-        let (mut pool, mut graph) = pool_of(1);
+        let (mut pool, mut graph) = pool_of(101);
         let out = Binding::whole(0, 1, Access::Write);
+        let holders: Vec<Binding> = (2..=101)
+            .map(|m| Binding::whole(0, m, Access::Write))
+            .collect();
+        for (i, holder) in holders.iter().enumerate() {
+            let message = alloc::format!("held {i}");
+            let error = ErrorInfo::new("compile", "hold", &message);
+            taint(&mut pool, error, [holder].into_iter(), &mut graph);
+        }
         let error = || ErrorInfo::new("compile", "fill", "bad PTX");
         for round in 0..10_000 {
+            let held = if round < 150 { 100 } else { 0 };
+            if round == 150 {
+                written(&mut pool, holders.iter(), &mut graph);
+            }
             taint(&mut pool, error(), [&out].into_iter(), &mut graph);
             written(&mut pool, [&out].into_iter(), &mut graph);
             taint(&mut pool, error(), [&out].into_iter(), &mut graph);
             written(&mut pool, [&out].into_iter(), &mut graph);
-            assert_eq!(graph.prune(), 2);
-            // Two failures at most are live when one is parked.
+            assert_eq!(graph.prune(), 2 + if round == 150 { 100 } else { 0 });
+            assert_eq!(graph.failures.len(), held);
+            // When this round parked its failure, the holders were live
+            // up to round 150, and two failures more at most.
+            let live = if round <= 150 { 100 } else { 0 } + 2;
             assert!(
-                graph.failures.parked() <= 2 * 2 + 64 + 1,
+                graph.failures.parked() <= 2 * live + 64 + 1,
                 "round {round}: {} keys parked",
                 graph.failures.parked()
             );

@@ -825,6 +825,37 @@ fn a_failure_held_again_through_a_stream_memory_taint_is_found_by_its_error() {
     assert_eq!(taint_as(&mut p, &mut g, ("compile", "fill"), &a), first);
 }
 
+/// While a failure held again waits to go back into the identity index
+/// (until the next taint by error), `find` names a held failure of that
+/// very error, and nothing for another error: neither a parked failure
+/// nothing holds nor one of another error.
+#[test]
+fn find_names_only_a_held_failure_of_its_error_while_one_held_again_waits_to_go_back() {
+    let (mut p, mut g, [a, b]) = two_memories();
+    let nowhere = [Binding::whole(0, 99, Access::Write)];
+    // Each error's failure is released, then passed over (and taken out of
+    // the index) by a taint of its error that claims nothing.
+    let mut parked = |error: (&str, &str)| {
+        let f = taint_as(&mut p, &mut g, error, &a);
+        pool::written(&mut p, a.iter(), &mut g);
+        taint_as(&mut p, &mut g, error, &nowhere);
+        f
+    };
+    let gelu = parked(("launch", "gelu"));
+    let fill = parked(("compile", "fill"));
+    p.get_mut(&id(0)).taint(&b[0], fill, &mut g);
+    assert_eq!(
+        g.failures.find("compile", "fill", "x"),
+        g.failures.key_of(fill)
+    );
+    assert_eq!(
+        g.failures.find("launch", "gelu", "x"),
+        None,
+        "failure {gelu} is parked and nothing holds it"
+    );
+    assert_eq!(g.failures.find("compile", "mm", "x"), None);
+}
+
 /// An id the caller has pruned names no error any more: tainting with it
 /// changes nothing (the bytes keep what they carried), and tainting by the
 /// error mints a new failure that does claim them.
