@@ -192,8 +192,8 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     Ok(())
 }
 
-/// The note for `--fail-launch` numbers the replay never reached: SPEC §7
-/// has such a number do nothing, and the report shows nothing of it, so
+/// The note for `--fail-launch` numbers the replay never reached: SPEC
+/// Appendix A has such a number do nothing, and the report shows nothing of it, so
 /// the command says so rather than leave a typo looking like a failure
 /// that poisoned nothing. `None` when every number was a launch.
 fn past_the_last_launch(asked: &BTreeSet<u64>, launches: u64) -> Option<String> {
