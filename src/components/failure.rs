@@ -476,18 +476,14 @@ impl Failures {
 
     /// Marks `key`, just taken out of the identity index, as parked, and
     /// keeps the list of parked keys no longer than about twice the live
-    /// failures (and 64), as [`bound_unclaimed`](Self::bound_unclaimed)
-    /// does its queue: O(1) amortized.
+    /// failures (and 64) by the same [`bound`] as the prune queue: O(1)
+    /// amortized.
     fn park(&mut self, key: FailureKey) {
         if let Some(f) = self.store.get_mut(key) {
             f.identity |= PARKED;
             self.parked.push(key);
         }
-        if self.parked.len() > 2 * self.store.len() + 64 {
-            let store = &self.store;
-            self.parked
-                .retain(|&k| store.get(k).is_some_and(Failure::parked));
-        }
+        bound(&mut self.parked, &self.store, Failure::parked);
     }
 
     /// Removes `key` if nothing holds it, and no other failure: what a
@@ -509,14 +505,10 @@ impl Failures {
     /// only once the queue has grown past twice the live failures (and
     /// 64): O(log q) amortized a push.
     fn bound_unclaimed(&mut self) {
-        if self.unclaimed.len() <= 2 * self.store.len() + 64 {
-            return;
+        if bound(&mut self.unclaimed, &self.store, |f| !f.held()) {
+            self.unclaimed.sort_unstable();
+            self.unclaimed.dedup();
         }
-        let store = &self.store;
-        self.unclaimed
-            .retain(|&k| store.get(k).is_some_and(|f| !f.held()));
-        self.unclaimed.sort_unstable();
-        self.unclaimed.dedup();
     }
 
     /// How many keys the list of parked failures holds.
@@ -540,6 +532,22 @@ impl Failures {
         self.by_id.remove(&failure.id);
         Some(failure)
     }
+}
+
+/// The bound on a list of failures to look at later (the prune queue, the
+/// parked failures): once `keys` is longer than twice the live failures and
+/// 64, only the keys of live failures that `keep` takes stay. Whether it
+/// compacted the list.
+fn bound(
+    keys: &mut Vec<FailureKey>,
+    store: &SlotMap<FailureKey, Failure>,
+    keep: impl Fn(&Failure) -> bool,
+) -> bool {
+    if keys.len() <= 2 * store.len() + 64 {
+        return false;
+    }
+    keys.retain(|&k| store.get(k).is_some_and(&keep));
+    true
 }
 
 #[cfg(test)]

@@ -70,10 +70,8 @@ pub(crate) fn address(s: &str) -> (usize, usize) {
 struct KernelName {
     name: Box<str>,
     hash: u64,
-    /// The live records that name it, plus one while it is registered.
+    /// The live records that name it, plus one if it is registered.
     refs: u64,
-    /// Whether [`Records::register_kernel`] took it: it then stays.
-    registered: bool,
 }
 
 /// Where a registered kernel name lives: its address and length, and its
@@ -220,12 +218,13 @@ impl Records {
             return;
         }
         let kernel = self.intern_hashed(name);
-        if let Some(k) = self.kernels.get_mut(kernel) {
-            // The pin that keeps it: taken once, whatever the addresses.
-            if k.registered {
-                k.refs = k.refs.saturating_sub(1);
-            }
-            k.registered = true;
+        // The reference interning took is the pin that keeps the name,
+        // taken once whatever the addresses: let it go if another address
+        // of the name holds the pin already.
+        if self.registered.iter().any(|r| r.kernel == kernel)
+            && let Some(k) = self.kernels.get_mut(kernel)
+        {
+            k.refs = k.refs.saturating_sub(1);
         }
         let at = address(name);
         let hasher = &self.hasher;
@@ -284,7 +283,6 @@ impl Records {
             name: name.into(),
             hash,
             refs: 1,
-            registered: false,
         });
         let kernels = &self.kernels;
         self.kernel_index
