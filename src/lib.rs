@@ -202,10 +202,10 @@
 //! | --- | ---: | ---: |
 //! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 17.5 | 62 |
 //! | a clean binding, one `launch` call a launch | 47.5 / 30.8 | 62 |
-//! | a skipped launch of a chain (1 read, 1 write) | 576 / 473 | 861 |
+//! | a skipped launch of a chain (1 read, 1 write) | 574 / 471 | 861 |
 //! | a kernel failing again on the same buffer | 281 / 215 | 722–730 |
-//! | a launch of a training step with an early failure | 1,052 / 891 | 1,162 |
-//! | the same, its kernel names registered | 970 / 814 | 1,162 |
+//! | a launch of a training step with an early failure | 1,049 / 888 | 1,162 |
+//! | the same, its kernel names registered | 968 / 812 | 1,162 |
 //!
 //! A declared allocation size never turns into memory, and a range's length
 //! never turns into work: claims are ranges. A launch over clean
