@@ -11,8 +11,10 @@ mod workloads;
 
 use std::rc::Rc;
 
-use baseline::BaseVerdict;
-use taintworld::{Outcome, ReadResult};
+use proptest::prelude::*;
+
+use baseline::{BaseBinding, BaseVerdict, Baseline, RECORDS_KEPT};
+use taintworld::{Access, Outcome, ReadResult, World};
 use workloads::{
     KernelNames, Pair, Prepared, Step, W3_CLAIMS, base_kernels, base_verdict, w1_clean, w2_chain,
     w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_claimed, world_row_verdicts,
@@ -27,7 +29,98 @@ fn agree(mut pair: Pair, prepared: Prepared, kernel: &str) -> Vec<BaseVerdict> {
     assert_eq!(world_claimed(&pair.world), pair.base.claimed());
     assert_eq!(world_row_verdicts(&mut rows_world, &prepared), expected);
     assert_eq!(world_claimed(&rows_world), pair.base.claimed());
+    let history: Vec<Launched> = got
+        .iter()
+        .zip(prepared.base.iter())
+        .map(|(&verdict, bindings)| Launched {
+            verdict,
+            kernel: kernel.to_owned(),
+            produced: produced(&pair.base, bindings),
+        })
+        .collect();
+    for world in [&pair.world, &rows_world] {
+        graphs_agree(world, &pair.base, &history);
+    }
     got
+}
+
+/// One launch as both sides saw it: what became of it, its kernel, and
+/// the memory ids it would write.
+struct Launched {
+    verdict: BaseVerdict,
+    kernel: String,
+    produced: Vec<u64>,
+}
+
+/// The memory ids of the allocations `bindings` write, in binding order.
+fn produced(base: &Baseline, bindings: &[BaseBinding]) -> Vec<u64> {
+    bindings
+        .iter()
+        .filter(|b| b.write)
+        .filter_map(|b| {
+            let stream = base.pool.get(b.at.slot)?.as_ref()?;
+            Some(stream.allocs.get(b.at.index)?.as_ref()?.memory)
+        })
+        .collect()
+}
+
+/// The baseline did the bookkeeping its design asks for, so its time is
+/// the time of all of it: the same live failures as the world (pruned
+/// alike), each with the same occurrences, skips and carriers, and each
+/// failure's kept records exactly its last skips (launch, kernel, needed
+/// memory, produced ids). `history` is the launches last made on both, in
+/// order (a workload's setup launches come before it).
+fn graphs_agree(world: &World, base: &Baseline, history: &[Launched]) {
+    let first = base.launches - history.len() as u64;
+    assert_eq!(world.launches(), base.launches);
+    let mut live: Vec<_> = world
+        .failures()
+        .map(|f| (f.id.get(), f.occurrences, f.skipped, f.carriers))
+        .collect();
+    live.sort_unstable();
+    let mut kept: Vec<_> = base
+        .graph
+        .nodes
+        .iter()
+        .map(|(&id, n)| (id, n.occurrences, n.skipped, n.carriers))
+        .collect();
+    kept.sort_unstable();
+    assert_eq!(
+        kept, live,
+        "live failures (id, occurrences, skipped, carriers)"
+    );
+    for (&id, node) in &base.graph.nodes {
+        let skips: Vec<_> = (first..)
+            .zip(history)
+            .filter(|(_, l)| matches!(l.verdict, BaseVerdict::Skipped(f, _) if f == id))
+            .collect();
+        let last = &skips[skips.len().saturating_sub(RECORDS_KEPT)..];
+        let expected: Vec<_> = last
+            .iter()
+            .map(|(launch, l)| {
+                let BaseVerdict::Skipped(_, needed) = l.verdict else {
+                    unreachable!("filtered to skips")
+                };
+                (*launch, l.kernel.as_str(), needed, l.produced.clone())
+            })
+            .collect();
+        let records: Vec<_> = node
+            .records
+            .iter()
+            .map(|r| (r.launch, &*r.kernel, r.needed, r.produced.clone()))
+            .collect();
+        assert_eq!(records, expected, "failure {id}'s kept records");
+    }
+    // And the world's live records name skips that happened.
+    for r in world.skip_records() {
+        let launched = &history[usize::try_from(r.launch - first).expect("small")];
+        assert_eq!(
+            (launched.verdict, launched.kernel.as_str()),
+            (BaseVerdict::Skipped(r.failure.get(), r.needed), r.kernel),
+            "record of launch {}",
+            r.launch
+        );
+    }
 }
 
 #[test]
@@ -103,6 +196,7 @@ fn training_agrees(names: KernelNames) {
     let kernels = base_kernels(&prepared.work, names);
     let mut skipped = 0;
     let mut work_of = std::collections::HashMap::new();
+    let mut history = Vec::new();
     for step in &steps {
         match step {
             Step::Launch(i) => {
@@ -115,6 +209,11 @@ fn training_agrees(names: KernelNames) {
                 );
                 let got = base_verdict(r.verdict);
                 assert_eq!(got, expected, "launch {i}");
+                history.push(Launched {
+                    verdict: got,
+                    kernel: prepared.work[*i].kernel.to_owned(),
+                    produced: produced(&pair.base, prepared.base.get(*i)),
+                });
                 let by_row = rows_world.launch(&row_launches[*i]).unwrap();
                 assert_eq!(by_row, r, "launch {i} bound by rows");
                 skipped += matches!(got, BaseVerdict::Skipped(..)) as usize;
@@ -140,6 +239,9 @@ fn training_agrees(names: KernelNames) {
     );
     assert_eq!(world_claimed(&pair.world), pair.base.claimed());
     assert_eq!(world_claimed(&rows_world), pair.base.claimed());
+    for world in [&pair.world, &rows_world] {
+        graphs_agree(world, &pair.base, &history);
+    }
     // Every live record names its own launch's kernel.
     let mut records = 0;
     for world in [&pair.world, &rows_world] {
@@ -153,4 +255,155 @@ fn training_agrees(names: KernelNames) {
         }
     }
     assert!(records > 100, "records live at the end: {records}");
+}
+
+/// One random step for the baseline and the world alike.
+#[derive(Clone, Debug)]
+enum Op {
+    /// A launch of kernel `kernel` binding `(allocation, start, length,
+    /// access)`s, failed with error `fail` if given.
+    Launch {
+        kernel: usize,
+        bindings: Vec<(usize, u64, u64, usize)>,
+        fail: Option<usize>,
+    },
+    HostWrite(usize, u64, u64),
+    Read(usize, u64, u64),
+}
+
+const KERNELS: [&str; 3] = ["fill", "gelu", "adam"];
+const ERRORS: [(&str, &str); 2] = [("compile", "bad PTX"), ("launch", "too many resources")];
+const SIZE: u64 = 64;
+
+fn op() -> impl Strategy<Value = Op> {
+    let range = || (0..4usize, 0..SIZE, 1..=SIZE);
+    prop_oneof![
+        4 => (
+            0..KERNELS.len(),
+            prop::collection::vec((0..4usize, 0..SIZE, 1..=SIZE, 0..3usize), 1..4),
+            prop::option::weighted(0.2, 0..ERRORS.len()),
+        )
+            .prop_map(|(kernel, bindings, fail)| Op::Launch { kernel, bindings, fail }),
+        1 => range().prop_map(|(a, s, l)| Op::HostWrite(a, s, l)),
+        1 => range().prop_map(|(a, s, l)| Op::Read(a, s, l)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Beyond the benches' workloads: random launches (failing ones among
+    /// them, several failures at once), host writes and reads of partial
+    /// ranges over four small allocations give the same verdicts, reads,
+    /// claimed bytes and failure bookkeeping on the baseline and the
+    /// world after every step — so the baseline's in-place range code,
+    /// and its pruning of failures that lose their last byte, are right.
+    #[test]
+    fn random_launches_writes_and_reads_agree_with_the_world_at_every_step(
+        ops in prop::collection::vec(op(), 1..60)
+    ) {
+        let mut pair = Pair::new(4, SIZE, 2);
+        let kernels = KERNELS.map(Rc::<str>::from);
+        let mut history = Vec::new();
+        for op in &ops {
+            let both = |pair: &Pair, (a, s, l): (usize, u64, u64), access| {
+                pair.bind(a, s, (s + l).min(SIZE), access)
+            };
+            match op {
+                Op::Launch { kernel, bindings, fail } => {
+                    let access = [Access::Read, Access::Write, Access::ReadWrite];
+                    let bound: Vec<_> = bindings
+                        .iter()
+                        .map(|&(a, s, l, k)| both(&pair, (a, s, l), access[k]))
+                        .collect();
+                    let failed = fail.map(|e| ERRORS[e]);
+                    let world_bindings: Vec<_> = bound.iter().map(|b| b.binding()).collect();
+                    let base_bindings: Vec<_> = bound.iter().map(|b| b.base_binding()).collect();
+                    let outcome = match failed {
+                        Some((kind, message)) => Outcome::Failed { kind, message },
+                        None => Outcome::Ok,
+                    };
+                    let got = pair.world.launch(&taintworld::Launch {
+                        kernel: KERNELS[*kernel],
+                        stream: 0.into(),
+                        bindings: &world_bindings,
+                        outcome,
+                    }).unwrap();
+                    let expected = pair.base.launch(&kernels[*kernel], &base_bindings, failed);
+                    prop_assert_eq!(base_verdict(got.verdict), expected);
+                    history.push(Launched {
+                        verdict: expected,
+                        kernel: KERNELS[*kernel].to_owned(),
+                        produced: produced(&pair.base, &base_bindings),
+                    });
+                }
+                Op::HostWrite(a, s, l) => {
+                    let b = both(&pair, (*a, *s, *l), Access::Write);
+                    pair.world.host_write(&b.binding(), Outcome::Ok).unwrap();
+                    pair.base.written(&[b.base_binding()]);
+                }
+                Op::Read(a, s, l) => {
+                    let b = both(&pair, (*a, *s, *l), Access::Read);
+                    let world = match pair.world.read(&b.binding()).unwrap() {
+                        ReadResult::Tainted(t) => Some(t.failure.get()),
+                        _ => None,
+                    };
+                    prop_assert_eq!(world, pair.base.failure(b.at, b.start, b.end));
+                }
+            }
+            prop_assert_eq!(world_claimed(&pair.world), pair.base.claimed());
+            graphs_agree(&pair.world, &pair.base, &history);
+        }
+    }
+}
+
+/// Both ways a failure loses its last byte — written over, and tainted
+/// over by another failure — take it away on both sides alike.
+#[test]
+fn a_failure_that_loses_its_last_byte_goes_on_both() {
+    let mut pair = Pair::new(2, SIZE, 1);
+    let mut history = Vec::new();
+    let mut launch = |pair: &mut Pair, kernel: &'static str, a: usize, failed| {
+        let b = pair.whole(a, Access::Write);
+        let outcome = match failed {
+            Some((kind, message)) => Outcome::Failed { kind, message },
+            None => Outcome::Ok,
+        };
+        let got = pair
+            .world
+            .launch(&taintworld::Launch {
+                kernel,
+                stream: 0.into(),
+                bindings: &[b.binding()],
+                outcome,
+            })
+            .unwrap();
+        let expected = pair
+            .base
+            .launch(&Rc::from(kernel), &[b.base_binding()], failed);
+        assert_eq!(base_verdict(got.verdict), expected);
+        history.push(Launched {
+            verdict: expected,
+            kernel: kernel.to_owned(),
+            produced: produced(&pair.base, &[b.base_binding()]),
+        });
+        graphs_agree(&pair.world, &pair.base, &history);
+    };
+    // Failure 1 on allocation 0, then written over: gone.
+    launch(&mut pair, "fill", 0, Some(ERRORS[0]));
+    assert_eq!(pair.base.graph.nodes.len(), 1);
+    launch(&mut pair, "fill", 0, None);
+    assert!(pair.base.graph.nodes.is_empty());
+    // Failure 2 on allocation 1, then failure 3 over all of it: 2 is gone.
+    launch(&mut pair, "fill", 1, Some(ERRORS[0]));
+    launch(&mut pair, "adam", 1, Some(ERRORS[1]));
+    let live: Vec<_> = pair.base.graph.nodes.keys().copied().collect();
+    assert_eq!(live, [3]);
+    assert_eq!(
+        pair.world
+            .failures()
+            .map(|f| f.id.get())
+            .collect::<Vec<_>>(),
+        [3]
+    );
 }
