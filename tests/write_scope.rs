@@ -137,6 +137,7 @@ fn a_torn_down_buffer_is_released_by_an_ok_host_write() {
             panic!("boom")
         })
     }));
+    assert_eq!(read(&mut w, 2), ("torn_down".into(), "gelu".into()));
     w.host_write(&Binding::whole(0, 2, Access::Write), Outcome::Ok)
         .unwrap();
     assert_eq!(read(&mut w, 2), ("clean".into(), String::new()));
@@ -151,6 +152,7 @@ fn a_torn_down_buffer_is_released_by_another_scope() {
             panic!("boom")
         })
     }));
+    assert_eq!(read(&mut w, 2), ("torn_down".into(), "gelu".into()));
     assert_eq!(
         w.scope("gelu", 0, &IO, || Ok::<_, ErrorInfo>(())).unwrap(),
         ScopeOutcome::Ran(())
