@@ -200,12 +200,18 @@
 //!
 //! | workload | instructions | baseline |
 //! | --- | ---: | ---: |
-//! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 17.5 | 62 |
-//! | a clean binding, one `launch` call a launch | 47.5 / 30.8 | 62 |
-//! | a skipped launch of a chain (1 read, 1 write) | 574 / 471 | 861 |
-//! | a kernel failing again on the same buffer | 281 / 215 | 722–730 |
-//! | a launch of a training step with an early failure | 1,049 / 888 | 1,162 |
-//! | the same, its kernel names registered | 968 / 812 | 1,162 |
+//! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 17.5 | 64 |
+//! | a clean binding, one `launch` call a launch | 47.5 / 30.8 | 64 |
+//! | a skipped launch of a chain (1 read, 1 write) | 574 / 471 | 677 |
+//! | a kernel failing again on the same buffer | 281 / 215 | 537 |
+//! | a launch of a training step with an early failure | 1,049 / 888 | 865 |
+//! | the same, its kernel names registered | 968 / 811 | 865 |
+//!
+//! The training step is where the crate does more than the seed's design:
+//! every skip keeps a record of its cause for as long as its bytes live, so
+//! a read names every hop back to the root, where the baseline keeps the
+//! last 64 skips of each failure; there the crate is no faster
+//! (`docs/performance.md`).
 //!
 //! A declared allocation size never turns into memory, and a range's length
 //! never turns into work: claims are ranges. A launch over clean
