@@ -653,6 +653,109 @@ fn the_same_key_in_different_objects_is_not_a_duplicate() {
     );
 }
 
+/// `members` (`"key":value`, comma-separated, none of them a field the
+/// format knows) in every kind of object whose keys the reader checks,
+/// each line with the event it is when the members are good: the line's
+/// own object, an ignored field's value and an object nested deeper in
+/// one, a binding, an error object and an outcome.
+fn in_every_object(members: &str) -> Vec<(String, Event)> {
+    vec![
+        (format!(r#"{{"op":"sync",{members}}}"#), Event::Sync),
+        (
+            format!(r#"{{"op":"sync","note":{{{members}}}}}"#),
+            Event::Sync,
+        ),
+        (
+            format!(r#"{{"op":"free","memory":1,"note":[0,{{"a":{{{members}}}}}]}}"#),
+            Event::Free { memory: 1 },
+        ),
+        (
+            format!(r#"{{"op":"read","binding":{{"stream":0,"memory":1,{members}}}}}"#),
+            Event::Read {
+                binding: binding(0, 1, None, Access::Read),
+            },
+        ),
+        (
+            format!(r#"{{"op":"device_fault","error":{{"kind":"k","message":"m",{members}}}}}"#),
+            Event::DeviceFault {
+                error: ErrorObject {
+                    kind: "k".to_owned(),
+                    message: "m".to_owned(),
+                },
+            },
+        ),
+        (
+            format!(
+                r#"{{"op":"replay","graph":1,"outcome":{{"failed":{{"kind":"k","message":"m"}},{members}}}}}"#
+            ),
+            Event::Replay {
+                graph: 1,
+                stream: None,
+                outcome: failed("k", "m"),
+            },
+        ),
+    ]
+}
+
+/// The members `"k00":0,"k01":1,…` for keys `0..n`, all of one length.
+fn numbered_keys(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!(r#""k{i:02}":{i}"#)).collect()
+}
+
+#[test]
+fn two_different_keys_of_the_same_length_are_not_a_duplicate() {
+    for members in [
+        r#""ab":1,"cd":2"#,
+        r#""a":{"c":1,"d":2},"b":[{"e":1,"f":2}]"#,
+        r#""é":1,"ab":2"#,
+    ] {
+        for (line, event) in in_every_object(members) {
+            assert_eq!(one(&line), Ok(event), "{line}");
+        }
+    }
+}
+
+/// An object keeps its first 16 unknown keys in a list and the rest in a
+/// hash set (`KeySet` in `parse.rs`); both must tell keys apart.
+#[test]
+fn an_object_of_many_different_unknown_keys_is_not_a_duplicate() {
+    for n in [16, 17, 18, 40] {
+        let members = numbered_keys(n).join(",");
+        for (line, event) in in_every_object(&members) {
+            assert_eq!(one(&line), Ok(event), "{n} keys: {line}");
+        }
+    }
+}
+
+#[test]
+fn a_key_repeated_among_many_unknown_keys_is_a_duplicate() {
+    // (distinct keys, the one given again, where): the 17th key, still in
+    // the list; the first key looked up in the hash set, repeating the last
+    // key moved there or the first; a repeat far into a wide object.
+    for (n, again, at) in [
+        (16, 15, 16),
+        (17, 16, 17),
+        (17, 0, 17),
+        (40, 39, 40),
+        (40, 10, 25),
+    ] {
+        for spelled in [format!("k{again:02}"), format!(r"\u006b{again:02}")] {
+            let mut members = numbered_keys(n);
+            members.insert(at, format!(r#""{spelled}":null"#));
+            let members = members.join(",");
+            for (line, _) in in_every_object(&members) {
+                let message = bad(&line);
+                assert!(
+                    message.starts_with(&format!(
+                        "malformed JSON: duplicate key \"k{again:02}\" at "
+                    )),
+                    "{line}: {message}"
+                );
+            }
+        }
+    }
+}
+
 // ---- Ops and fields ----
 
 #[test]
@@ -1511,8 +1614,12 @@ fn an_io_error_ends_reading_after_the_whole_lines_before_it() {
 // ---- Robustness ----
 
 mod random {
+    use std::cell::Cell;
+
     use super::*;
     use proptest::prelude::*;
+    use proptest::sample::{Index, select, subsequence};
+    use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
@@ -1528,30 +1635,344 @@ mod random {
                 last = line.number;
             }
         }
+    }
 
-        /// Our JSON grammar against serde_json's: whatever serde_json
-        /// rejects we reject as malformed, and whatever we call malformed
-        /// (other than a duplicate key, which serde_json's `Value` lets
-        /// through) serde_json rejects.
-        #[test]
-        fn malformed_json_is_what_serde_json_rejects(
-            value in "[\\[\\]{}\",:0-9.eE+\\- \\\\u/tnrfalsebd]{0,24}",
-        ) {
-            let line = format!("{{\"op\":\"sync\",\"x\":{value}}}");
-            let ours = LogReader::new(line.as_bytes()).next().unwrap().unwrap().event;
-            let theirs = serde_json::from_str::<serde_json::Value>(&line);
-            match (&ours, &theirs) {
-                (Ok(_), Err(e)) => prop_assert!(
-                    e.to_string().contains("number out of range"),
-                    "we accepted {line}, serde_json: {e}"
-                ),
-                (Err(e), Ok(_)) => prop_assert!(
-                    e.message().contains("duplicate key"),
-                    "we rejected {line} ({e}), serde_json accepted it"
-                ),
-                _ => {}
+    /// A generated JSON text and what the reader cares about in it: whether
+    /// some object repeats a key (keys compared as read, so `"\u0061"`
+    /// repeats `"a"`), and the most members any one object has.
+    #[derive(Clone, Debug)]
+    struct Json {
+        text: String,
+        repeats: bool,
+        widest: usize,
+    }
+
+    impl Json {
+        fn scalar(text: String) -> Json {
+            Json {
+                text,
+                repeats: false,
+                widest: 0,
             }
         }
+    }
+
+    /// The members of an object, `"key":value` joined by commas, with its
+    /// keys as read.
+    #[derive(Clone, Debug)]
+    struct Members {
+        text: String,
+        keys: Vec<&'static str>,
+        repeats: bool,
+        widest: usize,
+    }
+
+    /// Keys for generated objects: many of one length, the fields the
+    /// format knows (read by their own rules at the top level and in a
+    /// binding, outcome or error object; any key elsewhere), the empty key
+    /// and a non-ASCII one. More of them than the widest object has members.
+    const KEYS: &[&str] = &[
+        "a", "b", "c", "x", "ab", "cd", "ba", "é", "", "abc", "k00", "k01", "k02", "k03", "k04",
+        "k05", "k06", "k07", "note", "meta", "op", "kernel", "stream", "memory", "size", "graph",
+        "range", "access", "binding", "bindings", "outcome", "error", "failed", "kind", "message",
+        "format", "version",
+    ];
+
+    /// Spellings of numbers JSON allows, the edges of the reader's integers
+    /// (`-0`, `u64::MAX` and one past it) and of `f64` among them.
+    const NUMBERS: &[&str] = &[
+        "0",
+        "-0",
+        "-0.0",
+        "1.5",
+        "1e3",
+        "1E+2",
+        "2e-7",
+        "-1e-400",
+        "0.0e-0",
+        "18446744073709551615",
+        "18446744073709551616",
+        "-9223372036854775809",
+        "1.7976931348623157e308",
+    ];
+
+    /// Pieces of a JSON string's text: plain, non-ASCII, and every kind of
+    /// escape, a surrogate pair among them.
+    const STRING_PIECES: &[&str] = &[
+        "a",
+        " ",
+        "é",
+        "😀",
+        "{\\\":,}",
+        r"\n",
+        r#"\""#,
+        r"\\",
+        r"\/",
+        r"\u00e9",
+        r"\u0000",
+        r"\ud83d\ude00",
+        r"\b\f\r\t",
+        "\u{7f}",
+    ];
+
+    /// Values that are not JSON wherever they stand (each is whole, so it
+    /// cannot join its neighbours into something that is), none of them
+    /// an object with a repeated key.
+    const MALFORMED: &[&str] = &[
+        "01",
+        "1.",
+        ".5",
+        "+1",
+        "-",
+        "1e",
+        "0x1",
+        "tru",
+        "nul",
+        "NaN",
+        "Infinity",
+        "'a'",
+        r#""\x""#,
+        r#""\ud800""#,
+        r#""\udc00""#,
+        r#""\ud800\u0041""#,
+        r#""\u00e""#,
+        "\"tab\there\"",
+        "\"\u{1}\"",
+        "[1,]",
+        "[,1]",
+        "[1 2]",
+        "{,}",
+        r#"{"a"1}"#,
+        r#"{"a":}"#,
+        r#"{"a":1,}"#,
+        "{1:2}",
+        r#"{"a":1 "b":2}"#,
+        "1e400",
+        "-1e400",
+    ];
+
+    /// A JSON scalar: a literal, a number or a string.
+    fn scalar() -> impl Strategy<Value = String> {
+        prop_oneof![
+            select(&["null", "true", "false"][..]).prop_map(str::to_owned),
+            select(NUMBERS).prop_map(str::to_owned),
+            any::<u64>().prop_map(|n| n.to_string()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<f64>()
+                .prop_filter("JSON has no NaN or infinity", |f| f.is_finite())
+                .prop_map(|f| format!("{f:e}")),
+            proptest::collection::vec(select(STRING_PIECES), 0..4)
+                .prop_map(|pieces| format!("\"{}\"", pieces.concat())),
+        ]
+    }
+
+    /// A key as written: itself, or with its first character as a `\u`
+    /// escape, which reads as the same key.
+    fn spell(key: &str, escape: bool) -> String {
+        let mut chars = key.chars();
+        match chars.next() {
+            Some(first) if escape => format!("\\u{:04x}{}", u32::from(first), chars.as_str()),
+            _ => key.to_owned(),
+        }
+    }
+
+    /// An object's members: distinct keys in any order (a fifth of the
+    /// time more than the reader keeps in its short list), values from
+    /// `value`, and a quarter of the time one key given again, spelled
+    /// either way, somewhere after its first — half of those last, where
+    /// a wide object's reader has moved its keys to a hash set.
+    fn members(value: BoxedStrategy<Json>) -> impl Strategy<Value = Members> {
+        prop_oneof![4 => 0..5usize, 1 => 17..23usize]
+            .prop_flat_map(move |n| {
+                (
+                    subsequence(KEYS, n).prop_shuffle(),
+                    proptest::collection::vec((value.clone(), any::<bool>()), n),
+                    proptest::option::weighted(
+                        0.25,
+                        (any::<Index>(), any::<Index>(), any::<bool>(), any::<bool>()),
+                    ),
+                    any::<bool>(),
+                )
+            })
+            .prop_map(|(keys, values, again, spaced)| {
+                let colon = if spaced { " : " } else { ":" };
+                let mut written: Vec<String> = keys
+                    .iter()
+                    .zip(&values)
+                    .map(|(key, (value, escape))| {
+                        format!("\"{}\"{colon}{}", spell(key, *escape), value.text)
+                    })
+                    .collect();
+                let mut repeats = values.iter().any(|(value, _)| value.repeats);
+                if let Some((which, at, last, escape)) = again
+                    && !keys.is_empty()
+                {
+                    let first = which.index(keys.len());
+                    let second = if last {
+                        keys.len()
+                    } else {
+                        first + 1 + at.index(keys.len() - first)
+                    };
+                    let again = format!("\"{}\"{colon}null", spell(keys[first], escape));
+                    written.insert(second, again);
+                    repeats = true;
+                }
+                let widest = values
+                    .iter()
+                    .map(|(value, _)| value.widest)
+                    .fold(written.len(), usize::max);
+                Members {
+                    text: written.join(if spaced { ", " } else { "," }),
+                    keys,
+                    repeats,
+                    widest,
+                }
+            })
+    }
+
+    /// Any JSON value with `leaf` for its scalars: arrays and objects,
+    /// nested a few deep.
+    fn value(leaf: BoxedStrategy<Json>) -> BoxedStrategy<Json> {
+        leaf.prop_recursive(3, 24, 6, |inner| {
+            prop_oneof![
+                (
+                    proptest::collection::vec(inner.clone(), 0..5),
+                    any::<bool>()
+                )
+                    .prop_map(|(items, spaced)| {
+                        let texts: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
+                        Json {
+                            text: format!("[{}]", texts.join(if spaced { ", " } else { "," })),
+                            repeats: items.iter().any(|i| i.repeats),
+                            widest: items.iter().map(|i| i.widest).max().unwrap_or(0),
+                        }
+                    }),
+                members(inner).prop_map(|m| Json {
+                    text: format!("{{{}}}", m.text),
+                    repeats: m.repeats,
+                    widest: m.widest,
+                }),
+            ]
+        })
+        .boxed()
+    }
+
+    /// A `sync` line with generated members after its `op`: JSON most of
+    /// the time, sometimes with a malformed value somewhere, sometimes
+    /// with random text (no `:` in it, so it cannot add a member, let
+    /// alone repeat one) as its one member's value.
+    fn sync_line() -> impl Strategy<Value = Json> {
+        let line = |m: Members| Json {
+            text: if m.text.is_empty() {
+                r#"{"op":"sync"}"#.to_owned()
+            } else {
+                format!(r#"{{"op":"sync",{}}}"#, m.text)
+            },
+            repeats: m.repeats || m.keys.contains(&"op"),
+            widest: m.widest,
+        };
+        let json = value(scalar().prop_map(Json::scalar).boxed());
+        let near = value(
+            prop_oneof![6 => scalar(), 1 => select(MALFORMED).prop_map(str::to_owned)]
+                .prop_map(Json::scalar)
+                .boxed(),
+        );
+        prop_oneof![
+            6 => members(json).prop_map(line),
+            2 => members(near).prop_map(line),
+            1 => "[\\[\\]{}\",0-9.eE+\\- \\\\u/tnrfalsebd]{0,24}".prop_map(|soup| Json {
+                text: format!(r#"{{"op":"sync","x":{soup}}}"#),
+                repeats: false,
+                widest: 2,
+            }),
+        ]
+    }
+
+    /// Our JSON grammar against serde_json's, on lines that are mostly
+    /// JSON: a `sync` ignores every other field, so the reader must take a
+    /// line exactly when serde_json does and no object in it repeats a key
+    /// (serde_json's `Value` keeps the last of two), and call every other
+    /// line malformed JSON, a repeated key by that name and only a
+    /// repeated key so.
+    #[test]
+    fn a_line_is_malformed_json_exactly_when_serde_json_rejects_it_or_it_repeats_a_key() {
+        const CASES: u32 = 1000;
+        // JSON; JSON that repeats a key; JSON with an object of more than
+        // 16 members; not JSON.
+        let counts = Cell::new([0usize; 4]);
+        let mut runner = TestRunner::new(Config {
+            cases: CASES,
+            source_file: Some(file!()),
+            ..Config::default()
+        });
+        let result = runner.run(&sync_line(), |json| {
+            let line = json.text.as_str();
+            let ours = LogReader::new(line.as_bytes())
+                .next()
+                .unwrap()
+                .unwrap()
+                .event;
+            let theirs = serde_json::from_str::<serde_json::Value>(line);
+            let mut c = counts.get();
+            match (theirs, ours) {
+                (Ok(_), ours) => {
+                    c[0] += 1;
+                    c[1] += usize::from(json.repeats);
+                    c[2] += usize::from(json.widest > 16);
+                    match ours {
+                        Ok(event) => {
+                            prop_assert!(!json.repeats, "we accepted {line}, which repeats a key");
+                            prop_assert_eq!(event, Event::Sync, "{}", line);
+                        }
+                        Err(e) => prop_assert!(
+                            json.repeats
+                                && e.message().starts_with("malformed JSON: duplicate key "),
+                            "we rejected {line} ({e}), which serde_json accepts and which {}",
+                            if json.repeats {
+                                "repeats a key"
+                            } else {
+                                "repeats no key"
+                            }
+                        ),
+                    }
+                }
+                (Err(theirs), Ok(event)) => {
+                    return Err(TestCaseError::fail(format!(
+                        "we accepted {line} as {event:?}, serde_json: {theirs}"
+                    )));
+                }
+                (Err(_), Err(e)) => {
+                    c[3] += 1;
+                    prop_assert!(e.message().starts_with("malformed JSON"), "{line}: {e}");
+                    prop_assert!(
+                        json.repeats || !e.message().starts_with("malformed JSON: duplicate key"),
+                        "{line}, which repeats no key: {e}"
+                    );
+                }
+            }
+            counts.set(c);
+            Ok(())
+        });
+        if let Err(e) = result {
+            panic!("{e}");
+        }
+        let [json, repeating, wide, malformed] = counts.get();
+        eprintln!(
+            "{json} lines JSON ({repeating} repeating a key, {wide} with an object of more than 16 members), {malformed} not"
+        );
+        // The generator's worth, kept: most lines JSON, and enough of them
+        // repeating a key or reaching the reader's hash set.
+        let cases = CASES as usize;
+        assert!(json * 2 > cases, "{json} of {cases} lines JSON");
+        assert!(
+            repeating * 10 > cases,
+            "{repeating} of {cases} repeat a key"
+        );
+        assert!(wide * 10 > cases, "{wide} of {cases} have a wide object");
+        assert!(
+            malformed * 10 > cases,
+            "{malformed} of {cases} lines not JSON"
+        );
     }
 }
 

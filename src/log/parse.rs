@@ -1557,10 +1557,13 @@ mod fast {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+
     use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
 
     use super::{fast, parse_full};
-    use crate::log::{GenOptions, LogWriter, Shape, generate};
+    use crate::log::{Event, GenOptions, LogWriter, Shape, generate};
 
     /// Variants of a good launch line, most of which the fast path must
     /// leave to the full parser.
@@ -1629,10 +1632,8 @@ mod tests {
         }
     }
 
-    /// A JSON value for one field of a launch line: mostly what the
-    /// format allows, often something near it — another type, an enum
-    /// written as an object, a duplicate or extra key, an escape.
-    fn value(field: &'static str) -> impl Strategy<Value = String> {
+    /// A JSON value the format allows for one field of a launch line.
+    fn good(field: &'static str) -> impl Strategy<Value = String> {
         let good: Vec<&'static str> = match field {
             "kernel" => vec![r#""k""#, r#""gelu""#, r#""k\u00e9""#, r#""a\"b""#],
             "stream" | "memory" => vec!["0", "1", "7", "18446744073709551615"],
@@ -1645,6 +1646,13 @@ mod tests {
                 r#"{"failed":{"message":"m","kind":"c\n"}}"#,
             ],
         };
+        proptest::sample::select(good).prop_map(str::to_owned)
+    }
+
+    /// A JSON value for one field of a launch line: mostly what the
+    /// format allows, often something near it — another type, an enum
+    /// written as an object, a duplicate or extra key, an escape.
+    fn value(field: &'static str) -> impl Strategy<Value = String> {
         let near = vec![
             "null",
             "-0",
@@ -1676,22 +1684,38 @@ mod tests {
             r#""\ud800""#,
         ];
         prop_oneof![
-            3 => proptest::sample::select(good),
-            1 => proptest::sample::select(near),
+            3 => good(field),
+            1 => proptest::sample::select(near).prop_map(str::to_owned),
         ]
-        .prop_map(str::to_owned)
+    }
+
+    /// A JSON value for one field: a `well_formed` one, or one often
+    /// near the format's.
+    fn field(name: &'static str, well_formed: bool) -> BoxedStrategy<String> {
+        if well_formed {
+            good(name).boxed()
+        } else {
+            value(name).boxed()
+        }
     }
 
     /// A binding object: its fields in either order, one sometimes left
     /// out, repeated or joined by an unknown one — or its values written
-    /// as an array, which the format does not allow.
-    fn binding() -> impl Strategy<Value = String> {
+    /// as an array, which the format does not allow. A `well_formed` one
+    /// has only values the format allows and each field once, in either
+    /// order, `range` sometimes left out.
+    fn binding(well_formed: bool) -> impl Strategy<Value = String> {
+        let twists = if well_formed {
+            proptest::sample::select(vec![0u8, 5]).boxed()
+        } else {
+            (0u8..7).boxed()
+        };
         (
-            value("stream"),
-            value("memory"),
-            proptest::option::of(value("range")),
-            value("access"),
-            0u8..7,
+            field("stream", well_formed),
+            field("memory", well_formed),
+            proptest::option::of(field("range", well_formed)),
+            field("access", well_formed),
+            twists,
         )
             .prop_map(|(stream, memory, range, access, twist)| {
                 let mut fields = vec![
@@ -1722,32 +1746,84 @@ mod tests {
             })
     }
 
-    proptest! {
-        /// Wherever the fast path takes a generated launch line, the full
-        /// parser takes it too and reads the same event: the fast path is
-        /// only ever a quicker way to the same answer.
-        #[test]
-        fn the_fast_path_reads_every_generated_line_it_takes_as_the_full_parser_does(
-            kernel in value("kernel"),
-            stream in value("stream"),
-            bindings in proptest::collection::vec(binding(), 0..3),
-            outcome in value("outcome"),
-            space in proptest::bool::ANY,
-            extra in proptest::bool::weighted(0.1),
-        ) {
-            let sep = if space { ", " } else { "," };
-            let mut line = format!(
-                r#"{{"op":"launch","kernel":{kernel}{sep}"stream":{stream},"bindings":[{}],"outcome":{outcome}"#,
-                bindings.join(sep)
-            );
-            if extra {
-                line.push_str(r#","x":null"#);
+    /// A launch line, and whether it is well-formed: half of them are,
+    /// with one to three bindings, spaced or not; the rest have values
+    /// near the format's, which the fast path must mostly leave to the
+    /// full parser.
+    fn launch_line() -> impl Strategy<Value = (String, bool)> {
+        let line = |well_formed: bool| {
+            let bindings = if well_formed { 1..4 } else { 0..3 };
+            (
+                field("kernel", well_formed),
+                field("stream", well_formed),
+                proptest::collection::vec(binding(well_formed), bindings),
+                field("outcome", well_formed),
+                proptest::bool::ANY,
+                proptest::bool::weighted(if well_formed { 0.0 } else { 0.1 }),
+            )
+                .prop_map(move |(kernel, stream, bindings, outcome, space, extra)| {
+                    let sep = if space { ", " } else { "," };
+                    let mut line = format!(
+                        r#"{{"op":"launch","kernel":{kernel}{sep}"stream":{stream},"bindings":[{}],"outcome":{outcome}"#,
+                        bindings.join(sep)
+                    );
+                    if extra {
+                        line.push_str(r#","x":null"#);
+                    }
+                    line.push('}');
+                    (line, well_formed)
+                })
+        };
+        prop_oneof![line(true), line(false)]
+    }
+
+    /// Wherever the fast path takes a generated launch line, the full
+    /// parser takes it too and reads the same event: the fast path is only
+    /// ever a quicker way to the same answer. It takes every well-formed
+    /// line, so the two are compared on many lines with bindings.
+    #[test]
+    fn the_fast_path_reads_every_generated_line_it_takes_as_the_full_parser_does() {
+        const CASES: u32 = 256;
+        // Lines taken: well-formed, with a binding; near the format, with
+        // a binding; without one.
+        let taken = Cell::new([0usize; 3]);
+        let mut runner = TestRunner::new(Config {
+            cases: CASES,
+            source_file: Some(file!()),
+            ..Config::default()
+        });
+        let result = runner.run(&launch_line(), |(line, well_formed)| {
+            let Some(event) = fast::launch(&line) else {
+                prop_assert!(
+                    !well_formed,
+                    "the fast path left {} to the full parser",
+                    line
+                );
+                return Ok(());
+            };
+            let mut counts = taken.get();
+            match &event {
+                Event::Launch { bindings, .. } if !bindings.is_empty() => {
+                    counts[usize::from(!well_formed)] += 1;
+                }
+                _ => counts[2] += 1,
             }
-            line.push('}');
-            if let Some(event) = fast::launch(&line) {
-                prop_assert_eq!(parse_full(&line, false), Ok(event), "{}", line);
-            }
+            taken.set(counts);
+            prop_assert_eq!(parse_full(&line, false), Ok(event), "{}", line);
+            Ok(())
+        });
+        if let Err(e) = result {
+            panic!("{e}");
         }
+        let [well_formed, near, without] = taken.get();
+        let with = well_formed + near;
+        eprintln!(
+            "the fast path took {with} lines with a binding ({near} of them not well-formed), {without} without"
+        );
+        assert!(
+            with * 4 > CASES as usize,
+            "the fast path took {with} of {CASES} lines with a binding"
+        );
     }
 
     #[test]
