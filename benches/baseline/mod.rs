@@ -131,8 +131,23 @@ impl BaseAlloc {
         if start >= end {
             return;
         }
+        self.carve_all(start, end, |_| true, lost);
+    }
+
+    /// Removes `[start, end)` from the ranges of every failure `carved`
+    /// picks, pushing to `lost` each one that lost its last range here.
+    fn carve_all(
+        &mut self,
+        start: u64,
+        end: u64,
+        carved: impl Fn(u64) -> bool,
+        lost: &mut Vec<u64>,
+    ) {
         let mut emptied = false;
         for (f, ranges) in self.claims.iter_mut() {
+            if !carved(*f) {
+                continue;
+            }
             Self::carve(ranges, start, end);
             if ranges.is_empty() {
                 lost.push(*f);
@@ -150,19 +165,7 @@ impl BaseAlloc {
         if start >= end {
             return false;
         }
-        let mut emptied = false;
-        for (f, ranges) in self.claims.iter_mut() {
-            if *f != failure {
-                Self::carve(ranges, start, end);
-                if ranges.is_empty() {
-                    lost.push(*f);
-                    emptied = true;
-                }
-            }
-        }
-        if emptied {
-            self.claims.retain(|(_, r)| !r.is_empty());
-        }
+        self.carve_all(start, end, |f| f != failure, lost);
         if let Some((_, ranges)) = self.claims.iter_mut().find(|(f, _)| *f == failure) {
             Self::merge(ranges, start, end);
             false
@@ -244,11 +247,16 @@ impl ErrorGraph {
         id
     }
 
-    fn lose(&mut self, ids: &mut Vec<u64>) {
-        for id in ids.drain(..) {
-            if let Some(n) = self.nodes.get_mut(&id) {
+    /// The failures in `lost` (emptied) each stopped being carried by one
+    /// allocation: one carrier fewer each, and those left with none go.
+    fn lose(&mut self, lost: &mut Vec<u64>) {
+        for id in lost.iter() {
+            if let Some(n) = self.nodes.get_mut(id) {
                 n.carriers -= 1;
             }
+        }
+        for id in lost.drain(..) {
+            self.prune(id);
         }
     }
 
@@ -257,12 +265,6 @@ impl ErrorGraph {
             && let Some(n) = self.nodes.remove(&id)
         {
             self.by_identity.remove(&n.identity);
-        }
-    }
-
-    fn prune_all_unclaimed(&mut self, touched: &[u64]) {
-        for &id in touched {
-            self.prune(id);
         }
     }
 }
@@ -348,9 +350,7 @@ impl Baseline {
             }
         }
         if !lost.is_empty() {
-            let touched: SmallVec<[u64; 4]> = lost.iter().copied().collect();
             self.graph.lose(&mut lost);
-            self.graph.prune_all_unclaimed(&touched);
         }
         self.lost = lost;
     }
@@ -368,9 +368,7 @@ impl Baseline {
             alloc.written(b.start, b.end, &mut lost);
         }
         if !lost.is_empty() {
-            let touched: SmallVec<[u64; 4]> = lost.iter().copied().collect();
             self.graph.lose(&mut lost);
-            self.graph.prune_all_unclaimed(&touched);
         }
         self.lost = lost;
     }
