@@ -16,9 +16,9 @@ use proptest::prelude::*;
 use baseline::{BaseBinding, BaseVerdict, Baseline, RECORDS_KEPT};
 use taintworld::{Access, Outcome, ReadResult, World};
 use workloads::{
-    KernelNames, Pair, Prepared, Step, W3_CLAIMS, base_kernels, base_verdict, w1_clean, w2_chain,
-    w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_claimed, world_row_verdicts,
-    world_verdicts,
+    KernelNames, Pair, Prepared, Step, W3_CLAIMS, Work, base_kernels, base_verdict, w1_clean,
+    w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_claimed,
+    world_row_verdicts, world_verdicts,
 };
 
 fn agree(mut pair: Pair, prepared: Prepared, kernel: &str) -> Vec<BaseVerdict> {
@@ -303,7 +303,6 @@ proptest! {
         ops in prop::collection::vec(op(), 1..60)
     ) {
         let mut pair = Pair::new(4, SIZE, 2);
-        let kernels = KERNELS.map(Rc::<str>::from);
         let mut history = Vec::new();
         for op in &ops {
             let both = |pair: &Pair, (a, s, l): (usize, u64, u64), access| {
@@ -312,30 +311,16 @@ proptest! {
             match op {
                 Op::Launch { kernel, bindings, fail } => {
                     let access = [Access::Read, Access::Write, Access::ReadWrite];
-                    let bound: Vec<_> = bindings
-                        .iter()
-                        .map(|&(a, s, l, k)| both(&pair, (a, s, l), access[k]))
-                        .collect();
-                    let failed = fail.map(|e| ERRORS[e]);
-                    let world_bindings: Vec<_> = bound.iter().map(|b| b.binding()).collect();
-                    let base_bindings: Vec<_> = bound.iter().map(|b| b.base_binding()).collect();
-                    let outcome = match failed {
-                        Some((kind, message)) => Outcome::Failed { kind, message },
-                        None => Outcome::Ok,
-                    };
-                    let got = pair.world.launch(&taintworld::Launch {
+                    let work = Work {
                         kernel: KERNELS[*kernel],
-                        stream: 0.into(),
-                        bindings: &world_bindings,
-                        outcome,
-                    }).unwrap();
-                    let expected = pair.base.launch(&kernels[*kernel], &base_bindings, failed);
-                    prop_assert_eq!(base_verdict(got.verdict), expected);
-                    history.push(Launched {
-                        verdict: expected,
-                        kernel: KERNELS[*kernel].to_owned(),
-                        produced: produced(&pair.base, &base_bindings),
-                    });
+                        bindings: bindings
+                            .iter()
+                            .map(|&(a, s, l, k)| both(&pair, (a, s, l), access[k]))
+                            .collect(),
+                        failed: fail.map(|e| ERRORS[e]),
+                    };
+                    let (world, base) = launch_both(&mut pair, &work, &mut history);
+                    prop_assert_eq!(world, base);
                 }
                 Op::HostWrite(a, s, l) => {
                     let b = both(&pair, (*a, *s, *l), Access::Write);
@@ -363,30 +348,14 @@ proptest! {
 fn a_failure_that_loses_its_last_byte_goes_on_both() {
     let mut pair = Pair::new(2, SIZE, 1);
     let mut history = Vec::new();
-    let mut launch = |pair: &mut Pair, kernel: &'static str, a: usize, failed| {
-        let b = pair.whole(a, Access::Write);
-        let outcome = match failed {
-            Some((kind, message)) => Outcome::Failed { kind, message },
-            None => Outcome::Ok,
+    let mut launch = |pair: &mut Pair, kernel, a, failed| {
+        let work = Work {
+            kernel,
+            bindings: vec![pair.whole(a, Access::Write)],
+            failed,
         };
-        let got = pair
-            .world
-            .launch(&taintworld::Launch {
-                kernel,
-                stream: 0.into(),
-                bindings: &[b.binding()],
-                outcome,
-            })
-            .unwrap();
-        let expected = pair
-            .base
-            .launch(&Rc::from(kernel), &[b.base_binding()], failed);
-        assert_eq!(base_verdict(got.verdict), expected);
-        history.push(Launched {
-            verdict: expected,
-            kernel: kernel.to_owned(),
-            produced: produced(&pair.base, &[b.base_binding()]),
-        });
+        let (world, base) = launch_both(pair, &work, &mut history);
+        assert_eq!(world, base);
         graphs_agree(&pair.world, &pair.base, &history);
     };
     // Failure 1 on allocation 0, then written over: gone.
@@ -406,4 +375,33 @@ fn a_failure_that_loses_its_last_byte_goes_on_both() {
             .collect::<Vec<_>>(),
         [3]
     );
+}
+
+/// `work` launched on the world and on the baseline, recorded in
+/// `history`; the world's verdict and the baseline's, to compare.
+fn launch_both(
+    pair: &mut Pair,
+    work: &Work,
+    history: &mut Vec<Launched>,
+) -> (BaseVerdict, BaseVerdict) {
+    let bindings: Vec<_> = work.bindings.iter().map(|b| b.binding()).collect();
+    let base_bindings: Vec<_> = work.bindings.iter().map(|b| b.base_binding()).collect();
+    let got = pair
+        .world
+        .launch(&taintworld::Launch {
+            kernel: work.kernel,
+            stream: 0.into(),
+            bindings: &bindings,
+            outcome: work.outcome(),
+        })
+        .unwrap();
+    let expected = pair
+        .base
+        .launch(&Rc::from(work.kernel), &base_bindings, work.failed);
+    history.push(Launched {
+        verdict: expected,
+        kernel: work.kernel.to_owned(),
+        produced: produced(&pair.base, &base_bindings),
+    });
+    (base_verdict(got.verdict), expected)
 }
