@@ -96,12 +96,15 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
         // What the device reported: in step 2 the embedding launch was
         // rejected.
-        let outcome = |kernel: &str| match (step, kernel) {
-            (2, "embed") => Outcome::Failed {
-                kind: "launch",
-                message: "too many resources requested for launch",
-            },
-            _ => Outcome::Ok,
+        let outcome = |kernel: &str| {
+            if step == 2 && kernel == EMBED {
+                Outcome::Failed {
+                    kind: "launch",
+                    message: "too many resources requested for launch",
+                }
+            } else {
+                Outcome::Ok
+            }
         };
         batch.clear();
         batch.extend(plan.iter().map(|p| Launch {

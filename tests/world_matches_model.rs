@@ -323,7 +323,7 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
 }
 
 /// `op` with its aimed bindings resolved against `m` as it is now; `None`
-/// when it aims at nothing.
+/// for an operation with no aimed binding, which runs as it is.
 fn land(m: &Model, op: &Op) -> Option<Op> {
     let aims = |l: &LaunchOp| !l.aimed.is_empty();
     Some(match op {
