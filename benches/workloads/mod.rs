@@ -578,6 +578,7 @@ pub fn w5_training(launches: u64, names: KernelNames) -> (Pair, Prepared, Vec<St
     let mut registered = std::collections::HashMap::new();
     let mut work = Vec::new();
     let mut steps = Vec::new();
+    let mut per_launch = Vec::new();
     for e in &events {
         match e {
             Event::Launch {
@@ -589,7 +590,11 @@ pub fn w5_training(launches: u64, names: KernelNames) -> (Pair, Prepared, Vec<St
                 let failed = (work.len() == 3 || matches!(outcome, LogOutcome::Failed(_)))
                     .then_some(("injected", "injected failure"));
                 let kernel = match names {
-                    KernelNames::PerLaunch => leak(kernel),
+                    // Named after the loop, all in one pass.
+                    KernelNames::PerLaunch => {
+                        per_launch.push(kernel);
+                        ""
+                    }
                     KernelNames::Registered => {
                         *registered.entry(kernel.clone()).or_insert_with(|| {
                             let name = leak(kernel);
@@ -610,6 +615,16 @@ pub fn w5_training(launches: u64, names: KernelNames) -> (Pair, Prepared, Vec<St
             }
             Event::Read { binding } => steps.push(Step::Read(both(binding, Access::Read))),
             _ => {}
+        }
+    }
+    // Each launch's own copy of its name is made in one pass, in launch
+    // order, as `base_kernels` makes the baseline's `Rc<str>`s: made in the
+    // loop above, between each launch's bindings, the crate's 20,000 names
+    // lay a few cache lines apart where the baseline's lay packed, which
+    // cost the crate's W5 about 13 % of its time (docs/performance.md).
+    if names == KernelNames::PerLaunch {
+        for (w, name) in work.iter_mut().zip(per_launch) {
+            w.kernel = leak(name);
         }
     }
     let prepared = Prepared::new(&world, work);
