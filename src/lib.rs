@@ -200,12 +200,12 @@
 //!
 //! | workload | instructions | baseline |
 //! | --- | ---: | ---: |
-//! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 17.5 | 64 |
-//! | a clean binding, one `launch` call a launch | 47.5 / 30.8 | 64 |
-//! | a skipped launch of a chain (1 read, 1 write) | 574 / 471 | 677 |
-//! | a kernel failing again on the same buffer | 281 / 215 | 537 |
-//! | a launch of a training step with an early failure | 1,049 / 888 | 865 |
-//! | the same, its kernel names registered | 968 / 811 | 865 |
+//! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 17.5 | 63 |
+//! | a clean binding, one `launch` call a launch | 47.5 / 30.8 | 63 |
+//! | a skipped launch of a chain (1 read, 1 write) | 574 / 471 | 676 |
+//! | a kernel failing again on the same buffer | 281 / 215 | 536 |
+//! | a launch of a training step with an early failure | 1,051 / 890 | 868 |
+//! | the same, its kernel names registered | 968 / 811 | 868 |
 //!
 //! The training step is where the crate does more than the seed's design:
 //! every skip keeps a record of its cause for as long as its bytes live, so

@@ -949,7 +949,7 @@ impl World {
     /// record and the taint: a call here cost a skip its own prologue and
     /// its arguments through the stack (W2 with rows 514.9 instructions a
     /// skip out of line, 469.4 in line with [`fail`](Self::fail) and the
-    /// record's `make`; `docs/performance.md`).
+    /// record's `make`; `docs/performance-history.md`).
     #[inline(always)]
     fn skip(
         &mut self,

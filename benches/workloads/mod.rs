@@ -443,7 +443,7 @@ pub fn step_bindings(steps: &[Step]) -> Vec<Option<Binding>> {
 /// The W5 steps on `world`: each launch one at a time (bound by binding
 /// or by pre-resolved row), host writes and reads between them. Out of
 /// line, so that the two W5 groups calling it do not change how the bench
-/// binary lays out the world's launch (docs/performance.md measured W5
+/// binary lays out the world's launch (docs/performance-history.md measured W5
 /// with bindings 5–10 % slower that way, for the same library code).
 #[inline(never)]
 pub fn world_steps<B: Bind>(
