@@ -621,7 +621,8 @@ pub fn w5_training(launches: u64, names: KernelNames) -> (Pair, Prepared, Vec<St
     // order, as `base_kernels` makes the baseline's `Rc<str>`s: made in the
     // loop above, between each launch's bindings, the crate's 20,000 names
     // lay a few cache lines apart where the baseline's lay packed, which
-    // cost the crate's W5 about 13 % of its time (docs/performance.md).
+    // cost the crate first-level misses (13.47 against 12.67 a launch with
+    // rows) and, in alternating rounds, time (docs/performance.md).
     if names == KernelNames::PerLaunch {
         for (w, name) in work.iter_mut().zip(per_launch) {
             w.kernel = leak(name);
