@@ -226,6 +226,17 @@ fn w3(c: &mut Criterion) {
                 hits
             })
         });
+        // The same baseline binary-searching each failure's sorted ranges:
+        // the other plain reading of its small vector of ranges.
+        group.bench_function(BenchmarkId::new("baseline_searched", n), |b| {
+            b.iter(|| {
+                let mut hits = 0usize;
+                for r in &reads {
+                    hits += pair.base.failure_searched(r.at, r.start, r.end).is_some() as usize;
+                }
+                hits
+            })
+        });
     }
     group.finish();
 

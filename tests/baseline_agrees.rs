@@ -179,6 +179,7 @@ fn the_fragmented_allocation_answers_every_check_alike_and_carves_alike() {
         };
         let base = pair.base.failure(r.at, r.start, r.end);
         assert_eq!(world, base);
+        assert_eq!(pair.base.failure_searched(r.at, r.start, r.end), base);
         // The benched check: a pre-resolved row through `check_reads`.
         let row = r.row(&pair.world);
         let hit = check_reads(std::slice::from_ref(&row), pair.world.allocations());
@@ -368,6 +369,7 @@ proptest! {
                         _ => None,
                     };
                     prop_assert_eq!(world, pair.base.failure(b.at, b.start, b.end));
+                    prop_assert_eq!(world, pair.base.failure_searched(b.at, b.start, b.end));
                 }
             }
             prop_assert_eq!(world_claimed(&pair.world), pair.base.claimed());
