@@ -198,6 +198,26 @@ fn w2(c: &mut Criterion) {
     group.finish();
 }
 
+/// W3's checks on one side: each of `items` asked with `hit`, the hits
+/// counted, timed as `name` at size `n`.
+fn bench_checks<T>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    n: usize,
+    items: &[T],
+    hit: impl Fn(&T) -> bool,
+) {
+    group.bench_function(BenchmarkId::new(name, n), |b| {
+        b.iter(|| {
+            let mut hits = 0usize;
+            for item in items {
+                hits += hit(item) as usize;
+            }
+            hits
+        })
+    });
+}
+
 /// W3: reads of random 256-byte ranges of an allocation holding 1,000
 /// claims; per check. And one write carving through 100 claims.
 fn w3(c: &mut Criterion) {
@@ -208,34 +228,16 @@ fn w3(c: &mut Criterion) {
         let rows: Vec<Resolved> = reads.iter().map(|b| b.row(&pair.world)).collect();
         group.throughput(Throughput::Elements(n as u64));
         let allocs = pair.world.allocations();
-        group.bench_function(BenchmarkId::new("crate", n), |b| {
-            b.iter(|| {
-                let mut hits = 0usize;
-                for row in &rows {
-                    hits += check_reads(std::slice::from_ref(row), allocs).is_some() as usize;
-                }
-                hits
-            })
+        bench_checks(&mut group, "crate", n, &rows, |row| {
+            check_reads(std::slice::from_ref(row), allocs).is_some()
         });
-        group.bench_function(BenchmarkId::new("baseline", n), |b| {
-            b.iter(|| {
-                let mut hits = 0usize;
-                for r in &reads {
-                    hits += pair.base.failure(r.at, r.start, r.end).is_some() as usize;
-                }
-                hits
-            })
+        bench_checks(&mut group, "baseline", n, &reads, |r| {
+            pair.base.failure(r.at, r.start, r.end).is_some()
         });
         // The same baseline binary-searching each failure's sorted ranges:
         // the other plain reading of its small vector of ranges.
-        group.bench_function(BenchmarkId::new("baseline_searched", n), |b| {
-            b.iter(|| {
-                let mut hits = 0usize;
-                for r in &reads {
-                    hits += pair.base.failure_searched(r.at, r.start, r.end).is_some() as usize;
-                }
-                hits
-            })
+        bench_checks(&mut group, "baseline_searched", n, &reads, |r| {
+            pair.base.failure_searched(r.at, r.start, r.end).is_some()
         });
     }
     group.finish();
