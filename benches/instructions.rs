@@ -8,8 +8,10 @@
 //! ```text
 //! instructions <workload> <side> <iterations> [size]
 //!   workload: w1 | w1-single (W1's launches one `World::launch` at a
-//!             time) | w2 | w4 | w5 | w5-registered (W5 with one
-//!             string a kernel, registered with the world)
+//!             time) | w2 | w3 (W3's checks: the crate's `check_reads`
+//!             on rows, the baseline's scan) | w3-searched (the same, the
+//!             baseline binary-searching) | w4 | w5 | w5-registered (W5
+//!             with one string a kernel, registered with the world)
 //!   side:     crate | rows (pre-resolved) | baseline
 //! ```
 
@@ -19,9 +21,11 @@ mod workloads;
 use std::hint::black_box;
 use std::rc::Rc;
 
+use taintworld::Resolved;
+use taintworld::systems::check_reads;
 use workloads::{
     KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain,
-    w4_retaint, w5_training, world_steps,
+    w3_fragmented, w3_reads, w4_retaint, w5_training, world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -44,6 +48,8 @@ fn main() {
         "w5" => run_w5(side, iterations, KernelNames::PerLaunch),
         "w5-registered" => run_w5(side, iterations, KernelNames::Registered),
         "w1-single" => run_w1_single(side, iterations, n),
+        "w3" => run_w3(side, iterations, n, false),
+        "w3-searched" => run_w3(side, iterations, n, true),
         _ => {
             let (mut pair, prepared, kernel, units) = match workload {
                 "w1" => {
@@ -142,6 +148,39 @@ fn run_w1_single(side: &str, iterations: usize, n: usize) -> usize {
         }
     }
     n / 4 * 4 * iterations
+}
+
+/// W3's checks of `n` random reads of the fragmented allocation, as
+/// `systems.rs` times them: the crate's `check_reads` on pre-resolved rows
+/// (`crate` and `rows` alike: W3 binds rows only), or the baseline's
+/// scan, or with `searched` its binary search; per check.
+fn run_w3(side: &str, iterations: usize, n: usize, searched: bool) -> usize {
+    let pair = w3_fragmented();
+    let reads = w3_reads(&pair, n);
+    let rows: Vec<Resolved> = reads.iter().map(|b| b.row(&pair.world)).collect();
+    let allocs = pair.world.allocations();
+    let run = || match side {
+        "crate" | "rows" => rows
+            .iter()
+            .filter(|row| check_reads(std::slice::from_ref(*row), allocs).is_some())
+            .count(),
+        _ if searched => reads
+            .iter()
+            .filter(|r| pair.base.failure_searched(r.at, r.start, r.end).is_some())
+            .count(),
+        _ => reads
+            .iter()
+            .filter(|r| pair.base.failure(r.at, r.start, r.end).is_some())
+            .count(),
+    };
+    for round in 0..=iterations {
+        if round == 0 {
+            black_box(run());
+        } else {
+            black_box(measured(run));
+        }
+    }
+    n * iterations
 }
 
 /// The work counted: callgrind collects only inside this function.
