@@ -76,19 +76,12 @@ impl BaseAlloc {
     /// scan stops at the first range that ends past `start`: that one
     /// overlaps, or none of this failure's does.
     fn failure(&self, start: u64, end: u64) -> Option<u64> {
-        if start >= end {
-            return None;
-        }
-        let mut best: Option<(u64, u64)> = None;
-        for (f, ranges) in &self.claims {
-            if let Some(&(s, _)) = ranges.iter().find(|&&(_, e)| e > start)
-                && s < end
-                && best.is_none_or(|(bs, _)| s < bs)
-            {
-                best = Some((s, *f));
-            }
-        }
-        best.map(|(_, f)| f)
+        self.first_failure(start, end, |ranges| {
+            ranges
+                .iter()
+                .position(|&(_, e)| e > start)
+                .unwrap_or(ranges.len())
+        })
     }
 
     /// [`failure`](Self::failure) with each failure's sorted ranges
@@ -96,13 +89,27 @@ impl BaseAlloc {
     /// W3 against both, since which of the two "the seed's small vector of
     /// ranges, written plainly" means is a judgement (docs/performance.md).
     fn failure_searched(&self, start: u64, end: u64) -> Option<u64> {
+        self.first_failure(start, end, |ranges| {
+            ranges.partition_point(|&(_, e)| e <= start)
+        })
+    }
+
+    /// The failure whose first range ending past `start` (at the index
+    /// `past` finds in its sorted ranges) overlaps `[start, end)` with the
+    /// lowest start.
+    #[inline(always)]
+    fn first_failure(
+        &self,
+        start: u64,
+        end: u64,
+        past: impl Fn(&[(u64, u64)]) -> usize,
+    ) -> Option<u64> {
         if start >= end {
             return None;
         }
         let mut best: Option<(u64, u64)> = None;
         for (f, ranges) in &self.claims {
-            let first = ranges.partition_point(|&(_, e)| e <= start);
-            if let Some(&(s, _)) = ranges.get(first)
+            if let Some(&(s, _)) = ranges.get(past(ranges))
                 && s < end
                 && best.is_none_or(|(bs, _)| s < bs)
             {
@@ -271,12 +278,10 @@ impl ErrorGraph {
     /// The failures in `lost` (emptied) each stopped being carried by one
     /// allocation: one carrier fewer each, and those left with none go.
     fn lose(&mut self, lost: &mut Vec<u64>) {
-        for id in lost.iter() {
-            if let Some(n) = self.nodes.get_mut(id) {
+        for id in lost.drain(..) {
+            if let Some(n) = self.nodes.get_mut(&id) {
                 n.carriers -= 1;
             }
-        }
-        for id in lost.drain(..) {
             self.prune(id);
         }
     }
