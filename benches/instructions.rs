@@ -10,8 +10,10 @@
 //!   workload: w1 | w1-single (W1's launches one `World::launch` at a
 //!             time) | w2 | w3 (W3's checks: the crate's `check_reads`
 //!             on rows, the baseline's scan) | w3-searched (the same, the
-//!             baseline binary-searching) | w4 | w5 | w5-registered (W5
-//!             with one string a kernel, registered with the world)
+//!             baseline binary-searching) | w3-carve (W3's write
+//!             carving 100 claims, a fresh clone each) | w4 | w5 |
+//!             w5-registered (W5 with one string a kernel, registered
+//!             with the world)
 //!   side:     crate | rows (pre-resolved) | baseline
 //! ```
 
@@ -21,11 +23,11 @@ mod workloads;
 use std::hint::black_box;
 use std::rc::Rc;
 
-use taintworld::Resolved;
 use taintworld::systems::check_reads;
+use taintworld::{Outcome, Resolved};
 use workloads::{
     KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain,
-    w3_fragmented, w3_reads, w4_retaint, w5_training, world_steps,
+    w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -50,6 +52,7 @@ fn main() {
         "w1-single" => run_w1_single(side, iterations, n),
         "w3" => run_w3(side, iterations, n, false),
         "w3-searched" => run_w3(side, iterations, n, true),
+        "w3-carve" => run_w3_carve(side, iterations),
         _ => {
             let (mut pair, prepared, kernel, units) = match workload {
                 "w1" => {
@@ -66,7 +69,8 @@ fn main() {
                 }
                 other => {
                     eprintln!(
-                        "unknown workload {other}: w1, w1-single, w2, w4, w5 or w5-registered"
+                        "unknown workload {other}: w1, w1-single, w2, w3, w3-searched, \
+                         w3-carve, w4, w5 or w5-registered"
                     );
                     std::process::exit(2);
                 }
@@ -187,6 +191,28 @@ fn run_w3(side: &str, iterations: usize, n: usize, searched: bool) -> usize {
 #[inline(never)]
 fn measured<T>(work: impl FnOnce() -> T) -> T {
     work()
+}
+
+/// W3's write that carves through 100 claims, on a fresh clone per
+/// iteration as `systems.rs` times it (the clones made outside
+/// [`measured`]); per write. `crate` and `rows` alike: one binding.
+fn run_w3_carve(side: &str, iterations: usize) -> usize {
+    let pair = w3_fragmented();
+    let carve = w3_carve(&pair);
+    let (binding, base_binding) = (carve.binding(), carve.base_binding());
+    let mut worlds: Vec<_> = (0..iterations).map(|_| pair.world.clone()).collect();
+    let mut bases: Vec<_> = (0..iterations).map(|_| pair.base.clone()).collect();
+    for (world, base) in worlds.iter_mut().zip(&mut bases) {
+        measured(|| match side {
+            "crate" | "rows" => {
+                black_box(world.host_write(black_box(&binding), Outcome::Ok)).expect("valid write");
+            }
+            _ => base.written(std::slice::from_ref(black_box(&base_binding))),
+        });
+    }
+    drop(worlds);
+    drop(bases);
+    iterations
 }
 
 /// W5 steps on a fresh clone per iteration, as `systems.rs` times them (the

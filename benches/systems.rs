@@ -28,6 +28,9 @@ use workloads::{
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 
+/// W3's checks of one known answer: reads that all hit, or all miss.
+const W3_ANSWERED: usize = 5_000;
+
 /// One size of a batch workload: the crate's batch call (bindings resolved
 /// on every launch, and pre-resolved rows) and the baseline's launches over
 /// the same prepared launches, `elements` units of work each. The
@@ -199,11 +202,11 @@ fn w2(c: &mut Criterion) {
 }
 
 /// W3's checks on one side: each of `items` asked with `hit`, the hits
-/// counted, timed as `name` at size `n`.
-fn bench_checks<T>(
+/// counted, timed as `name` at parameter `n` (a size, or which answers).
+fn bench_checks<T, P: std::fmt::Display>(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     name: &str,
-    n: usize,
+    n: P,
     items: &[T],
     hit: impl Fn(&T) -> bool,
 ) {
@@ -237,6 +240,32 @@ fn w3(c: &mut Criterion) {
         // The same baseline binary-searching each failure's sorted ranges:
         // the other plain reading of its small vector of ranges.
         bench_checks(&mut group, "baseline_searched", n, &reads, |r| {
+            pair.base.failure_searched(r.at, r.start, r.end).is_some()
+        });
+    }
+    group.finish();
+
+    // The same checks split by their answer, at the searching baseline: the
+    // crate decides each check with a branch on the claim it found, which a
+    // run of random answers mispredicts, where the baseline picks its answer
+    // with a conditional move (docs/performance.md, "W3"). Reads that all hit
+    // or all miss take that misprediction away.
+    let mut group = c.benchmark_group("w3_answer_known_per_check");
+    let reads = w3_reads(&pair, 20_000);
+    let allocs = pair.world.allocations();
+    for (answer, hit) in [("hits", true), ("misses", false)] {
+        let reads: Vec<_> = reads
+            .iter()
+            .filter(|r| pair.base.failure_searched(r.at, r.start, r.end).is_some() == hit)
+            .take(W3_ANSWERED)
+            .collect();
+        assert_eq!(reads.len(), W3_ANSWERED, "20,000 reads hold 5,000 {answer}");
+        let rows: Vec<Resolved> = reads.iter().map(|b| b.row(&pair.world)).collect();
+        group.throughput(Throughput::Elements(W3_ANSWERED as u64));
+        bench_checks(&mut group, "crate", answer, &rows, |row| {
+            check_reads(std::slice::from_ref(row), allocs).is_some()
+        });
+        bench_checks(&mut group, "baseline_searched", answer, &reads, |r| {
             pair.base.failure_searched(r.at, r.start, r.end).is_some()
         });
     }
