@@ -245,11 +245,10 @@ fn w3(c: &mut Criterion) {
     }
     group.finish();
 
-    // The same checks split by their answer, at the searching baseline: the
-    // crate decides each check with a branch on the claim it found, which a
-    // run of random answers mispredicts, where the baseline picks its answer
-    // with a conditional move (docs/performance.md, "W3"). Reads that all hit
-    // or all miss take that misprediction away.
+    // The same checks split by their answer, at the searching baseline: both
+    // end in a jump on the answer, which W3's random reads mispredict, and
+    // only the crate's time shows it (docs/performance.md, "W3"). Reads that
+    // all hit or all miss take the misprediction away.
     let mut group = c.benchmark_group("w3_answer_known_per_check");
     let reads = w3_reads(&pair, 20_000);
     let allocs = pair.world.allocations();
