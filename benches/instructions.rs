@@ -23,8 +23,9 @@ mod workloads;
 use std::hint::black_box;
 use std::rc::Rc;
 
+use baseline::Baseline;
 use taintworld::systems::check_reads;
-use taintworld::{Outcome, Resolved};
+use taintworld::{Outcome, Resolved, World};
 use workloads::{
     KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain,
     w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_steps,
@@ -200,19 +201,26 @@ fn run_w3_carve(side: &str, iterations: usize) -> usize {
     let pair = w3_fragmented();
     let carve = w3_carve(&pair);
     let (binding, base_binding) = (carve.binding(), carve.base_binding());
+    on_clones(&pair, iterations, |world, base| match side {
+        "crate" | "rows" => {
+            black_box(world.host_write(black_box(&binding), Outcome::Ok)).expect("valid write");
+        }
+        _ => base.written(std::slice::from_ref(black_box(&base_binding))),
+    });
+    iterations
+}
+
+/// `step` on `iterations` fresh clones of each side of `pair`, each call
+/// counted: the clones are made before and dropped after the counting, so
+/// only the step is measured.
+fn on_clones(pair: &workloads::Pair, iterations: usize, step: impl Fn(&mut World, &mut Baseline)) {
     let mut worlds: Vec<_> = (0..iterations).map(|_| pair.world.clone()).collect();
     let mut bases: Vec<_> = (0..iterations).map(|_| pair.base.clone()).collect();
     for (world, base) in worlds.iter_mut().zip(&mut bases) {
-        measured(|| match side {
-            "crate" | "rows" => {
-                black_box(world.host_write(black_box(&binding), Outcome::Ok)).expect("valid write");
-            }
-            _ => base.written(std::slice::from_ref(black_box(&base_binding))),
-        });
+        measured(|| step(world, base));
     }
     drop(worlds);
     drop(bases);
-    iterations
 }
 
 /// W5 steps on a fresh clone per iteration, as `systems.rs` times them (the
@@ -224,16 +232,10 @@ fn run_w5(side: &str, iterations: usize, names: KernelNames) -> usize {
     let base_launches = prepared.base_launches();
     let bindings = step_bindings(&steps);
     let kernels = base_kernels(&prepared.work, names);
-    let mut worlds: Vec<_> = (0..iterations).map(|_| pair.world.clone()).collect();
-    let mut bases: Vec<_> = (0..iterations).map(|_| pair.base.clone()).collect();
-    for (world, base) in worlds.iter_mut().zip(&mut bases) {
-        measured(|| match side {
-            "crate" => world_steps(world, &steps, &bindings, &launches),
-            "rows" => world_steps(world, &steps, &bindings, &row_launches),
-            _ => base_steps(base, &steps, &base_launches, &kernels),
-        });
-    }
-    drop(worlds);
-    drop(bases);
+    on_clones(&pair, iterations, |world, base| match side {
+        "crate" => world_steps(world, &steps, &bindings, &launches),
+        "rows" => world_steps(world, &steps, &bindings, &row_launches),
+        _ => base_steps(base, &steps, &base_launches, &kernels),
+    });
     launches.len() * iterations
 }

@@ -22,7 +22,7 @@ use taintworld::{
 };
 
 use workloads::{
-    KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain,
+    Both, KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain,
     w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_steps,
 };
 
@@ -225,23 +225,24 @@ fn bench_checks<T, P: std::fmt::Display>(
 /// claims; per check. And one write carving through 100 claims.
 fn w3(c: &mut Criterion) {
     let pair = w3_fragmented();
+    let allocs = pair.world.allocations();
+    let rows_of =
+        |reads: &[Both]| -> Vec<Resolved> { reads.iter().map(|b| b.row(&pair.world)).collect() };
+    // Each side's check, as both groups below time it.
+    let crate_hit = |row: &Resolved| check_reads(std::slice::from_ref(row), allocs).is_some();
+    let searched_hit = |r: &Both| pair.base.failure_searched(r.at, r.start, r.end).is_some();
     let mut group = c.benchmark_group("w3_fragmented_per_check");
     for n in SIZES {
         let reads = w3_reads(&pair, n);
-        let rows: Vec<Resolved> = reads.iter().map(|b| b.row(&pair.world)).collect();
+        let rows = rows_of(&reads);
         group.throughput(Throughput::Elements(n as u64));
-        let allocs = pair.world.allocations();
-        bench_checks(&mut group, "crate", n, &rows, |row| {
-            check_reads(std::slice::from_ref(row), allocs).is_some()
-        });
+        bench_checks(&mut group, "crate", n, &rows, crate_hit);
         bench_checks(&mut group, "baseline", n, &reads, |r| {
             pair.base.failure(r.at, r.start, r.end).is_some()
         });
         // The same baseline binary-searching each failure's sorted ranges:
         // the other plain reading of its small vector of ranges.
-        bench_checks(&mut group, "baseline_searched", n, &reads, |r| {
-            pair.base.failure_searched(r.at, r.start, r.end).is_some()
-        });
+        bench_checks(&mut group, "baseline_searched", n, &reads, searched_hit);
     }
     group.finish();
 
@@ -251,22 +252,24 @@ fn w3(c: &mut Criterion) {
     // all hit or all miss take the misprediction away.
     let mut group = c.benchmark_group("w3_answer_known_per_check");
     let reads = w3_reads(&pair, 20_000);
-    let allocs = pair.world.allocations();
     for (answer, hit) in [("hits", true), ("misses", false)] {
-        let reads: Vec<_> = reads
+        let reads: Vec<Both> = reads
             .iter()
-            .filter(|r| pair.base.failure_searched(r.at, r.start, r.end).is_some() == hit)
+            .filter(|r| searched_hit(r) == hit)
             .take(W3_ANSWERED)
+            .copied()
             .collect();
         assert_eq!(reads.len(), W3_ANSWERED, "20,000 reads hold 5,000 {answer}");
-        let rows: Vec<Resolved> = reads.iter().map(|b| b.row(&pair.world)).collect();
+        let rows = rows_of(&reads);
         group.throughput(Throughput::Elements(W3_ANSWERED as u64));
-        bench_checks(&mut group, "crate", answer, &rows, |row| {
-            check_reads(std::slice::from_ref(row), allocs).is_some()
-        });
-        bench_checks(&mut group, "baseline_searched", answer, &reads, |r| {
-            pair.base.failure_searched(r.at, r.start, r.end).is_some()
-        });
+        bench_checks(&mut group, "crate", answer, &rows, crate_hit);
+        bench_checks(
+            &mut group,
+            "baseline_searched",
+            answer,
+            &reads,
+            searched_hit,
+        );
     }
     group.finish();
 
