@@ -169,9 +169,11 @@
 //!   for that case was not taken, so the crate does not depend on it. W3 in
 //!   `benches/` measures the vector: a check against 1,000 claims meets its
 //!   40 ns, though a baseline binary-searching the same ranges is faster on
-//!   W3's random reads (random answers cost the crate's check 8–10 ns and
-//!   the baseline's nothing, for a reason not yet found; with answers that
-//!   can be predicted the two are about even), and a write carving through
+//!   W3's random reads when the bench only counts the answers: the crate's
+//!   check jumps on its answer, which random answers mispredict, and the
+//!   baseline's counted answer compiles to conditional moves. With each
+//!   answer acted on, as a caller that skips or runs a launch acts on it,
+//!   both jump and the two are about even. A write carving through
 //!   100 claims is slower than the baseline's, whose ranges are 16 bytes to
 //!   the crate's 32-byte claims (`docs/performance.md`).
 //! * `hashbrown` (with its default `foldhash` hasher) joins the core
