@@ -80,10 +80,26 @@ struct Window {
 /// reused without comparing it again (the stores still check that what it
 /// found is alive). A fresh `Seen` per call: outside one call, an address
 /// says nothing about the bytes behind it.
+///
+/// The words are all zero until a string is seen: no string's address is
+/// zero, so a fresh `Seen` matches nothing, with no flag to test first.
 #[derive(Copy, Clone, Debug, Default)]
 struct Seen {
-    kernel: Option<(usize, usize)>,
-    failure: Option<[(usize, usize); 3]>,
+    kernel: [usize; 2],
+    failure: [usize; 6],
+}
+
+/// Whether `this` is what `seen` holds (the strings of the previous launch
+/// of the same kind), keeping `this` there either way. One comparison of
+/// all the words, folded without a jump: a failing launch compares six.
+#[inline(always)]
+fn seen_again<const N: usize>(seen: &mut [usize; N], this: [usize; N]) -> bool {
+    let differ = seen
+        .iter()
+        .zip(&this)
+        .fold(0, |differ, (was, is)| differ | (was ^ is));
+    *seen = this;
+    differ == 0
 }
 
 /// The verdict of a launch that ran or was only checked.
@@ -962,9 +978,8 @@ impl World {
     ) -> Verdict {
         let g = &mut self.graph;
         let failure = hit.claim.failure;
-        let this = address(kernel);
-        let repeat = seen.kernel == Some(this);
-        seen.kernel = Some(this);
+        let (at, len) = address(kernel);
+        let repeat = seen_again(&mut seen.kernel, [at, len]);
         let record = g.records.make(
             launch,
             (kernel, repeat),
@@ -997,9 +1012,8 @@ impl World {
         seen: &mut Seen,
     ) -> Verdict {
         let g = &mut self.graph;
-        let this = [address(kind), address(kernel), address(message)];
-        let repeat = seen.failure == Some(this);
-        seen.failure = Some(this);
+        let [(k, kl), (n, nl), (m, ml)] = [address(kind), address(kernel), address(message)];
+        let repeat = seen_again(&mut seen.failure, [k, kl, n, nl, m, ml]);
         let (failure, id) = g.failures.occur(kind, kernel, message, repeat);
         self.carry(rows, failure, Origin::Root);
         self.doomed(slot, rows, failure, None);
