@@ -209,8 +209,8 @@
 //! | --- | ---: | ---: |
 //! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 17.5 | 63 |
 //! | a clean binding, one `launch` call a launch | 47.5 / 30.8 | 63 |
-//! | a skipped launch of a chain (1 read, 1 write) | 574 / 471 | 676 |
-//! | a kernel failing again on the same buffer | 281 / 215 | 536 |
+//! | a skipped launch of a chain (1 read, 1 write) | 576 / 466 | 676 |
+//! | a kernel failing again on the same buffer | 282 / 205 | 533 |
 //! | a launch of a training step with an early failure | 1,051 / 890 | 868 |
 //! | the same, its kernel names registered | 968 / 811 | 868 |
 //!
