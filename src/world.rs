@@ -1716,4 +1716,32 @@ mod tests {
         let again = world.resolve_binding(&whole).unwrap().expect("live");
         assert!(world.stamp.vouches_for(&again));
     }
+
+    #[test]
+    fn a_batch_knows_strings_again_only_by_the_same_address_and_length() {
+        let names = String::from("gelu_backward");
+        let word = |s: &str| {
+            let (at, len) = address(s);
+            [at, len]
+        };
+        let mut seen = Seen::default();
+        // Fresh, it matches nothing, not even a string it is then given.
+        assert!(!seen_again(&mut seen.kernel, word(&names)));
+        assert!(seen_again(&mut seen.kernel, word(&names)));
+        // The same bytes at the same address, shorter: another string.
+        assert!(!seen_again(&mut seen.kernel, word(&names[..4])));
+        // Equal bytes at another address: not known by address.
+        let copy = names[..4].to_owned();
+        assert!(!seen_again(&mut seen.kernel, word(&copy)));
+        assert!(seen_again(&mut seen.kernel, word(&copy)));
+        // A failure's three strings: one word off is enough to differ.
+        let [kind, kernel, message] = ["compile", "gelu", "bad PTX"].map(address);
+        let all = |m: (usize, usize)| [kind.0, kind.1, kernel.0, kernel.1, m.0, m.1];
+        assert!(!seen_again(&mut seen.failure, all(message)));
+        assert!(seen_again(&mut seen.failure, all(message)));
+        assert!(!seen_again(
+            &mut seen.failure,
+            all((message.0, message.1 - 1))
+        ));
+    }
 }
