@@ -99,8 +99,11 @@ impl RowWorld {
 
     /// `launches` as one batch of rows ([`to_row`]); when some binding has
     /// no row to stand for it, as one batch of the bindings themselves, as
-    /// a scheduler holding no row for them would launch it.
+    /// a scheduler holding no row for them would launch it. Equal errors
+    /// share their strings ([`share_failures`]), so this world also meets
+    /// a failure it knows again by address within a batch.
     pub fn batch(&mut self, launches: &[MLaunch<'_>]) -> Result<Vec<(u64, MVerdict)>, ()> {
+        let launches = &share_failures(launches);
         let rows: Option<Vec<Vec<Resolved>>> = launches
             .iter()
             .map(|(_, _, bindings, _)| {
@@ -119,6 +122,24 @@ impl RowWorld {
 
 /// One launch as the model takes it: kernel, stream, bindings, outcome.
 pub type MLaunch<'a> = (&'a str, u64, &'a [MBinding], &'a MOutcome);
+
+/// `launches` with each failed outcome equal to an earlier one in the batch
+/// replaced by that one: the same strings at the same addresses, as a
+/// scheduler's static error strings are, where each launch's own copies
+/// are equal bytes at other addresses. The world answers the same either
+/// way; only how it finds the failure again differs.
+fn share_failures<'a>(launches: &[MLaunch<'a>]) -> Vec<MLaunch<'a>> {
+    let mut shared: Vec<MLaunch<'a>> = Vec::with_capacity(launches.len());
+    for &(kernel, stream, bindings, outcome) in launches {
+        let outcome = shared
+            .iter()
+            .map(|l| l.3)
+            .find(|&o| matches!(o, MOutcome::Failed(..)) && o == outcome)
+            .unwrap_or(outcome);
+        shared.push((kernel, stream, bindings, outcome));
+    }
+    shared
+}
 
 /// One launch on `world`, one at a time: its number and verdict, or `Err`
 /// for bad input.
