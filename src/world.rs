@@ -81,23 +81,24 @@ struct Window {
 /// found is alive). A fresh `Seen` per call: outside one call, an address
 /// says nothing about the bytes behind it.
 ///
-/// The words are all zero until a string is seen: no string's address is
-/// zero, so a fresh `Seen` matches nothing, with no flag to test first.
+/// The addresses are all zero until a string is seen: no string's address
+/// is zero, so a fresh `Seen` matches nothing, with no flag to test first.
 #[derive(Copy, Clone, Debug, Default)]
 struct Seen {
-    kernel: [usize; 2],
-    failure: [usize; 6],
+    kernel: [(usize, usize); 1],
+    failure: [(usize, usize); 3],
 }
 
-/// Whether `this` is what `seen` holds (the strings of the previous launch
-/// of the same kind), keeping `this` there either way. One comparison of
-/// all the words, folded without a jump: a failing launch compares six.
+/// Whether `strings` are those `seen` holds (the strings of the previous
+/// launch of the same kind), by address and length, keeping theirs there
+/// either way. One comparison of all the words, folded without a jump: a
+/// failing launch compares six.
 #[inline(always)]
-fn seen_again<const N: usize>(seen: &mut [usize; N], this: [usize; N]) -> bool {
-    let differ = seen
-        .iter()
-        .zip(&this)
-        .fold(0, |differ, (was, is)| differ | (was ^ is));
+fn seen_again<const N: usize>(seen: &mut [(usize, usize); N], strings: [&str; N]) -> bool {
+    let this = strings.map(address);
+    let differ = seen.iter().zip(&this).fold(0, |differ, (was, is)| {
+        differ | (was.0 ^ is.0) | (was.1 ^ is.1)
+    });
     *seen = this;
     differ == 0
 }
@@ -978,8 +979,7 @@ impl World {
     ) -> Verdict {
         let g = &mut self.graph;
         let failure = hit.claim.failure;
-        let (at, len) = address(kernel);
-        let repeat = seen_again(&mut seen.kernel, [at, len]);
+        let repeat = seen_again(&mut seen.kernel, [kernel]);
         let record = g.records.make(
             launch,
             (kernel, repeat),
@@ -1012,8 +1012,7 @@ impl World {
         seen: &mut Seen,
     ) -> Verdict {
         let g = &mut self.graph;
-        let [(k, kl), (n, nl), (m, ml)] = [address(kind), address(kernel), address(message)];
-        let repeat = seen_again(&mut seen.failure, [k, kl, n, nl, m, ml]);
+        let repeat = seen_again(&mut seen.failure, [kind, kernel, message]);
         let (failure, id) = g.failures.occur(kind, kernel, message, repeat);
         self.carry(rows, failure, Origin::Root);
         self.doomed(slot, rows, failure, None);
@@ -1720,28 +1719,21 @@ mod tests {
     #[test]
     fn a_batch_knows_strings_again_only_by_the_same_address_and_length() {
         let names = String::from("gelu_backward");
-        let word = |s: &str| {
-            let (at, len) = address(s);
-            [at, len]
-        };
         let mut seen = Seen::default();
         // Fresh, it matches nothing, not even a string it is then given.
-        assert!(!seen_again(&mut seen.kernel, word(&names)));
-        assert!(seen_again(&mut seen.kernel, word(&names)));
+        assert!(!seen_again(&mut seen.kernel, [&names]));
+        assert!(seen_again(&mut seen.kernel, [&names]));
         // The same bytes at the same address, shorter: another string.
-        assert!(!seen_again(&mut seen.kernel, word(&names[..4])));
+        assert!(!seen_again(&mut seen.kernel, [&names[..4]]));
         // Equal bytes at another address: not known by address.
         let copy = names[..4].to_owned();
-        assert!(!seen_again(&mut seen.kernel, word(&copy)));
-        assert!(seen_again(&mut seen.kernel, word(&copy)));
+        assert!(!seen_again(&mut seen.kernel, [&copy]));
+        assert!(seen_again(&mut seen.kernel, [&copy]));
         // A failure's three strings: one word off is enough to differ.
-        let [kind, kernel, message] = ["compile", "gelu", "bad PTX"].map(address);
-        let all = |m: (usize, usize)| [kind.0, kind.1, kernel.0, kernel.1, m.0, m.1];
+        let message = "bad PTX";
+        let all = |m| ["compile", "gelu", m];
         assert!(!seen_again(&mut seen.failure, all(message)));
         assert!(seen_again(&mut seen.failure, all(message)));
-        assert!(!seen_again(
-            &mut seen.failure,
-            all((message.0, message.1 - 1))
-        ));
+        assert!(!seen_again(&mut seen.failure, all(&message[..6])));
     }
 }
