@@ -1,9 +1,10 @@
 //! The workloads of `systems.rs` run a given number of times with no timing
-//! at all, for `scripts/instruction-counts`: under `valgrind --tool=callgrind
-//! --toggle-collect='*measured*'` only the work inside [`measured`] is
-//! counted, and that count divided by the units of work is the instruction
-//! count per unit — repeatable to within 1 % where wall-clock medians on a
-//! shared machine move by a third. It prints the units of work measured.
+//! at all, for `scripts/instruction-counts` and `scripts/instruction-profile`:
+//! under `valgrind --tool=callgrind --toggle-collect='*measured*'` only the
+//! work inside [`measured`] is counted, and that count divided by the units
+//! of work is the instruction count per unit — repeatable to within 1 %
+//! where wall-clock medians on a shared machine move by a third. It prints
+//! the units of work measured.
 //!
 //! ```text
 //! instructions <workload> <side> <iterations> [size]

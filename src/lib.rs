@@ -218,7 +218,8 @@
 //! every skip keeps a record of its cause for as long as its bytes live, so
 //! a read names every hop back to the root, where the baseline keeps the
 //! last 64 skips of each failure; there the crate is no faster
-//! (`docs/performance.md`).
+//! (`docs/performance.md`, which breaks a skip down function by function
+//! with `scripts/instruction-profile`).
 //!
 //! A declared allocation size never turns into memory, and a range's length
 //! never turns into work: claims are ranges. A launch over clean
