@@ -9,7 +9,8 @@
 //! ```text
 //! instructions <workload> <side> <iterations> [size]
 //!   workload: w1 | w1-single (W1's launches one `World::launch` at a
-//!             time) | w2 | w3 (W3's checks: the crate's `check_reads`
+//!             time) | w1-single-claimed (the same beside one allocation
+//!             carrying a failure) | w2 | w3 (W3's checks: the crate's `check_reads`
 //!             on rows, the baseline's scan) | w3-searched (the same, the
 //!             baseline binary-searching) | w3-carve (W3's write
 //!             carving 100 claims, a fresh clone each) | w4 | w5 |
@@ -26,7 +27,7 @@ use std::rc::Rc;
 
 use baseline::Baseline;
 use taintworld::systems::check_reads;
-use taintworld::{Outcome, Resolved, World};
+use taintworld::{Access, Binding, Outcome, Resolved, World};
 use workloads::{
     KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain,
     w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_steps,
@@ -51,7 +52,8 @@ fn main() {
     let units = match workload {
         "w5" => run_w5(side, iterations, KernelNames::PerLaunch),
         "w5-registered" => run_w5(side, iterations, KernelNames::Registered),
-        "w1-single" => run_w1_single(side, iterations, n),
+        "w1-single" => run_w1_single(side, iterations, n, false),
+        "w1-single-claimed" => run_w1_single(side, iterations, n, true),
         "w3" => run_w3(side, iterations, n, false),
         "w3-searched" => run_w3(side, iterations, n, true),
         "w3-carve" => run_w3_carve(side, iterations),
@@ -71,8 +73,8 @@ fn main() {
                 }
                 other => {
                     eprintln!(
-                        "unknown workload {other}: w1, w1-single, w2, w3, w3-searched, \
-                         w3-carve, w4, w5 or w5-registered"
+                        "unknown workload {other}: w1, w1-single, w1-single-claimed, w2, w3, \
+                         w3-searched, w3-carve, w4, w5 or w5-registered"
                     );
                     std::process::exit(2);
                 }
@@ -126,9 +128,24 @@ fn main() {
 }
 
 /// W1's clean launches, each through `World::launch` on its own (as a
-/// scheduler that does not batch calls it); per binding.
-fn run_w1_single(side: &str, iterations: usize, n: usize) -> usize {
+/// scheduler that does not batch calls it); per binding. `claimed`: beside
+/// one more allocation, which none of them binds, carrying a failure — so
+/// that the world is not quiet and each launch is checked and settled as
+/// in any world that holds a failure (the baseline has no such mode: its
+/// side is W1's own).
+fn run_w1_single(side: &str, iterations: usize, n: usize, claimed: bool) -> usize {
     let (mut pair, prepared) = w1_clean(n);
+    if claimed {
+        let beside = pair.allocs.len() as u64;
+        pair.world.alloc(0, beside, 4096).expect("fresh memory id");
+        let failed = Outcome::Failed {
+            kind: "copy",
+            message: "host copy failed",
+        };
+        pair.world
+            .host_write(&Binding::whole(0, beside, Access::Write), failed)
+            .expect("valid write");
+    }
     let launches = prepared.launches();
     let row_launches = prepared.row_launches();
     let base_launches = prepared.base_launches();
