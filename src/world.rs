@@ -27,7 +27,8 @@ pub use launch::{Launch, LaunchResult, Outcome, Verdict};
 
 use crate::systems::{
     ReadHit, Resolution, all_common, all_good, all_live, apply_taint, check_reads, check_rows,
-    count_unresolved, prune_failures, release_written, resolve_common, resolve_each, resolve_owner,
+    check_rows_from, count_unresolved, prune_failures, release_written, resolve_common,
+    resolve_each, resolve_owner,
 };
 
 /// How a world is set up. The defaults are SPEC.md's.
@@ -478,7 +479,8 @@ impl World {
         let (allocs, strict) = (&self.allocs, self.config.strict);
         match B::as_rows(launch.bindings) {
             Some(rows) if all_live(rows, allocs, &self.stamp) => Ok(0),
-            Some(rows) => check_rows(rows, allocs, strict).map(|r| r.unresolved),
+            // Out of line: rows another world made, or stale ones.
+            Some(rows) => check_rows_from(rows, 0, false, allocs, strict).map(|r| r.unresolved),
             None => count_unresolved(
                 B::as_bindings(launch.bindings).unwrap_or_default(),
                 &self.streams,

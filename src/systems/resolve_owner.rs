@@ -267,8 +267,35 @@ pub fn check_rows(
     allocs: &Allocations,
     strict: bool,
 ) -> Result<Resolution, Error> {
-    let mut resolution = Resolution::default();
-    for row in rows {
+    let mut claimed = false;
+    for (i, row) in rows.iter().enumerate() {
+        match good(row, allocs) {
+            Some(footprint) => claimed |= footprint.claimed & (row.access != Access::Dead),
+            None => return check_rows_from(rows, i, claimed, allocs, strict),
+        }
+    }
+    Ok(Resolution {
+        unresolved: 0,
+        claimed,
+    })
+}
+
+/// [`check_rows`] from the first row that is not good, `rows[first]`, on:
+/// the rows before it were good, `claimed` says whether any of them was.
+/// Out of line, so that the common loop keeps no count and no error.
+#[inline(never)]
+pub(crate) fn check_rows_from(
+    rows: &[Resolved],
+    first: usize,
+    claimed: bool,
+    allocs: &Allocations,
+    strict: bool,
+) -> Result<Resolution, Error> {
+    let mut resolution = Resolution {
+        unresolved: 0,
+        claimed,
+    };
+    for row in rows.get(first..).unwrap_or_default() {
         if let Some(footprint) = good(row, allocs) {
             resolution.claimed |= footprint.claimed & (row.access != Access::Dead);
             continue;
