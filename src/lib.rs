@@ -208,11 +208,12 @@
 //! | workload | instructions | baseline |
 //! | --- | ---: | ---: |
 //! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 17.5 | 63 |
-//! | a clean binding, one `launch` call a launch | 47.5 / 30.5 | 63 |
+//! | a clean binding, one `launch` call a launch | 48.5 / 31.0 | 63 |
+//! | the same, beside an allocation carrying a failure | 47.5 / 34.0 | 63 |
 //! | a skipped launch of a chain (1 read, 1 write) | 576 / 466 | 676 |
 //! | a kernel failing again on the same buffer | 282 / 205 | 533 |
-//! | a launch of a training step with an early failure | 1,051 / 869 | 864 |
-//! | the same, its kernel names registered | 968 / 789 | 864 |
+//! | a launch of a training step with an early failure | 1,050 / 873 | 864 |
+//! | the same, its kernel names registered | 967 / 792 | 864 |
 //!
 //! The training step is where the crate does more than the seed's design:
 //! every skip keeps a record of its cause for as long as its bytes live, so

@@ -26,9 +26,9 @@ pub use answers::{
 pub use launch::{Launch, LaunchResult, Outcome, Verdict};
 
 use crate::systems::{
-    ReadHit, Resolution, all_common, all_good, all_live, apply_taint, check_reads, check_rows,
-    check_rows_from, count_unresolved, prune_failures, release_written, resolve_common,
-    resolve_each, resolve_owner,
+    ReadHit, Resolution, all_common, all_common_unclaimed, all_good, all_good_unclaimed, all_live,
+    apply_taint, check_reads, check_rows, check_rows_from, count_unresolved, prune_failures,
+    release_written, resolve_common, resolve_each, resolve_owner,
 };
 
 /// How a world is set up. The defaults are SPEC.md's.
@@ -202,6 +202,12 @@ pub struct World {
     /// Marks the rows this world makes, so it can tell them from rows
     /// kept from another world (see [`Resolved`]); a clone draws its own.
     stamp: Stamp,
+    /// Whether the last launch settled one at a time bound a claimed
+    /// allocation. The next is then likely to as well (a chain of skips),
+    /// so it goes straight to being resolved and settled, without first
+    /// asking whether it touches anything claimed. Only the order of the
+    /// work depends on it, never an answer.
+    touched_last: bool,
 }
 
 /// Everything the world holds, without the scratch buffers a call reuses
@@ -289,6 +295,7 @@ impl World {
             clean_profiles: 0,
             fault: None,
             stamp: Stamp::mint(),
+            touched_last: false,
         })
     }
 
@@ -442,19 +449,54 @@ impl World {
     /// Cost: per binding one look-up by key (or one hash probe by memory
     /// id) and, where its allocation is claimed, a binary search of the
     /// allocation's sorted claims — O(bindings × log claims); a write that
-    /// carves through k claims adds O(k), a skip one record. No heap
-    /// allocation when nothing is claimed, nor when each binding taints or
-    /// releases one range (`tests/no_heap_on_hot_path.rs`).
+    /// carves through k claims adds O(k), a skip one record. A launch that
+    /// does not fail and binds nothing claimed is answered from that one
+    /// look-up a binding, with no rows made, whether or not a failure lives
+    /// elsewhere — unless the launch settled before it bound something
+    /// claimed, as in a chain of skips, where asking first would be wasted:
+    /// then it is resolved and settled, and the launch after it asks again
+    /// if it bound nothing claimed. No heap allocation when nothing is
+    /// claimed, nor when each binding taints or releases one range
+    /// (`tests/no_heap_on_hot_path.rs`).
     pub fn launch<B: Bind>(&mut self, launch: &Launch<'_, B>) -> Result<LaunchResult, Error> {
-        if !(self.quiet() && matches!(launch.outcome, Outcome::Ok | Outcome::DryRun)) {
-            return self.launch_settled(launch);
+        if !self.touched_last
+            && matches!(launch.outcome, Outcome::Ok | Outcome::DryRun)
+            && self.windows.is_empty()
+        {
+            if self.graph.failures.is_empty() {
+                // No failure exists, so no byte is claimed: a launch that
+                // does not fail reads clean bytes and runs (or is only
+                // checked), and needs no rows — only its input checked, as
+                // in a clean batch.
+                let unresolved = self.count_unclaimed(launch)?;
+                self.unresolved = self.unresolved.saturating_add(unresolved);
+                return Ok(self.numbered(ran_or_dry(launch.outcome)));
+            }
+            if self.untouched(launch) {
+                // A failure lives, but nothing this launch binds is
+                // claimed: the same answer, from one look-up a binding and
+                // no rows.
+                return Ok(self.numbered(ran_or_dry(launch.outcome)));
+            }
         }
-        // No failure exists, so no byte is claimed: a launch that does not
-        // fail reads clean bytes and runs (or is only checked), and needs
-        // no rows — only its input checked, as in a clean batch.
-        let unresolved = self.count_unclaimed(launch)?;
-        self.unresolved = self.unresolved.saturating_add(unresolved);
-        Ok(self.numbered(ran_or_dry(launch.outcome)))
+        self.launch_settled(launch)
+    }
+
+    /// Whether a launch is on a regular stream and every binding (or row)
+    /// is good input of the common shape, none of them naming a claimed
+    /// allocation: then it reads clean bytes and releases nothing, and
+    /// whether it runs or is only checked, nothing changes but its number.
+    #[inline(always)]
+    fn untouched<B: Bind>(&self, launch: &Launch<'_, B>) -> bool {
+        matches!(launch.stream, StreamRef::Id(_))
+            && match B::as_rows(launch.bindings) {
+                Some(rows) => all_good_unclaimed(rows, &self.allocs),
+                None => all_common_unclaimed(
+                    B::as_bindings(launch.bindings).unwrap_or_default(),
+                    &self.streams,
+                    &self.allocs,
+                ),
+            }
     }
 
     /// Whether no failure is alive and no capture window open: then no byte
@@ -501,6 +543,7 @@ impl World {
             Some(rows) => self.check_kept(rows)?,
             None => self.resolve(B::as_bindings(launch.bindings).unwrap_or_default())?,
         };
+        self.touched_last = resolution.claimed;
         if !resolution.claimed && launch.outcome == Outcome::Ok && self.windows.is_empty() {
             return Ok(self.numbered(Verdict::Ran));
         }

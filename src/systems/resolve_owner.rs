@@ -173,6 +173,32 @@ pub(crate) fn all_common(bindings: &[Binding], streams: &Streams, allocs: &Alloc
         .all(|binding| common(binding, allocs, max_streams).is_some())
 }
 
+/// Whether every binding is of the common shape (see [`count_unresolved`])
+/// and none that a later system looks at (any but a dead one) names a
+/// claimed allocation: then a launch that does not fail reads clean bytes
+/// and has nothing to release, in any world. Stops at the first binding
+/// that is not so, leaving it to [`resolve_owner`].
+#[inline(always)]
+pub(crate) fn all_common_unclaimed(
+    bindings: &[Binding],
+    streams: &Streams,
+    allocs: &Allocations,
+) -> bool {
+    let max_streams = common_slots(streams);
+    bindings.iter().all(|binding| {
+        common(binding, allocs, max_streams)
+            .is_some_and(|(_, f)| !f.claimed || binding.access == Access::Dead)
+    })
+}
+
+/// [`all_common_unclaimed`] for pre-resolved rows: every row good (see
+/// [`check_rows`]) and none but a dead one names a claimed allocation.
+#[inline(always)]
+pub(crate) fn all_good_unclaimed(rows: &[Resolved], allocs: &Allocations) -> bool {
+    rows.iter()
+        .all(|row| good(row, allocs).is_some_and(|f| !f.claimed || row.access == Access::Dead))
+}
+
 /// [`resolve_owner`] for bindings that are all of the common shape: their
 /// rows appended to `rows`, or `false` at the first that is not — with
 /// `rows` holding whatever came before it, for the caller to drop — so
