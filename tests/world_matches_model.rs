@@ -361,9 +361,10 @@ fn run_rows(rows: &mut RowWorld, launches: &[LaunchOp]) -> Result<Vec<(u64, MVer
     rows.batch(&model_launches(launches))
 }
 
-/// Applies one operation to the model, the one-at-a-time world `a`, the
-/// batching world `b` and the pre-resolved world `c`, and checks that all
-/// four agree.
+/// Applies one operation to the model, the one-at-a-time world `a`
+/// (memory ids), the batching world `b` (whose single launches name live
+/// memory by key) and the pre-resolved world `c` (rows, in batches or one
+/// launch at a time), and checks that all four agree.
 fn step(
     m: &mut Model,
     a: &mut World,
@@ -417,9 +418,10 @@ fn step(
                 .launch(KERNELS[l.kernel], l.stream, &l.bindings, &l.outcome)
                 .map_err(|_| ());
             prop_assert_eq!(&run_launch(a, l), &expected);
-            prop_assert_eq!(&run_launch(b, l), &expected);
-            let rows = run_rows(c, core::slice::from_ref(l)).map(|v| v[0].clone());
-            prop_assert_eq!(&rows, &expected);
+            // `b` names live memory by key and `c` binds rows: the
+            // bindings a single launch answers from one look-up each.
+            prop_assert_eq!(&bridge::run_keyed_launch(b, model_launch(l)), &expected);
+            prop_assert_eq!(&c.launch(model_launch(l)), &expected);
         }
         Op::Scope(l) => {
             // A write scope is a launch whose outcome is its body's

@@ -263,9 +263,11 @@ fn small(size: u64) -> u64 {
     size % 65
 }
 
-/// Applies one operation to the model, the one-at-a-time world `a`, the
-/// batching world `b`, the pre-resolved world `r` and the huge world `h`,
-/// and checks that the first four agree and that `a` and `h` keep SPEC §10.
+/// Applies one operation to the model, the one-at-a-time world `a`
+/// (memory ids), the batching world `b` (whose single launches name live
+/// memory by key), the pre-resolved world `r` (rows, in batches or one
+/// launch at a time) and the huge world `h`, and checks that the first
+/// four agree and that `a` and `h` keep SPEC §10.
 fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut World, op: &Op) {
     match op {
         Op::Alloc {
@@ -314,9 +316,10 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
                 .launch(l.kernel, l.stream, &l.bindings, &l.outcome)
                 .map_err(|_| ());
             assert_eq!(run_launch(a, &l), expected);
-            assert_eq!(run_launch(b, &l), expected);
-            let rows = batch_rows(r, std::slice::from_ref(&l)).map(|v| v[0].clone());
-            assert_eq!(rows, expected);
+            // `b` names live memory by key and `r` binds rows: the
+            // bindings a single launch answers from one look-up each.
+            assert_eq!(bridge::run_keyed_launch(b, model_launch(&l)), expected);
+            assert_eq!(r.launch(model_launch(&l)), expected);
             let _ = run_launch(h, &l);
         }
         Op::Scope(l) => {

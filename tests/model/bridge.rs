@@ -118,6 +118,28 @@ impl RowWorld {
             None => run_batch::<Binding>(&mut self.world, launches, |_, b| to_binding(b)),
         }
     }
+
+    /// One launch of rows on its own (`World::launch`), as [`batch`](Self::batch)
+    /// makes them; when some binding has no row, of the bindings themselves.
+    pub fn launch(&mut self, launch: MLaunch<'_>) -> Result<(u64, MVerdict), ()> {
+        let (kernel, stream, bindings, outcome) = launch;
+        let rows: Option<Vec<Resolved>> = bindings
+            .iter()
+            .map(|b| to_row(&self.world, b, self.stale))
+            .collect();
+        let result = match rows {
+            Some(rows) => self.world.launch(&Launch {
+                kernel,
+                stream: stream.into(),
+                bindings: &rows[..],
+                outcome: to_outcome(outcome),
+            }),
+            None => return run_launch(&mut self.world, launch),
+        };
+        result
+            .map(|r| (r.launch, verdict(r.verdict)))
+            .map_err(|_| ())
+    }
 }
 
 /// One launch as the model takes it: kernel, stream, bindings, outcome.
@@ -139,6 +161,28 @@ fn share_failures<'a>(launches: &[MLaunch<'a>]) -> Vec<MLaunch<'a>> {
         shared.push((kernel, stream, bindings, outcome));
     }
     shared
+}
+
+/// One launch on `world`, one at a time, naming live memory by key as a
+/// scheduler holding keys would ([`to_keyed_binding`]): the bindings a
+/// world can answer from one look-up each.
+pub fn run_keyed_launch(
+    world: &mut World,
+    (kernel, stream, bindings, outcome): MLaunch<'_>,
+) -> Result<(u64, MVerdict), ()> {
+    let bindings: Vec<Binding> = bindings
+        .iter()
+        .map(|b| to_keyed_binding(world, b))
+        .collect();
+    world
+        .launch(&Launch {
+            kernel,
+            stream: stream.into(),
+            bindings: &bindings,
+            outcome: to_outcome(outcome),
+        })
+        .map(|r| (r.launch, verdict(r.verdict)))
+        .map_err(|_| ())
 }
 
 /// One launch on `world`, one at a time: its number and verdict, or `Err`
