@@ -27,10 +27,10 @@ use std::rc::Rc;
 
 use baseline::Baseline;
 use taintworld::systems::check_reads;
-use taintworld::{Access, Binding, Outcome, Resolved, World};
+use taintworld::{Outcome, Resolved, World};
 use workloads::{
-    KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain,
-    w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_steps,
+    KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings, w1_beside_a_failure,
+    w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -136,15 +136,7 @@ fn main() {
 fn run_w1_single(side: &str, iterations: usize, n: usize, claimed: bool) -> usize {
     let (mut pair, prepared) = w1_clean(n);
     if claimed {
-        let beside = pair.allocs.len() as u64;
-        pair.world.alloc(0, beside, 4096).expect("fresh memory id");
-        let failed = Outcome::Failed {
-            kind: "copy",
-            message: "host copy failed",
-        };
-        pair.world
-            .host_write(&Binding::whole(0, beside, Access::Write), failed)
-            .expect("valid write");
+        w1_beside_a_failure(&mut pair);
     }
     let launches = prepared.launches();
     let row_launches = prepared.row_launches();

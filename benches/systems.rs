@@ -22,8 +22,9 @@ use taintworld::{
 };
 
 use workloads::{
-    Both, KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings, w1_clean, w2_chain,
-    w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_steps,
+    Both, KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings,
+    w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint,
+    w5_training, world_steps,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -188,6 +189,23 @@ fn w1_single(c: &mut Criterion) {
     let base_launches = prepared.base_launches();
     group.bench_function(BenchmarkId::new("baseline", n), |b| {
         b.iter(|| run_base_quiet(black_box(&mut pair.base), &kernel, &base_launches))
+    });
+    // The same launches once a failure lives elsewhere in the world: the
+    // baseline above is their comparison too.
+    w1_beside_a_failure(&mut pair);
+    group.bench_function(BenchmarkId::new("crate_beside_failure", n), |b| {
+        b.iter(|| {
+            for launch in &launches {
+                black_box(pair.world.launch(black_box(launch)).unwrap());
+            }
+        })
+    });
+    group.bench_function(BenchmarkId::new("crate_rows_beside_failure", n), |b| {
+        b.iter(|| {
+            for launch in &row_launches {
+                black_box(pair.world.launch(black_box(launch)).unwrap());
+            }
+        })
     });
     group.finish();
 }

@@ -262,6 +262,24 @@ pub fn w1_clean(bindings: usize) -> (Pair, Prepared) {
     pair.with_work(work)
 }
 
+/// Puts a failure in `pair`'s world beside W1's allocations: one more
+/// allocation, which no W1 launch binds, carrying a failed host write — so
+/// that the world is no longer quiet and each launch is checked as in any
+/// world that holds a failure. The baseline needs nothing: its clean launch
+/// costs the same whatever other allocations carry.
+pub fn w1_beside_a_failure(pair: &mut Pair) {
+    let beside = pair.allocs.len() as u64;
+    pair.world.alloc(0, beside, 4096).expect("fresh memory id");
+    let failed = Outcome::Failed {
+        kind: "copy",
+        message: "host copy failed",
+    };
+    pair.world
+        .host_write(&Binding::whole(0, beside, Access::Write), failed)
+        .expect("valid write");
+    assert_eq!(pair.world.stats().live_failures, 1, "one failure lives");
+}
+
 /// Allocations in the W2 ring.
 pub const W2_RING: usize = 1000;
 
