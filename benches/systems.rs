@@ -171,20 +171,8 @@ fn w1_single(c: &mut Criterion) {
     let launches = prepared.launches();
     let row_launches = prepared.row_launches();
     group.throughput(Throughput::Elements((n / 4 * 4) as u64));
-    group.bench_function(BenchmarkId::new("crate", n), |b| {
-        b.iter(|| {
-            for launch in &launches {
-                black_box(pair.world.launch(black_box(launch)).unwrap());
-            }
-        })
-    });
-    group.bench_function(BenchmarkId::new("crate_rows", n), |b| {
-        b.iter(|| {
-            for launch in &row_launches {
-                black_box(pair.world.launch(black_box(launch)).unwrap());
-            }
-        })
-    });
+    bench_singles(&mut group, "crate", n, &mut pair.world, &launches);
+    bench_singles(&mut group, "crate_rows", n, &mut pair.world, &row_launches);
     let kernel: Rc<str> = Rc::from("clean");
     let base_launches = prepared.base_launches();
     group.bench_function(BenchmarkId::new("baseline", n), |b| {
@@ -193,21 +181,34 @@ fn w1_single(c: &mut Criterion) {
     // The same launches once a failure lives elsewhere in the world: the
     // baseline above is their comparison too.
     w1_beside_a_failure(&mut pair);
-    group.bench_function(BenchmarkId::new("crate_beside_failure", n), |b| {
-        b.iter(|| {
-            for launch in &launches {
-                black_box(pair.world.launch(black_box(launch)).unwrap());
-            }
-        })
-    });
-    group.bench_function(BenchmarkId::new("crate_rows_beside_failure", n), |b| {
-        b.iter(|| {
-            for launch in &row_launches {
-                black_box(pair.world.launch(black_box(launch)).unwrap());
-            }
-        })
-    });
+    let world = &mut pair.world;
+    bench_singles(&mut group, "crate_beside_failure", n, world, &launches);
+    bench_singles(
+        &mut group,
+        "crate_rows_beside_failure",
+        n,
+        world,
+        &row_launches,
+    );
     group.finish();
+}
+
+/// `launches` one `World::launch` call at a time on `world`, timed as
+/// `name` at size `n`.
+fn bench_singles<B: Bind>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    n: usize,
+    world: &mut World,
+    launches: &[Launch<'_, B>],
+) {
+    group.bench_function(BenchmarkId::new(name, n), |b| {
+        b.iter(|| {
+            for launch in launches {
+                black_box(world.launch(black_box(launch)).unwrap());
+            }
+        })
+    });
 }
 
 /// W2: a poisoned chain; per skipped launch (skip record + taint).
