@@ -26,9 +26,9 @@ pub use answers::{
 pub use launch::{Launch, LaunchResult, Outcome, Verdict};
 
 use crate::systems::{
-    ReadHit, Resolution, all_common, all_common_unclaimed, all_good, all_good_unclaimed, all_live,
-    apply_taint, check_reads, check_rows, check_rows_from, count_unresolved, prune_failures,
-    release_written, resolve_common, resolve_each, resolve_owner,
+    ReadHit, Resolution, all_common, all_good, all_live, apply_taint, check_reads, check_rows,
+    check_rows_from, count_unresolved, prune_failures, release_written, resolve_common,
+    resolve_each, resolve_owner,
 };
 
 /// How a world is set up. The defaults are SPEC.md's.
@@ -113,27 +113,41 @@ fn ran_or_dry(outcome: Outcome<'_>) -> Verdict {
     }
 }
 
-/// Whether a launch is on a regular stream and binds only good rows
-/// ([`all_good`]) or bindings of the common shape ([`all_common`]): good
-/// input with nothing unresolved, whatever it does to the claims. In a
-/// quiet world, where the launch changes no claim, rows the world made
-/// itself need only live keys ([`all_live`]): `quiet` is then the world's
-/// stamp.
+/// What [`plain`] asks of a launch's rows or bindings.
+#[derive(Copy, Clone)]
+enum Ask<'a> {
+    /// Good input with nothing unresolved, whatever the launch does to the
+    /// claims: good rows ([`all_good`]), bindings of the common shape
+    /// ([`all_common`]).
+    Good,
+    /// In a quiet world, where the launch changes no claim, rows the world
+    /// made itself (this stamp) need only live keys ([`all_live`]).
+    Live(&'a Stamp),
+    /// Good input of which nothing but a dead binding names a claimed
+    /// allocation: a launch that does not fail then reads clean bytes and
+    /// releases nothing, and nothing changes but its number.
+    Unclaimed,
+}
+
+/// Whether a launch is on a regular stream and its rows or bindings are
+/// what `ask` asks.
 #[inline(always)]
 fn plain<B: Bind>(
     launch: &Launch<'_, B>,
     streams: &Streams,
     allocs: &Allocations,
-    quiet: Option<&Stamp>,
+    ask: Ask<'_>,
 ) -> bool {
+    let unclaimed = matches!(ask, Ask::Unclaimed);
     matches!(launch.stream, StreamRef::Id(_))
-        && match (B::as_rows(launch.bindings), quiet) {
-            (Some(rows), Some(stamp)) => all_live(rows, allocs, stamp),
-            (Some(rows), None) => all_good(rows, allocs),
+        && match (B::as_rows(launch.bindings), ask) {
+            (Some(rows), Ask::Live(stamp)) => all_live(rows, allocs, stamp),
+            (Some(rows), _) => all_good(rows, allocs, unclaimed),
             (None, _) => all_common(
                 B::as_bindings(launch.bindings).unwrap_or_default(),
                 streams,
                 allocs,
+                unclaimed,
             ),
         }
 }
@@ -472,7 +486,7 @@ impl World {
                 self.unresolved = self.unresolved.saturating_add(unresolved);
                 return Ok(self.numbered(ran_or_dry(launch.outcome)));
             }
-            if self.untouched(launch) {
+            if plain(launch, &self.streams, &self.allocs, Ask::Unclaimed) {
                 // A failure lives, but nothing this launch binds is
                 // claimed: the same answer, from one look-up a binding and
                 // no rows.
@@ -480,23 +494,6 @@ impl World {
             }
         }
         self.launch_settled(launch)
-    }
-
-    /// Whether a launch is on a regular stream and every binding (or row)
-    /// is good input of the common shape, none of them naming a claimed
-    /// allocation: then it reads clean bytes and releases nothing, and
-    /// whether it runs or is only checked, nothing changes but its number.
-    #[inline(always)]
-    fn untouched<B: Bind>(&self, launch: &Launch<'_, B>) -> bool {
-        matches!(launch.stream, StreamRef::Id(_))
-            && match B::as_rows(launch.bindings) {
-                Some(rows) => all_good_unclaimed(rows, &self.allocs),
-                None => all_common_unclaimed(
-                    B::as_bindings(launch.bindings).unwrap_or_default(),
-                    &self.streams,
-                    &self.allocs,
-                ),
-            }
     }
 
     /// Whether no failure is alive and no capture window open: then no byte
@@ -772,7 +769,7 @@ impl World {
     ) -> Result<(), Error> {
         if !launches
             .iter()
-            .all(|l| plain(l, &self.streams, &self.allocs, None))
+            .all(|l| plain(l, &self.streams, &self.allocs, Ask::Good))
         {
             self.check_batch_rows(launches)?;
         }
@@ -846,7 +843,7 @@ impl World {
         let (streams, allocs, stamp) = (&self.streams, &self.allocs, &self.stamp);
         if launches
             .iter()
-            .all(|l| l.outcome == Outcome::Ok && plain(l, streams, allocs, Some(stamp)))
+            .all(|l| l.outcome == Outcome::Ok && plain(l, streams, allocs, Ask::Live(stamp)))
         {
             // The common clean batch: every launch ran, on a regular
             // stream, binding good rows or common bindings. One predicate

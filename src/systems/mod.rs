@@ -22,7 +22,4 @@ pub use check_reads::{ReadHit, check_reads};
 pub use prune_failures::prune_failures;
 pub use release_written::release_written;
 pub use resolve_owner::{Resolution, check_rows, count_unresolved, resolve_each, resolve_owner};
-pub(crate) use resolve_owner::{
-    all_common, all_common_unclaimed, all_good, all_good_unclaimed, all_live, check_rows_from,
-    resolve_common,
-};
+pub(crate) use resolve_owner::{all_common, all_good, all_live, check_rows_from, resolve_common};

@@ -165,38 +165,22 @@ pub fn count_unresolved(
 
 /// Whether every binding is of the common shape (see [`count_unresolved`]):
 /// then all of them resolve and are good input, with nothing to count.
+/// With `unclaimed`, also none that a later system looks at (any but a
+/// dead one) names a claimed allocation: then a launch that does not fail
+/// reads clean bytes and has nothing to release, in any world. Stops at the
+/// first binding that is not so, leaving it to [`resolve_owner`].
 #[inline(always)]
-pub(crate) fn all_common(bindings: &[Binding], streams: &Streams, allocs: &Allocations) -> bool {
-    let max_streams = common_slots(streams);
-    bindings
-        .iter()
-        .all(|binding| common(binding, allocs, max_streams).is_some())
-}
-
-/// Whether every binding is of the common shape (see [`count_unresolved`])
-/// and none that a later system looks at (any but a dead one) names a
-/// claimed allocation: then a launch that does not fail reads clean bytes
-/// and has nothing to release, in any world. Stops at the first binding
-/// that is not so, leaving it to [`resolve_owner`].
-#[inline(always)]
-pub(crate) fn all_common_unclaimed(
+pub(crate) fn all_common(
     bindings: &[Binding],
     streams: &Streams,
     allocs: &Allocations,
+    unclaimed: bool,
 ) -> bool {
     let max_streams = common_slots(streams);
     bindings.iter().all(|binding| {
         common(binding, allocs, max_streams)
-            .is_some_and(|(_, f)| !f.claimed || binding.access == Access::Dead)
+            .is_some_and(|(_, f)| !unclaimed || !f.claimed || binding.access == Access::Dead)
     })
-}
-
-/// [`all_common_unclaimed`] for pre-resolved rows: every row good (see
-/// [`check_rows`]) and none but a dead one names a claimed allocation.
-#[inline(always)]
-pub(crate) fn all_good_unclaimed(rows: &[Resolved], allocs: &Allocations) -> bool {
-    rows.iter()
-        .all(|row| good(row, allocs).is_some_and(|f| !f.claimed || row.access == Access::Dead))
 }
 
 /// [`resolve_owner`] for bindings that are all of the common shape: their
@@ -332,10 +316,13 @@ pub(crate) fn check_rows_from(
 }
 
 /// Whether every row is good ([`check_rows`]'s common case): then they are
-/// good input with nothing to count.
+/// good input with nothing to count. With `unclaimed`, also none but a
+/// dead one names a claimed allocation (see [`all_common`]).
 #[inline]
-pub(crate) fn all_good(rows: &[Resolved], allocs: &Allocations) -> bool {
-    rows.iter().all(|row| good(row, allocs).is_some())
+pub(crate) fn all_good(rows: &[Resolved], allocs: &Allocations, unclaimed: bool) -> bool {
+    rows.iter().all(|row| {
+        good(row, allocs).is_some_and(|f| !unclaimed || !f.claimed || row.access == Access::Dead)
+    })
 }
 
 /// Whether every row is the world's own (`stamp` vouches for it) and its

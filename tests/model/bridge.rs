@@ -122,23 +122,15 @@ impl RowWorld {
     /// One launch of rows on its own (`World::launch`), as [`batch`](Self::batch)
     /// makes them; when some binding has no row, of the bindings themselves.
     pub fn launch(&mut self, launch: MLaunch<'_>) -> Result<(u64, MVerdict), ()> {
-        let (kernel, stream, bindings, outcome) = launch;
-        let rows: Option<Vec<Resolved>> = bindings
+        let rows: Option<Vec<Resolved>> = launch
+            .2
             .iter()
             .map(|b| to_row(&self.world, b, self.stale))
             .collect();
-        let result = match rows {
-            Some(rows) => self.world.launch(&Launch {
-                kernel,
-                stream: stream.into(),
-                bindings: &rows[..],
-                outcome: to_outcome(outcome),
-            }),
-            None => return run_launch(&mut self.world, launch),
-        };
-        result
-            .map(|r| (r.launch, verdict(r.verdict)))
-            .map_err(|_| ())
+        match rows {
+            Some(rows) => run_one(&mut self.world, launch, &rows),
+            None => run_launch(&mut self.world, launch),
+        }
     }
 }
 
@@ -166,37 +158,34 @@ fn share_failures<'a>(launches: &[MLaunch<'a>]) -> Vec<MLaunch<'a>> {
 /// One launch on `world`, one at a time, naming live memory by key as a
 /// scheduler holding keys would ([`to_keyed_binding`]): the bindings a
 /// world can answer from one look-up each.
-pub fn run_keyed_launch(
-    world: &mut World,
-    (kernel, stream, bindings, outcome): MLaunch<'_>,
-) -> Result<(u64, MVerdict), ()> {
-    let bindings: Vec<Binding> = bindings
+pub fn run_keyed_launch(world: &mut World, launch: MLaunch<'_>) -> Result<(u64, MVerdict), ()> {
+    let bindings: Vec<Binding> = launch
+        .2
         .iter()
         .map(|b| to_keyed_binding(world, b))
         .collect();
-    world
-        .launch(&Launch {
-            kernel,
-            stream: stream.into(),
-            bindings: &bindings,
-            outcome: to_outcome(outcome),
-        })
-        .map(|r| (r.launch, verdict(r.verdict)))
-        .map_err(|_| ())
+    run_one(world, launch, &bindings)
 }
 
 /// One launch on `world`, one at a time: its number and verdict, or `Err`
 /// for bad input.
-pub fn run_launch(
+pub fn run_launch(world: &mut World, launch: MLaunch<'_>) -> Result<(u64, MVerdict), ()> {
+    let bindings: Vec<Binding> = launch.2.iter().map(to_binding).collect();
+    run_one(world, launch, &bindings)
+}
+
+/// `launch` on `world` on its own, binding `bindings` (what its model
+/// bindings stand for): its number and verdict, or `Err` for bad input.
+fn run_one<B: Bind>(
     world: &mut World,
-    (kernel, stream, bindings, outcome): MLaunch<'_>,
+    (kernel, stream, _, outcome): MLaunch<'_>,
+    bindings: &[B],
 ) -> Result<(u64, MVerdict), ()> {
-    let bindings: Vec<Binding> = bindings.iter().map(to_binding).collect();
     world
         .launch(&Launch {
             kernel,
             stream: stream.into(),
-            bindings: &bindings,
+            bindings,
             outcome: to_outcome(outcome),
         })
         .map(|r| (r.launch, verdict(r.verdict)))

@@ -1,0 +1,26 @@
+# Sourced by scripts/instruction-counts and scripts/instruction-profile: the
+# benches/instructions.rs binary they run under callgrind, the workloads it
+# knows, and how many iterations of each they count (fewer for the long
+# ones; the counts are per unit of work either way).
+
+# Every workload of benches/instructions.rs, in the order the counts print.
+INSTRUCTION_WORKLOADS=(w1 w1-single w1-single-claimed w2 w3 w3-searched w3-carve w4 w5 w5-registered)
+
+# Builds the instructions bench if needed and prints its executable's path.
+instructions_binary() {
+  cargo bench --bench instructions --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for l in sys.stdin:
+    m=json.loads(l)
+    if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="instructions" and m.get("executable"):
+        print(m["executable"])'
+}
+
+# How many iterations of workload $1 to count.
+instructions_iterations() {
+  case $1 in
+    w5) echo 1 ;;
+    w3-carve) echo 5 ;;
+    *) echo 3 ;;
+  esac
+}
