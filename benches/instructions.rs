@@ -15,7 +15,8 @@
 //!             baseline binary-searching) | w3-carve (W3's write
 //!             carving 100 claims, a fresh clone each) | w4 | w5 |
 //!             w5-registered (W5 with one string a kernel, registered
-//!             with the world)
+//!             with the world) | w5-gpt2, w5-resnet (W5's steps from the
+//!             real GPT-2 or ResNet training-step log, launch 3 failing)
 //!   side:     crate | rows (pre-resolved) | baseline
 //! ```
 
@@ -29,8 +30,9 @@ use baseline::Baseline;
 use taintworld::systems::check_reads;
 use taintworld::{Outcome, Resolved, World};
 use workloads::{
-    KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings, w1_beside_a_failure,
-    w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_steps,
+    GPT2, KernelNames, RESNET, W5_FAILED_LAUNCH, base_kernels, base_steps, run_base_quiet,
+    step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads,
+    w4_retaint, w5_real, w5_training, world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -50,8 +52,10 @@ fn main() {
         _ => return,
     };
     let units = match workload {
-        "w5" => run_w5(side, iterations, KernelNames::PerLaunch),
-        "w5-registered" => run_w5(side, iterations, KernelNames::Registered),
+        "w5" => run_w5(side, iterations, KernelNames::PerLaunch, None),
+        "w5-registered" => run_w5(side, iterations, KernelNames::Registered, None),
+        "w5-gpt2" => run_w5(side, iterations, KernelNames::PerLaunch, Some(GPT2)),
+        "w5-resnet" => run_w5(side, iterations, KernelNames::PerLaunch, Some(RESNET)),
         "w1-single" => run_w1_single(side, iterations, n, false),
         "w1-single-claimed" => run_w1_single(side, iterations, n, true),
         "w3" => run_w3(side, iterations, n, false),
@@ -74,7 +78,7 @@ fn main() {
                 other => {
                     eprintln!(
                         "unknown workload {other}: w1, w1-single, w1-single-claimed, w2, w3, \
-                         w3-searched, w3-carve, w4, w5 or w5-registered"
+                         w3-searched, w3-carve, w4, w5, w5-registered, w5-gpt2 or w5-resnet"
                     );
                     std::process::exit(2);
                 }
@@ -234,9 +238,13 @@ fn on_clones(pair: &workloads::Pair, iterations: usize, step: impl Fn(&mut World
 }
 
 /// W5 steps on a fresh clone per iteration, as `systems.rs` times them (the
-/// clones are made outside [`measured`]).
-fn run_w5(side: &str, iterations: usize, names: KernelNames) -> usize {
-    let (pair, prepared, steps) = w5_training(20_000, names);
+/// clones are made outside [`measured`]): the generated log's, or with
+/// `real` a real log's (launch 3 failing as in W5).
+fn run_w5(side: &str, iterations: usize, names: KernelNames, real: Option<&str>) -> usize {
+    let (pair, prepared, steps) = match real {
+        Some(file) => w5_real(file, names, Some(W5_FAILED_LAUNCH)),
+        None => w5_training(20_000, names),
+    };
     let launches = prepared.launches();
     let row_launches = prepared.row_launches();
     let base_launches = prepared.base_launches();

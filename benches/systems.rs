@@ -15,16 +15,19 @@ use std::hint::black_box;
 use std::rc::Rc;
 use std::time::Duration;
 
-use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{
+    BatchSize, BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
+};
 use taintworld::systems::check_reads;
 use taintworld::{
     Allocations, Bind, Launch, LaunchResult, Outcome, Resolved, StreamRef, Verdict, World,
 };
 
 use workloads::{
-    Both, KernelNames, base_kernels, base_steps, run_base_quiet, step_bindings,
-    w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint,
-    w5_training, world_steps,
+    Both, GPT2, KernelNames, Pair, Prepared, RESNET, Step, W5_FAILED_LAUNCH, base_kernels,
+    base_steps, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve,
+    w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_steps,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -374,21 +377,53 @@ fn w5(c: &mut Criterion) {
 /// One W5 group, `name`, its kernels named as `names` says.
 fn w5_named(c: &mut Criterion, name: &str, names: KernelNames) {
     let mut group = c.benchmark_group(name);
-    let (pair, prepared, steps) = w5_training(20_000, names);
+    let workload = w5_training(20_000, names);
+    let launches = workload.1.work.len();
+    bench_steps(&mut group, launches, workload, names);
+    group.finish();
+}
+
+/// W5's steps from the launch logs recorded from real PyTorch programs
+/// (`examples/logs/real/`), launch 3 failing as in W5, each launch naming
+/// its kernel by its own string as a parsed log does: the GPT-2 step, where
+/// 160 of 228 launches are skipped, between runs, and the ResNet step,
+/// where one is. Per launch, host writes and reads included.
+fn w5_real_logs(c: &mut Criterion) {
+    let mut group = c.benchmark_group("w5_real_per_launch");
+    for (param, file) in [("gpt2", GPT2), ("resnet", RESNET)] {
+        let names = KernelNames::PerLaunch;
+        bench_steps(
+            &mut group,
+            param,
+            w5_real(file, names, Some(W5_FAILED_LAUNCH)),
+            names,
+        );
+    }
+    group.finish();
+}
+
+/// The crate (by bindings and by rows) and the baseline over one W5-shaped
+/// workload's steps, each on a fresh clone, as `param` of `group`.
+fn bench_steps<P: std::fmt::Display>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    param: P,
+    (pair, prepared, steps): (Pair, Prepared, Vec<Step>),
+    names: KernelNames,
+) {
     let launches = prepared.launches();
     let row_launches = prepared.row_launches();
     let base_launches = prepared.base_launches();
     let bindings = step_bindings(&steps);
     group.throughput(Throughput::Elements(launches.len() as u64));
     // Each clone is stepped in place, as W3's carving is (see there).
-    group.bench_function(BenchmarkId::new("crate", launches.len()), |b| {
+    group.bench_function(BenchmarkId::new("crate", &param), |b| {
         b.iter_batched_ref(
             || pair.world.clone(),
             |world| world_steps(world, &steps, &bindings, &launches),
             BatchSize::PerIteration,
         )
     });
-    group.bench_function(BenchmarkId::new("crate_rows", launches.len()), |b| {
+    group.bench_function(BenchmarkId::new("crate_rows", &param), |b| {
         b.iter_batched_ref(
             || pair.world.clone(),
             |world| world_steps(world, &steps, &bindings, &row_launches),
@@ -396,14 +431,13 @@ fn w5_named(c: &mut Criterion, name: &str, names: KernelNames) {
         )
     });
     let kernels = base_kernels(&prepared.work, names);
-    group.bench_function(BenchmarkId::new("baseline", launches.len()), |b| {
+    group.bench_function(BenchmarkId::new("baseline", &param), |b| {
         b.iter_batched_ref(
             || pair.base.clone(),
             |base| base_steps(base, &steps, &base_launches, &kernels),
             BatchSize::PerIteration,
         )
     });
-    group.finish();
 }
 
 fn config() -> Criterion {
@@ -416,6 +450,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = w1, w1_floor, w1_single, w2, w3, w4, w5
+    targets = w1, w1_floor, w1_single, w2, w3, w4, w5, w5_real_logs
 }
 criterion_main!(benches);

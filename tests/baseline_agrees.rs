@@ -17,9 +17,9 @@ use baseline::{BaseBinding, BaseVerdict, Baseline, RECORDS_KEPT};
 use taintworld::systems::check_reads;
 use taintworld::{Access, Outcome, ReadResult, World};
 use workloads::{
-    KernelNames, Pair, Prepared, Step, W3_CLAIMS, Work, base_kernels, base_verdict, w1_clean,
-    w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_training, world_claimed,
-    world_row_verdicts, world_verdicts,
+    GPT2, KernelNames, Pair, Prepared, RESNET, Step, W3_CLAIMS, W5_FAILED_LAUNCH, Work,
+    base_kernels, base_verdict, w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint,
+    w5_real, w5_training, world_claimed, world_row_verdicts, world_verdicts,
 };
 
 /// How many times `agree` runs a batch workload on both sides: the benches
@@ -219,7 +219,56 @@ fn the_training_workload_with_registered_kernels_gives_the_same_verdicts_and_rea
 }
 
 fn training_agrees(names: KernelNames) {
-    let (mut pair, prepared, steps) = w5_training(3_000, names);
+    let (skipped, records) = steps_agree(w5_training(3_000, names), names);
+    assert!(
+        skipped > 2_000,
+        "the early failure poisons the steps after it: {skipped} skipped"
+    );
+    assert!(records > 100, "records live at the end: {records}");
+}
+
+/// The real GPT-2 step, launch 3 failing: skips and runs interleave, and
+/// most of the step is skipped.
+#[test]
+fn the_real_gpt2_step_gives_the_same_verdicts_and_reads_on_both() {
+    let (skipped, launches, records) = real_step_agrees(GPT2);
+    assert!(
+        skipped > launches / 2 && skipped < launches,
+        "{skipped} of {launches} skipped"
+    );
+    assert!(records > 0, "records live at the end: {records}");
+}
+
+/// The real ResNet step, launch 3 failing: what it poisons is written
+/// again soon, and the rest of the step runs.
+#[test]
+fn the_real_resnet_step_gives_the_same_verdicts_and_reads_on_both() {
+    let (skipped, launches, _) = real_step_agrees(RESNET);
+    assert!(
+        skipped >= 1 && skipped < launches / 10,
+        "{skipped} of {launches} skipped"
+    );
+}
+
+/// A real log's step, launch 3 failing, held to agree on both sides;
+/// returns how many launches were skipped, of how many, and the records
+/// left.
+fn real_step_agrees(file: &str) -> (usize, usize, usize) {
+    let names = KernelNames::PerLaunch;
+    let workload = w5_real(file, names, Some(W5_FAILED_LAUNCH));
+    let launches = workload.1.work.len();
+    let (skipped, records) = steps_agree(workload, names);
+    (skipped, launches, records)
+}
+
+/// Runs a W5-shaped workload's steps on the world (bound by bindings and,
+/// in a second world, by rows) and the baseline, holding every verdict,
+/// read, claim and record to agree; returns how many launches were skipped
+/// and how many records each world holds at the end.
+fn steps_agree(
+    (mut pair, prepared, steps): (Pair, Prepared, Vec<Step>),
+    names: KernelNames,
+) -> (usize, usize) {
     let launches = prepared.launches();
     let row_launches = prepared.row_launches();
     let mut rows_world = pair.world.clone();
@@ -268,28 +317,25 @@ fn training_agrees(names: KernelNames) {
             }
         }
     }
-    assert!(
-        skipped > 2_000,
-        "the early failure poisons the steps after it"
-    );
     assert_eq!(world_claimed(&pair.world), pair.base.claimed());
     assert_eq!(world_claimed(&rows_world), pair.base.claimed());
     for world in [&pair.world, &rows_world] {
         graphs_agree(world, &pair.base, &history);
     }
     // Every live record names its own launch's kernel.
-    let mut records = 0;
-    for world in [&pair.world, &rows_world] {
+    let mut records = [0, 0];
+    for (world, count) in [&pair.world, &rows_world].into_iter().zip(&mut records) {
         for r in world.skip_records() {
             assert_eq!(
                 r.kernel, prepared.work[work_of[&r.launch]].kernel,
                 "launch {}",
                 r.launch
             );
-            records += 1;
+            *count += 1;
         }
     }
-    assert!(records > 100, "records live at the end: {records}");
+    assert_eq!(records[0], records[1], "both worlds keep the same records");
+    (skipped, records[0])
 }
 
 /// One random step for the baseline and the world alike.

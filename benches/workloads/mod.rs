@@ -534,12 +534,17 @@ pub fn base_kernels(work: &[Work], names: KernelNames) -> Vec<Rc<str>> {
         .collect()
 }
 
+/// The launch that W5 fails, as the recording docs' example fails the
+/// real logs' (`--fail-launch 3`): early, so that most of what follows
+/// reads what it poisoned.
+pub const W5_FAILED_LAUNCH: usize = 3;
+
 /// W5: a generated training-step log (forward, loss, backward and optimizer
 /// launches over about 200 allocations), parsed here — outside any timed
 /// loop — into launches on both implementations, with launch 3 failing,
 /// their kernels named as `names` says.
 pub fn w5_training(launches: u64, names: KernelNames) -> (Pair, Prepared, Vec<Step>) {
-    use taintworld::log::{Event, GenOptions, Outcome as LogOutcome, Shape, generate};
+    use taintworld::log::{GenOptions, Shape, generate};
     let mut events = Vec::new();
     generate(
         &GenOptions {
@@ -555,6 +560,51 @@ pub fn w5_training(launches: u64, names: KernelNames) -> (Pair, Prepared, Vec<St
         },
     )
     .expect("generating into memory cannot fail");
+    w5_from_events(&events, names, Some(W5_FAILED_LAUNCH))
+}
+
+/// The real GPT-2 training-step log: with launch 3 failing, 160 of its 228
+/// launches are skipped and 67 run, skips and runs interleaved.
+pub const GPT2: &str = "gpt2_train_step.jsonl.gz";
+/// The real ResNet training-step log: with launch 3 failing, one launch is
+/// skipped and the next write releases it all — a clean step, nearly.
+pub const RESNET: &str = "resnet_train_step.jsonl.gz";
+
+/// W5's steps from one of the launch logs recorded from real PyTorch
+/// programs on an H200 (`examples/logs/real/`, `file` its name there),
+/// read here — outside any timed loop — with launch `fail` failing, or
+/// none. What `w5_from_events` cannot mirror on both sides (a capture, a
+/// profile, a failed host write) makes it panic, naming the event, rather
+/// than time something else.
+pub fn w5_real(file: &str, names: KernelNames, fail: Option<usize>) -> (Pair, Prepared, Vec<Step>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/logs/real")
+        .join(file);
+    let events: Vec<taintworld::log::Event> = taintworld::log::LogReader::open(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .map(|line| {
+            let line = line.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            line.event
+                .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), line.number))
+        })
+        .collect();
+    w5_from_events(&events, names, fail)
+}
+
+/// W5's pair, launches and steps from a log's `events`: every allocation
+/// made up front, then the launches, host writes and reads in log order,
+/// launch `fail` (counted from 0) failing, and any launch the log says
+/// failed. Frees are left out: a log's memory ids are each allocated once
+/// (a second `alloc` of one panics here), and a binding of freed memory
+/// panics too, so no launch of the log reads or writes what a free
+/// would have removed — leaving it changes no verdict, only keeps the
+/// freed allocations' claims (on both sides alike).
+fn w5_from_events(
+    events: &[taintworld::log::Event],
+    names: KernelNames,
+    fail: Option<usize>,
+) -> (Pair, Prepared, Vec<Step>) {
+    use taintworld::log::{Event, Outcome as LogOutcome};
     let allocs: Vec<(u64, u64, u64)> = events
         .iter()
         .filter_map(|e| match e {
@@ -581,7 +631,15 @@ pub fn w5_training(launches: u64, names: KernelNames) -> (Pair, Prepared, Vec<St
         by_memory.insert(memory, (key, at, size));
         list.push((key, at, size));
     }
-    let both = |b: &taintworld::log::LogBinding, access: Access| {
+    let mut freed = std::collections::HashSet::new();
+    let both = |b: &taintworld::log::LogBinding,
+                access: Access,
+                freed: &std::collections::HashSet<u64>| {
+        assert!(
+            !freed.contains(&b.memory),
+            "memory {} is bound after its free, which W5 leaves out",
+            b.memory
+        );
         let (key, at, size) = by_memory[&b.memory];
         let (start, end) = b.range.unwrap_or((0, size));
         Both {
@@ -597,7 +655,7 @@ pub fn w5_training(launches: u64, names: KernelNames) -> (Pair, Prepared, Vec<St
     let mut work = Vec::new();
     let mut steps = Vec::new();
     let mut per_launch = Vec::new();
-    for e in &events {
+    for e in events {
         match e {
             Event::Launch {
                 kernel,
@@ -605,7 +663,7 @@ pub fn w5_training(launches: u64, names: KernelNames) -> (Pair, Prepared, Vec<St
                 outcome,
                 ..
             } => {
-                let failed = (work.len() == 3 || matches!(outcome, LogOutcome::Failed(_)))
+                let failed = (Some(work.len()) == fail || matches!(outcome, LogOutcome::Failed(_)))
                     .then_some(("injected", "injected failure"));
                 let kernel = match names {
                     // Named after the loop, all in one pass.
@@ -624,15 +682,24 @@ pub fn w5_training(launches: u64, names: KernelNames) -> (Pair, Prepared, Vec<St
                 steps.push(Step::Launch(work.len()));
                 work.push(Work {
                     kernel,
-                    bindings: bindings.iter().map(|b| both(b, b.access)).collect(),
+                    bindings: bindings.iter().map(|b| both(b, b.access, &freed)).collect(),
                     failed,
                 });
             }
-            Event::HostWrite { binding, .. } => {
-                steps.push(Step::HostWrite(both(binding, Access::Write)))
+            Event::HostWrite { binding, outcome } => {
+                assert!(
+                    matches!(outcome, LogOutcome::Ok),
+                    "a failed host write (memory {}), which W5 does not mirror",
+                    binding.memory
+                );
+                steps.push(Step::HostWrite(both(binding, Access::Write, &freed)))
             }
-            Event::Read { binding } => steps.push(Step::Read(both(binding, Access::Read))),
-            _ => {}
+            Event::Read { binding } => steps.push(Step::Read(both(binding, Access::Read, &freed))),
+            Event::Free { memory, .. } => {
+                freed.insert(*memory);
+            }
+            Event::Header(_) | Event::Alloc { .. } | Event::Sync => {}
+            other => panic!("W5 does not mirror {other:?}"),
         }
     }
     // Each launch's own copy of its name is made in one pass, in launch
