@@ -16,7 +16,8 @@
 //!             carving 100 claims, a fresh clone each) | w4 | w5 |
 //!             w5-registered (W5 with one string a kernel, registered
 //!             with the world) | w5-gpt2, w5-resnet (W5's steps from the
-//!             real GPT-2 or ResNet training-step log, launch 3 failing)
+//!             real GPT-2 or ResNet training-step log, launch 3 failing) |
+//!             w5-gpt2-registered (the GPT-2 step's names registered)
 //!   side:     crate | rows (pre-resolved) | baseline
 //! ```
 
@@ -55,6 +56,7 @@ fn main() {
         "w5" => run_w5(side, iterations, KernelNames::PerLaunch, None),
         "w5-registered" => run_w5(side, iterations, KernelNames::Registered, None),
         "w5-gpt2" => run_w5(side, iterations, KernelNames::PerLaunch, Some(GPT2)),
+        "w5-gpt2-registered" => run_w5(side, iterations, KernelNames::Registered, Some(GPT2)),
         "w5-resnet" => run_w5(side, iterations, KernelNames::PerLaunch, Some(RESNET)),
         "w1-single" => run_w1_single(side, iterations, n, false),
         "w1-single-claimed" => run_w1_single(side, iterations, n, true),
@@ -78,7 +80,8 @@ fn main() {
                 other => {
                     eprintln!(
                         "unknown workload {other}: w1, w1-single, w1-single-claimed, w2, w3, \
-                         w3-searched, w3-carve, w4, w5, w5-registered, w5-gpt2 or w5-resnet"
+                         w3-searched, w3-carve, w4, w5, w5-registered, w5-gpt2, \
+                         w5-gpt2-registered or w5-resnet"
                     );
                     std::process::exit(2);
                 }
