@@ -440,17 +440,15 @@ impl World {
                 .allocs
                 .key_of(memory)
                 .ok_or(Error::UnknownMemory { memory })?,
-            MemoryRef::Key(key) => {
-                self.allocs.get(key).ok_or(Error::UnknownKey { key })?;
-                key
-            }
+            MemoryRef::Key(key) => key,
         };
-        if let Some(mut allocation) = self.allocs.remove(key) {
-            // The footprint went with the row; no flag to keep.
-            let g = &mut self.graph;
-            allocation.claims.clear(&mut g.failures, &mut g.records);
-            self.stamp.freed();
+        let g = &mut self.graph;
+        // The footprint goes with the row; no flag to keep.
+        if !self.allocs.free(key, &mut g.failures, &mut g.records) {
+            // Only a key can name what is not alive: an id found its key.
+            return Err(Error::UnknownKey { key });
         }
+        self.stamp.freed();
         self.prune();
         Ok(())
     }

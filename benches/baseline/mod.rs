@@ -356,6 +356,27 @@ impl Baseline {
             .as_mut()
     }
 
+    /// Frees the allocation at `at`, as the seed's pool drops its entry:
+    /// its claims go with it, and each failure they carried loses a
+    /// carrier (those left with none go).
+    pub fn free(&mut self, at: Location) {
+        let Some(alloc) = self
+            .pool
+            .get_mut(at.slot)
+            .and_then(Option::as_mut)
+            .and_then(|stream| stream.allocs.get_mut(at.index))
+            .and_then(Option::take)
+        else {
+            return;
+        };
+        let mut lost = std::mem::take(&mut self.lost);
+        lost.extend(alloc.claims.iter().map(|&(failure, _)| failure));
+        if !lost.is_empty() {
+            self.graph.lose(&mut lost);
+        }
+        self.lost = lost;
+    }
+
     /// The failure a read of `[start, end)` at `at` sees.
     pub fn failure(&self, at: Location, start: u64, end: u64) -> Option<u64> {
         self.get(at)?.failure(start, end)

@@ -444,6 +444,8 @@ pub enum Step {
     HostWrite(Both),
     /// A host read of one buffer.
     Read(Both),
+    /// A free of one buffer (its whole range named).
+    Free(Both),
 }
 
 /// The bindings of the W5 host writes and reads, by step (`None` for a
@@ -453,7 +455,7 @@ pub fn step_bindings(steps: &[Step]) -> Vec<Option<Binding>> {
         .iter()
         .map(|s| match s {
             Step::HostWrite(b) | Step::Read(b) => Some(b.binding()),
-            Step::Launch(_) => None,
+            Step::Launch(_) | Step::Free(_) => None,
         })
         .collect()
 }
@@ -481,6 +483,7 @@ pub fn world_steps<B: Bind>(
             (Step::Read(_), Some(b)) => {
                 std::hint::black_box(world.read_failure(b).expect("valid read"));
             }
+            (Step::Free(b), _) => world.free(b.key).expect("live memory"),
             _ => {}
         }
     }
@@ -503,6 +506,7 @@ pub fn base_steps(
             Step::Read(b) => {
                 std::hint::black_box(base.failure(b.at, b.start, b.end));
             }
+            Step::Free(b) => base.free(b.at),
         }
     }
 }
@@ -592,13 +596,11 @@ pub fn w5_real(file: &str, names: KernelNames, fail: Option<usize>) -> (Pair, Pr
 }
 
 /// W5's pair, launches and steps from a log's `events`: every allocation
-/// made up front, then the launches, host writes and reads in log order,
-/// launch `fail` (counted from 0) failing, and any launch the log says
-/// failed. Frees are left out: a log's memory ids are each allocated once
-/// (a second `alloc` of one panics here), and a binding of freed memory
-/// panics too, so no launch of the log reads or writes what a free
-/// would have removed — leaving it changes no verdict, only keeps the
-/// freed allocations' claims (on both sides alike).
+/// made up front (a log's memory ids are each allocated once: a second
+/// `alloc` of one panics here), then the launches, host writes, reads and
+/// frees in log order, launch `fail` (counted from 0) failing, and any
+/// launch the log says failed. A binding of freed memory panics: the
+/// steps would name an allocation that is gone.
 fn w5_from_events(
     events: &[taintworld::log::Event],
     names: KernelNames,
@@ -637,7 +639,7 @@ fn w5_from_events(
                 freed: &std::collections::HashSet<u64>| {
         assert!(
             !freed.contains(&b.memory),
-            "memory {} is bound after its free, which W5 leaves out",
+            "memory {} is bound after its free",
             b.memory
         );
         let (key, at, size) = by_memory[&b.memory];
@@ -695,8 +697,16 @@ fn w5_from_events(
                 steps.push(Step::HostWrite(both(binding, Access::Write, &freed)))
             }
             Event::Read { binding } => steps.push(Step::Read(both(binding, Access::Read, &freed))),
-            Event::Free { memory, .. } => {
+            Event::Free { memory } => {
+                let (key, at, size) = by_memory[memory];
                 freed.insert(*memory);
+                steps.push(Step::Free(Both {
+                    key,
+                    at,
+                    start: 0,
+                    end: size,
+                    access: Access::Write,
+                }));
             }
             Event::Header(_) | Event::Alloc { .. } | Event::Sync => {}
             other => panic!("W5 does not mirror {other:?}"),

@@ -327,8 +327,29 @@ impl ClaimSet {
         }
     }
 
-    /// Removes every claim (the allocation is freed).
+    /// Removes every claim (the allocation is freed). Most freed
+    /// allocations are clean: those return at once.
+    #[inline]
     pub fn clear(&mut self, failures: &mut Failures, records: &mut Records) {
+        if !self.claims.is_empty() {
+            self.clear_claimed(failures, records);
+        }
+    }
+
+    /// [`clear`](Self::clear) of a set that holds claims: out of line.
+    #[inline(never)]
+    fn clear_claimed(&mut self, failures: &mut Failures, records: &mut Records) {
+        // Each failure loses one carrier, however many claims carried it.
+        if let [only] = self.claims.as_slice() {
+            // The common case: a buffer written whole, then freed.
+            let only = *only;
+            self.claims.clear();
+            if let Origin::Skip(r) = only.origin {
+                records.drop_ref(r);
+            }
+            failures.lose_carrier(only.failure);
+            return;
+        }
         let mut lost: SmallVec<[FailureKey; 2]> = SmallVec::new();
         for c in &self.claims {
             if let Origin::Skip(r) = c.origin {
@@ -339,7 +360,7 @@ impl ClaimSet {
             }
         }
         self.claims.clear();
-        for f in lost {
+        for &f in &lost {
             failures.lose_carrier(f);
         }
     }
