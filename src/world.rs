@@ -396,9 +396,9 @@ impl World {
         failed: Option<(&str, &str)>,
     ) -> Result<AllocKey, Error> {
         let slot = self.streams.slot_of(stream)?;
-        if self.allocs.key_of(memory).is_some() {
+        let Some(vacancy) = self.allocs.vacancy(memory) else {
             return Err(Error::DuplicateMemory { memory });
-        }
+        };
         self.streams.initialize(slot);
         let unbacked = failed.map(|(kind, message)| {
             self.graph
@@ -417,7 +417,7 @@ impl World {
                 &mut g.records,
             );
         }
-        let key = self.allocs.insert(Allocation {
+        let key = vacancy.fill(Allocation {
             memory,
             slot,
             size,

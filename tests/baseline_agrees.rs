@@ -306,6 +306,15 @@ fn steps_agree(
                 rows_world.host_write(&write, Outcome::Ok).unwrap();
                 pair.base.written(&[b.base_binding()]);
             }
+            Step::Alloc { memory, made } => {
+                let slot = made.at.slot as u64;
+                for world in [&mut pair.world, &mut rows_world] {
+                    let key = world.alloc(slot, *memory, made.end).unwrap();
+                    assert_eq!(key, made.key, "memory {memory}'s key");
+                }
+                let at = pair.base.alloc(made.at.slot, *memory, made.end);
+                assert_eq!(at, made.at, "memory {memory}'s location");
+            }
             Step::Free(b) => {
                 pair.world.free(b.key).unwrap();
                 rows_world.free(b.key).unwrap();

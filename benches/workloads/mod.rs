@@ -164,10 +164,20 @@ pub struct Prepared {
 
 impl Prepared {
     pub fn new(world: &World, work: Vec<Work>) -> Self {
-        let bindings = Flat::new(work.iter().map(|w| w.bindings.iter().map(Both::binding)));
         // What a scheduler holding keys would keep: each binding's row, as
         // `World::resolve_binding` gives it (a key and a concrete range).
-        let rows = Flat::new(work.iter().map(|w| w.bindings.iter().map(|b| b.row(world))));
+        let rows = work
+            .iter()
+            .map(|w| w.bindings.iter().map(|b| b.row(world)).collect())
+            .collect();
+        Prepared::with_rows(work, rows)
+    }
+
+    /// `work` with each launch's rows made already (where its memory is
+    /// not all alive at once).
+    pub fn with_rows(work: Vec<Work>, rows: Vec<Vec<Resolved>>) -> Self {
+        let bindings = Flat::new(work.iter().map(|w| w.bindings.iter().map(Both::binding)));
+        let rows = Flat::new(rows.into_iter().map(Vec::into_iter));
         let base = Flat::new(
             work.iter()
                 .map(|w| w.bindings.iter().map(Both::base_binding)),
@@ -446,6 +456,19 @@ pub enum Step {
     Read(Both),
     /// A free of one buffer (its whole range named).
     Free(Both),
+    /// An allocation of `memory`: `made` is its whole range, with the key
+    /// and location it gets when the steps run from the pair's start.
+    Alloc { memory: u64, made: Both },
+}
+
+/// When a W5-shaped workload's allocations are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Allocs {
+    /// All before the steps, outside the timing: W5's generated log makes
+    /// them before its launches use them and frees none.
+    Before,
+    /// In the steps, where the log makes them, as it frees them.
+    InSteps,
 }
 
 /// The bindings of the W5 host writes and reads, by step (`None` for a
@@ -455,7 +478,7 @@ pub fn step_bindings(steps: &[Step]) -> Vec<Option<Binding>> {
         .iter()
         .map(|s| match s {
             Step::HostWrite(b) | Step::Read(b) => Some(b.binding()),
-            Step::Launch(_) | Step::Free(_) => None,
+            Step::Launch(_) | Step::Free(_) | Step::Alloc { .. } => None,
         })
         .collect()
 }
@@ -484,6 +507,13 @@ pub fn world_steps<B: Bind>(
                 std::hint::black_box(world.read_failure(b).expect("valid read"));
             }
             (Step::Free(b), _) => world.free(b.key).expect("live memory"),
+            (Step::Alloc { memory, made }, _) => {
+                std::hint::black_box(
+                    world
+                        .alloc(made.at.slot as u64, *memory, made.end)
+                        .expect("fresh memory id"),
+                );
+            }
             _ => {}
         }
     }
@@ -507,6 +537,9 @@ pub fn base_steps(
                 std::hint::black_box(base.failure(b.at, b.start, b.end));
             }
             Step::Free(b) => base.free(b.at),
+            Step::Alloc { memory, made } => {
+                std::hint::black_box(base.alloc(made.at.slot, *memory, made.end));
+            }
         }
     }
 }
@@ -564,7 +597,7 @@ pub fn w5_training(launches: u64, names: KernelNames) -> (Pair, Prepared, Vec<St
         },
     )
     .expect("generating into memory cannot fail");
-    w5_from_events(&events, names, Some(W5_FAILED_LAUNCH))
+    w5_from_events(&events, names, Some(W5_FAILED_LAUNCH), Allocs::Before)
 }
 
 /// The real GPT-2 training-step log: with launch 3 failing, 160 of its 228
@@ -577,9 +610,10 @@ pub const RESNET: &str = "resnet_train_step.jsonl.gz";
 /// W5's steps from one of the launch logs recorded from real PyTorch
 /// programs on an H200 (`examples/logs/real/`, `file` its name there),
 /// read here — outside any timed loop — with launch `fail` failing, or
-/// none. What `w5_from_events` cannot mirror on both sides (a capture, a
-/// profile, a failed host write) makes it panic, naming the event, rather
-/// than time something else.
+/// none: every event of the log is a step (allocations and frees included,
+/// where the log makes them) but its header. What `w5_from_events` cannot
+/// mirror on both sides (a capture, a profile, a failed host write) makes
+/// it panic, naming the event, rather than time something else.
 pub fn w5_real(file: &str, names: KernelNames, fail: Option<usize>) -> (Pair, Prepared, Vec<Step>) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples/logs/real")
@@ -592,50 +626,40 @@ pub fn w5_real(file: &str, names: KernelNames, fail: Option<usize>) -> (Pair, Pr
                 .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), line.number))
         })
         .collect();
-    w5_from_events(&events, names, fail)
+    w5_from_events(&events, names, fail, Allocs::InSteps)
 }
 
-/// W5's pair, launches and steps from a log's `events`: every allocation
-/// made up front (a log's memory ids are each allocated once: a second
-/// `alloc` of one panics here), then the launches, host writes, reads and
-/// frees in log order, launch `fail` (counted from 0) failing, and any
+/// W5's pair, launches and steps from a log's `events`: the allocations
+/// made as `allocs` says (a log's memory ids are each allocated once: a
+/// second `alloc` of one panics here), the launches, host writes, reads
+/// and frees in log order, launch `fail` (counted from 0) failing, and any
 /// launch the log says failed. A binding of freed memory panics: the
 /// steps would name an allocation that is gone.
 fn w5_from_events(
     events: &[taintworld::log::Event],
     names: KernelNames,
     fail: Option<usize>,
+    allocs: Allocs,
 ) -> (Pair, Prepared, Vec<Step>) {
     use taintworld::log::{Event, Outcome as LogOutcome};
-    let allocs: Vec<(u64, u64, u64)> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Alloc {
-                stream,
-                memory,
-                size,
-                ..
-            } => Some((*stream, *memory, *size)),
-            _ => None,
-        })
-        .collect();
     let mut world = World::new(taintworld::Config {
         max_streams: 8,
         ..Default::default()
     })
     .expect("valid config");
     let mut base = Baseline::new(8);
+    // A replica of both sides replays the log's allocations and frees
+    // alone: the keys and locations they get are those the steps' own
+    // allocations will get (both stores hand them out in a fixed order),
+    // and each launch's rows are made while what it binds is alive.
+    let (mut replica, mut base_replica) = (world.clone(), base.clone());
     let mut by_memory = std::collections::HashMap::new();
     let mut list = Vec::new();
-    for &(stream, memory, size) in &allocs {
-        let key = world.alloc(stream, memory, size).expect("fresh id");
-        let at = base.alloc(stream as usize, memory, size);
-        by_memory.insert(memory, (key, at, size));
-        list.push((key, at, size));
-    }
+    let mut made = Vec::new();
     let mut freed = std::collections::HashSet::new();
     let both = |b: &taintworld::log::LogBinding,
                 access: Access,
+                by_memory: &std::collections::HashMap<u64, (AllocKey, Location, u64)>,
                 freed: &std::collections::HashSet<u64>| {
         assert!(
             !freed.contains(&b.memory),
@@ -655,10 +679,38 @@ fn w5_from_events(
     let leak = |name: &String| -> &'static str { Box::leak(name.clone().into_boxed_str()) };
     let mut registered = std::collections::HashMap::new();
     let mut work = Vec::new();
+    let mut rows = Vec::new();
     let mut steps = Vec::new();
     let mut per_launch = Vec::new();
     for e in events {
         match e {
+            Event::Alloc {
+                stream,
+                memory,
+                size,
+                ..
+            } => {
+                let key = replica
+                    .alloc(*stream, *memory, *size)
+                    .expect("a log allocates each memory id once");
+                let at = base_replica.alloc(*stream as usize, *memory, *size);
+                by_memory.insert(*memory, (key, at, *size));
+                list.push((key, at, *size));
+                let whole = Both {
+                    key,
+                    at,
+                    start: 0,
+                    end: *size,
+                    access: Access::Write,
+                };
+                made.push((*memory, whole));
+                if allocs == Allocs::InSteps {
+                    steps.push(Step::Alloc {
+                        memory: *memory,
+                        made: whole,
+                    });
+                }
+            }
             Event::Launch {
                 kernel,
                 bindings,
@@ -681,10 +733,15 @@ fn w5_from_events(
                         })
                     }
                 };
+                let bound: Vec<Both> = bindings
+                    .iter()
+                    .map(|b| both(b, b.access, &by_memory, &freed))
+                    .collect();
+                rows.push(bound.iter().map(|b| b.row(&replica)).collect::<Vec<_>>());
                 steps.push(Step::Launch(work.len()));
                 work.push(Work {
                     kernel,
-                    bindings: bindings.iter().map(|b| both(b, b.access, &freed)).collect(),
+                    bindings: bound,
                     failed,
                 });
             }
@@ -694,11 +751,22 @@ fn w5_from_events(
                     "a failed host write (memory {}), which W5 does not mirror",
                     binding.memory
                 );
-                steps.push(Step::HostWrite(both(binding, Access::Write, &freed)))
+                let write = both(binding, Access::Write, &by_memory, &freed);
+                steps.push(Step::HostWrite(write))
             }
-            Event::Read { binding } => steps.push(Step::Read(both(binding, Access::Read, &freed))),
+            Event::Read { binding } => {
+                let read = both(binding, Access::Read, &by_memory, &freed);
+                steps.push(Step::Read(read))
+            }
             Event::Free { memory } => {
+                assert_eq!(
+                    allocs,
+                    Allocs::InSteps,
+                    "a free (memory {memory}) in a log whose allocations are made before its steps"
+                );
                 let (key, at, size) = by_memory[memory];
+                replica.free(key).expect("freed once");
+                base_replica.free(at);
                 freed.insert(*memory);
                 steps.push(Step::Free(Both {
                     key,
@@ -708,8 +776,18 @@ fn w5_from_events(
                     access: Access::Write,
                 }));
             }
-            Event::Header(_) | Event::Alloc { .. } | Event::Sync => {}
+            Event::Header(_) | Event::Sync => {}
             other => panic!("W5 does not mirror {other:?}"),
+        }
+    }
+    if allocs == Allocs::Before {
+        // No frees: made in log order, they get the replica's keys.
+        for (memory, b) in &made {
+            let key = world
+                .alloc(b.at.slot as u64, *memory, b.end)
+                .expect("fresh id");
+            assert_eq!(key, b.key, "memory {memory}");
+            assert_eq!(base.alloc(b.at.slot, *memory, b.end), b.at);
         }
     }
     // Each launch's own copy of its name is made in one pass, in launch
@@ -723,7 +801,7 @@ fn w5_from_events(
             w.kernel = leak(name);
         }
     }
-    let prepared = Prepared::new(&world, work);
+    let prepared = Prepared::with_rows(work, rows);
     (
         Pair {
             world,

@@ -1,7 +1,9 @@
 //! Allocations: memory ids with a size, the slot they were made on, and the
 //! claims their bytes carry.
 
+use hashbrown::DefaultHashBuilder;
 use hashbrown::HashMap;
+use hashbrown::hash_map::{Entry, VacantEntry};
 use slotmap::{SecondaryMap, SlotMap, new_key_type};
 
 use crate::components::claim::{ClaimSet, Origin};
@@ -53,6 +55,30 @@ pub struct Footprint {
     /// Whether its claim set is non-empty: mirrors
     /// `!Allocation::claims.is_empty()`, kept by every change to the claims.
     pub claimed: bool,
+}
+
+/// Room for one allocation whose memory id no live allocation has (see
+/// [`Allocations::vacancy`]).
+pub(crate) struct Vacancy<'a> {
+    hot: &'a mut SlotMap<AllocKey, Footprint>,
+    rows: &'a mut SecondaryMap<AllocKey, Allocation>,
+    index: VacantEntry<'a, u64, AllocKey, DefaultHashBuilder>,
+}
+
+impl Vacancy<'_> {
+    /// Adds `allocation`, whose memory id is the vacancy's.
+    #[inline]
+    pub(crate) fn fill(self, allocation: Allocation) -> AllocKey {
+        let key = self.hot.insert(Footprint {
+            size: allocation.size,
+            // The low bits; see `Footprint::slot`.
+            slot: allocation.slot as u32,
+            claimed: !allocation.claims.is_empty(),
+        });
+        self.rows.insert(key, allocation);
+        self.index.insert(key);
+        key
+    }
 }
 
 /// The allocation store: a slot map of [`Footprint`]s (the hot part), a
@@ -168,18 +194,19 @@ impl Allocations {
         self.rows.get_mut(key)
     }
 
-    /// Adds an allocation; the caller has checked its memory id is not live.
-    pub(crate) fn insert(&mut self, allocation: Allocation) -> AllocKey {
-        let memory = allocation.memory;
-        let key = self.hot.insert(Footprint {
-            size: allocation.size,
-            // The low bits; see `Footprint::slot`.
-            slot: allocation.slot as u32,
-            claimed: !allocation.claims.is_empty(),
-        });
-        self.rows.insert(key, allocation);
-        self.by_memory.insert(memory, key);
-        key
+    /// Room for a new allocation of memory id `memory`, or `None` if an
+    /// allocation of that id is live: one probe of the memory-id index both
+    /// checks the id and, once the room is filled, indexes it.
+    #[inline]
+    pub(crate) fn vacancy(&mut self, memory: u64) -> Option<Vacancy<'_>> {
+        match self.by_memory.entry(memory) {
+            Entry::Occupied(_) => None,
+            Entry::Vacant(index) => Some(Vacancy {
+                hot: &mut self.hot,
+                rows: &mut self.rows,
+                index,
+            }),
+        }
     }
 
     /// Frees the allocation behind `key`: clears its claims (see

@@ -64,6 +64,10 @@ pub struct Streams {
     by_slot: HashMap<u64, StreamKey>,
     max_streams: u64,
     num_special: u16,
+    /// The slot initialized (or found) last, and its entity: a program
+    /// allocates on one stream again and again, and every allocation
+    /// initializes its slot. Never stale: a stream entity never goes.
+    last: Option<(u64, StreamKey)>,
 }
 
 impl Streams {
@@ -83,6 +87,7 @@ impl Streams {
             by_slot: HashMap::default(),
             max_streams,
             num_special,
+            last: None,
         })
     }
 
@@ -139,14 +144,23 @@ impl Streams {
 
     /// The entity of `slot`, initializing it if needed.
     pub fn initialize(&mut self, slot: u64) -> StreamKey {
-        if let Some(&key) = self.by_slot.get(&slot) {
+        if let Some((last, key)) = self.last
+            && last == slot
+        {
             return key;
         }
-        let key = self.store.insert(Stream {
-            slot,
-            special: slot >= self.max_streams,
-        });
-        self.by_slot.insert(slot, key);
+        let key = match self.by_slot.get(&slot) {
+            Some(&key) => key,
+            None => {
+                let key = self.store.insert(Stream {
+                    slot,
+                    special: slot >= self.max_streams,
+                });
+                self.by_slot.insert(slot, key);
+                key
+            }
+        };
+        self.last = Some((slot, key));
         key
     }
 
