@@ -387,7 +387,8 @@ fn w5_named(c: &mut Criterion, name: &str, names: KernelNames) {
 /// (`examples/logs/real/`), launch 3 failing as in W5, each launch naming
 /// its kernel by its own string as a parsed log does: the GPT-2 step, where
 /// 160 of 228 launches are skipped, between runs, and the ResNet step,
-/// where one is. Per launch, host writes and reads included.
+/// where one is. Per launch, every other event of the log included:
+/// allocations, frees, host writes and reads.
 fn w5_real_logs(c: &mut Criterion) {
     let mut group = c.benchmark_group("w5_real_per_launch");
     for (param, file) in [("gpt2", GPT2), ("resnet", RESNET)] {
