@@ -143,12 +143,20 @@ impl Streams {
     }
 
     /// The entity of `slot`, initializing it if needed.
+    #[inline]
     pub fn initialize(&mut self, slot: u64) -> StreamKey {
         if let Some((last, key)) = self.last
             && last == slot
         {
             return key;
         }
+        self.initialize_other(slot)
+    }
+
+    /// [`initialize`](Self::initialize) of a slot other than the last:
+    /// out of line.
+    #[inline(never)]
+    fn initialize_other(&mut self, slot: u64) -> StreamKey {
         let key = match self.by_slot.get(&slot) {
             Some(&key) => key,
             None => {
