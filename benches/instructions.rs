@@ -17,7 +17,9 @@
 //!             w5-registered (W5 with one string a kernel, registered
 //!             with the world) | w5-gpt2, w5-resnet (W5's steps from the
 //!             real GPT-2 or ResNet training-step log, launch 3 failing) |
-//!             w5-gpt2-registered (the GPT-2 step's names registered)
+//!             w5-gpt2-registered (the GPT-2 step's names registered) |
+//!             w5-gpt2-warm, w5-resnet-warm (the same steps from a world
+//!             that has made and freed their allocations once)
 //!   side:     crate | rows (pre-resolved) | baseline
 //! ```
 
@@ -55,9 +57,31 @@ fn main() {
     let units = match workload {
         "w5" => run_w5(side, iterations, KernelNames::PerLaunch, None),
         "w5-registered" => run_w5(side, iterations, KernelNames::Registered, None),
-        "w5-gpt2" => run_w5(side, iterations, KernelNames::PerLaunch, Some(GPT2)),
-        "w5-gpt2-registered" => run_w5(side, iterations, KernelNames::Registered, Some(GPT2)),
-        "w5-resnet" => run_w5(side, iterations, KernelNames::PerLaunch, Some(RESNET)),
+        "w5-gpt2" => run_w5(
+            side,
+            iterations,
+            KernelNames::PerLaunch,
+            Some((GPT2, false)),
+        ),
+        "w5-gpt2-registered" => run_w5(
+            side,
+            iterations,
+            KernelNames::Registered,
+            Some((GPT2, false)),
+        ),
+        "w5-gpt2-warm" => run_w5(side, iterations, KernelNames::PerLaunch, Some((GPT2, true))),
+        "w5-resnet" => run_w5(
+            side,
+            iterations,
+            KernelNames::PerLaunch,
+            Some((RESNET, false)),
+        ),
+        "w5-resnet-warm" => run_w5(
+            side,
+            iterations,
+            KernelNames::PerLaunch,
+            Some((RESNET, true)),
+        ),
         "w1-single" => run_w1_single(side, iterations, n, false),
         "w1-single-claimed" => run_w1_single(side, iterations, n, true),
         "w3" => run_w3(side, iterations, n, false),
@@ -81,7 +105,7 @@ fn main() {
                     eprintln!(
                         "unknown workload {other}: w1, w1-single, w1-single-claimed, w2, w3, \
                          w3-searched, w3-carve, w4, w5, w5-registered, w5-gpt2, \
-                         w5-gpt2-registered or w5-resnet"
+                         w5-gpt2-registered, w5-gpt2-warm, w5-resnet or w5-resnet-warm"
                     );
                     std::process::exit(2);
                 }
@@ -242,10 +266,11 @@ fn on_clones(pair: &workloads::Pair, iterations: usize, step: impl Fn(&mut World
 
 /// W5 steps on a fresh clone per iteration, as `systems.rs` times them (the
 /// clones are made outside [`measured`]): the generated log's, or with
-/// `real` a real log's (launch 3 failing as in W5).
-fn run_w5(side: &str, iterations: usize, names: KernelNames, real: Option<&str>) -> usize {
+/// `real` a real log's (launch 3 failing as in W5), from an empty world or
+/// a warm one (see `w5_real`).
+fn run_w5(side: &str, iterations: usize, names: KernelNames, real: Option<(&str, bool)>) -> usize {
     let (pair, prepared, steps) = match real {
-        Some(file) => w5_real(file, names, Some(W5_FAILED_LAUNCH)),
+        Some((file, warm)) => w5_real(file, names, Some(W5_FAILED_LAUNCH), warm),
         None => w5_training(20_000, names),
     };
     let launches = prepared.launches();

@@ -388,15 +388,23 @@ fn w5_named(c: &mut Criterion, name: &str, names: KernelNames) {
 /// its kernel by its own string as a parsed log does: the GPT-2 step, where
 /// 160 of 228 launches are skipped, between runs, and the ResNet step,
 /// where one is. Per launch, every other event of the log included:
-/// allocations, frees, host writes and reads.
+/// allocations, frees, host writes and reads. Each from an empty world (as
+/// `taintworld replay` starts) and from a warm one, which has made and
+/// freed the step's allocations once (as a scheduler's world has after
+/// its first step), the baseline likewise.
 fn w5_real_logs(c: &mut Criterion) {
     let mut group = c.benchmark_group("w5_real_per_launch");
-    for (param, file) in [("gpt2", GPT2), ("resnet", RESNET)] {
+    for (param, file, warm) in [
+        ("gpt2", GPT2, false),
+        ("resnet", RESNET, false),
+        ("gpt2-warm", GPT2, true),
+        ("resnet-warm", RESNET, true),
+    ] {
         let names = KernelNames::PerLaunch;
         bench_steps(
             &mut group,
             param,
-            w5_real(file, names, Some(W5_FAILED_LAUNCH)),
+            w5_real(file, names, Some(W5_FAILED_LAUNCH), warm),
             names,
         );
     }

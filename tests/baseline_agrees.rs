@@ -231,34 +231,38 @@ fn training_agrees(names: KernelNames) {
 /// most of the step is skipped.
 #[test]
 fn the_real_gpt2_step_gives_the_same_verdicts_and_reads_on_both() {
-    let (skipped, launches, records) = real_step_agrees(GPT2);
-    assert!(
-        skipped > launches / 2 && skipped < launches,
-        "{skipped} of {launches} skipped"
-    );
-    // The log frees every allocation by its end, and the claims take
-    // their records with them.
-    assert_eq!(records, 0, "records live at the end");
+    for warm in [false, true] {
+        let (skipped, launches, records) = real_step_agrees(GPT2, warm);
+        assert!(
+            skipped > launches / 2 && skipped < launches,
+            "{skipped} of {launches} skipped"
+        );
+        // The log frees every allocation by its end, and the claims take
+        // their records with them.
+        assert_eq!(records, 0, "records live at the end");
+    }
 }
 
 /// The real ResNet step, launch 3 failing: what it poisons is written
 /// again soon, and the rest of the step runs.
 #[test]
 fn the_real_resnet_step_gives_the_same_verdicts_and_reads_on_both() {
-    let (skipped, launches, records) = real_step_agrees(RESNET);
-    assert!(
-        skipped >= 1 && skipped < launches / 10,
-        "{skipped} of {launches} skipped"
-    );
-    assert_eq!(records, 0, "records live at the end");
+    for warm in [false, true] {
+        let (skipped, launches, records) = real_step_agrees(RESNET, warm);
+        assert!(
+            skipped >= 1 && skipped < launches / 10,
+            "{skipped} of {launches} skipped"
+        );
+        assert_eq!(records, 0, "records live at the end");
+    }
 }
 
-/// A real log's step, launch 3 failing, held to agree on both sides;
-/// returns how many launches were skipped, of how many, and the records
-/// left.
-fn real_step_agrees(file: &str) -> (usize, usize, usize) {
+/// A real log's step, launch 3 failing, from an empty world or a `warm`
+/// one, held to agree on both sides; returns how many launches were
+/// skipped, of how many, and the records left.
+fn real_step_agrees(file: &str, warm: bool) -> (usize, usize, usize) {
     let names = KernelNames::PerLaunch;
-    let workload = w5_real(file, names, Some(W5_FAILED_LAUNCH));
+    let workload = w5_real(file, names, Some(W5_FAILED_LAUNCH), warm);
     let launches = workload.1.work.len();
     let (skipped, records) = steps_agree(workload, names);
     (skipped, launches, records)

@@ -207,9 +207,20 @@ impl BaseAlloc {
 }
 
 /// One stream's memory manager.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct BaseStream {
     pub allocs: Vec<Option<BaseAlloc>>,
+}
+
+/// A clone keeps the vector's capacity, as a clone of the world keeps its
+/// stores' room (a slot map's freed slots, a hash table's buckets): a
+/// baseline warmed for a step stays warm in the clones the benches step.
+impl Clone for BaseStream {
+    fn clone(&self) -> Self {
+        let mut allocs = Vec::with_capacity(self.allocs.capacity());
+        allocs.extend(self.allocs.iter().cloned());
+        BaseStream { allocs }
+    }
 }
 
 /// A skipped launch, as the runtime records it.
@@ -354,6 +365,16 @@ impl Baseline {
             .allocs
             .get_mut(at.index)?
             .as_mut()
+    }
+
+    /// Room for `additional` more allocations on `slot` without growing.
+    pub fn reserve(&mut self, slot: usize, additional: usize) {
+        if let Some(stream) = self.pool.get_mut(slot) {
+            stream
+                .get_or_insert_with(BaseStream::default)
+                .allocs
+                .reserve(additional);
+        }
     }
 
     /// Frees the allocation at `at`, as the seed's pool drops its entry:

@@ -467,8 +467,13 @@ pub enum Allocs {
     /// All before the steps, outside the timing: W5's generated log makes
     /// them before its launches use them and frees none.
     Before,
-    /// In the steps, where the log makes them, as it frees them.
+    /// In the steps, where the log makes them, as it frees them, from an
+    /// empty world (as `taintworld replay` starts).
     InSteps,
+    /// The same from a world — and a baseline — that has made and freed
+    /// the log's allocations once: its stores have the room the step
+    /// needs, as a scheduler's world has after its first step.
+    InStepsWarm,
 }
 
 /// The bindings of the W5 host writes and reads, by step (`None` for a
@@ -611,10 +616,16 @@ pub const RESNET: &str = "resnet_train_step.jsonl.gz";
 /// programs on an H200 (`examples/logs/real/`, `file` its name there),
 /// read here — outside any timed loop — with launch `fail` failing, or
 /// none: every event of the log is a step (allocations and frees included,
-/// where the log makes them) but its header. What `w5_from_events` cannot
+/// where the log makes them) but its header, from an empty world or, when
+/// `warm`, one that has made and freed the log's allocations once. What `w5_from_events` cannot
 /// mirror on both sides (a capture, a profile, a failed host write) makes
 /// it panic, naming the event, rather than time something else.
-pub fn w5_real(file: &str, names: KernelNames, fail: Option<usize>) -> (Pair, Prepared, Vec<Step>) {
+pub fn w5_real(
+    file: &str,
+    names: KernelNames,
+    fail: Option<usize>,
+    warm: bool,
+) -> (Pair, Prepared, Vec<Step>) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples/logs/real")
         .join(file);
@@ -626,7 +637,12 @@ pub fn w5_real(file: &str, names: KernelNames, fail: Option<usize>) -> (Pair, Pr
                 .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), line.number))
         })
         .collect();
-    w5_from_events(&events, names, fail, Allocs::InSteps)
+    let allocs = if warm {
+        Allocs::InStepsWarm
+    } else {
+        Allocs::InSteps
+    };
+    w5_from_events(&events, names, fail, allocs)
 }
 
 /// W5's pair, launches and steps from a log's `events`: the allocations
@@ -652,6 +668,30 @@ fn w5_from_events(
     // alone: the keys and locations they get are those the steps' own
     // allocations will get (both stores hand them out in a fixed order),
     // and each launch's rows are made while what it binds is alive.
+    if allocs == Allocs::InStepsWarm {
+        let mut made = Vec::new();
+        let mut per_slot = std::collections::BTreeMap::new();
+        for e in events {
+            if let Event::Alloc {
+                stream,
+                memory,
+                size,
+                ..
+            } = e
+            {
+                let key = world.alloc(*stream, *memory, *size).expect("fresh id");
+                made.push((key, base.alloc(*stream as usize, *memory, *size)));
+                *per_slot.entry(*stream as usize).or_insert(0) += 1;
+            }
+        }
+        for (key, at) in made {
+            world.free(key).expect("live memory");
+            base.free(at);
+        }
+        for (slot, count) in per_slot {
+            base.reserve(slot, count);
+        }
+    }
     let (mut replica, mut base_replica) = (world.clone(), base.clone());
     let mut by_memory = std::collections::HashMap::new();
     let mut list = Vec::new();
@@ -704,7 +744,7 @@ fn w5_from_events(
                     access: Access::Write,
                 };
                 made.push((*memory, whole));
-                if allocs == Allocs::InSteps {
+                if allocs != Allocs::Before {
                     steps.push(Step::Alloc {
                         memory: *memory,
                         made: whole,
@@ -759,9 +799,9 @@ fn w5_from_events(
                 steps.push(Step::Read(read))
             }
             Event::Free { memory } => {
-                assert_eq!(
+                assert_ne!(
                     allocs,
-                    Allocs::InSteps,
+                    Allocs::Before,
                     "a free (memory {memory}) in a log whose allocations are made before its steps"
                 );
                 let (key, at, size) = by_memory[memory];
