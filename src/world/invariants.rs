@@ -24,7 +24,8 @@ impl World {
         let mut pins: HashMap<FailureKey, u64> = HashMap::default();
         let mut refs: HashMap<RecordKey, u64> = HashMap::default();
         let mut all_claims = 0u64;
-        for (_, a) in self.allocs.iter() {
+        let mut rows = 0usize;
+        for (key, a) in self.allocs.iter() {
             let claims = a.claims.as_slice();
             all_claims += claims.len() as u64;
             let mut carried: Vec<FailureKey> = Vec::new();
@@ -88,6 +89,23 @@ impl World {
             for f in carried {
                 *carriers.entry(f).or_default() += 1;
             }
+            // The row, its footprint and the memory-id index agree.
+            rows += 1;
+            let agrees = self.allocs.footprint(key).is_some_and(|f| {
+                f.size == a.size && f.slot == a.slot as u32 && f.claimed != claims.is_empty()
+            });
+            if !agrees {
+                return Err(format!("memory {}: footprint and row disagree", a.memory));
+            }
+            if self.allocs.key_of(a.memory) != Some(key) {
+                return Err(format!("memory {}: the index names another key", a.memory));
+            }
+        }
+        if rows != self.allocs.len() {
+            return Err(format!(
+                "{} footprints but {rows} allocation rows",
+                self.allocs.len()
+            ));
         }
         for window in self.windows.values() {
             if let Some(doom) = window.doom {
@@ -244,6 +262,9 @@ mod tests {
     /// The claims of `memory`, to break.
     fn claims(w: &mut World, memory: u64) -> &mut smallvec::SmallVec<[Claim; 1]> {
         let key = key(w, memory);
+        // The claims are about to be given some: the footprint says so,
+        // so that only what a test breaks on purpose is named.
+        w.allocs.mark_claimed(key);
         let row = w.allocs.row_mut(key).expect("a live allocation");
         row.claims.raw_mut()
     }
@@ -333,6 +354,16 @@ mod tests {
         .collect();
         w.graph.failures.gain_carrier(f);
         assert_eq!(w.check_invariants(), Ok(()));
+    }
+
+    /// The footprint mirrors its row: one that says claimed over a clean
+    /// row would send launches down the wrong path.
+    #[test]
+    fn a_footprint_that_disagrees_with_its_row_is_named() {
+        let mut w = chained();
+        let clean = key(&w, 4);
+        w.allocs.mark_claimed(clean);
+        names(&w, "memory 4: footprint and row disagree");
     }
 
     #[test]
