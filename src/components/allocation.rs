@@ -215,8 +215,10 @@ impl Allocations {
     }
 
     /// Room for a new allocation of memory id `memory`, or `None` if an
-    /// allocation of that id is live: one probe of the memory-id index both
-    /// checks the id and, once the room is filled, indexes it.
+    /// allocation of that id is live: one look-up of the memory-id index
+    /// checks the id, and the vacant entry it leaves indexes the new key
+    /// with the hash already made (its insert still finds a free slot, but
+    /// compares no key again).
     #[inline]
     pub(crate) fn vacancy(&mut self, memory: u64) -> Option<Vacancy<'_>> {
         match self.by_memory.entry(memory) {
