@@ -435,18 +435,23 @@ impl World {
     /// Cost: O(1) expected for a clean allocation; O(claims) for a claimed
     /// one, plus the failures and skip records only its claims held.
     pub fn free(&mut self, memory: impl Into<MemoryRef>) -> Result<(), Error> {
-        let key = match memory.into() {
-            MemoryRef::Id(memory) => self
-                .allocs
-                .key_of(memory)
-                .ok_or(Error::UnknownMemory { memory })?,
-            MemoryRef::Key(key) => key,
-        };
         let g = &mut self.graph;
-        // The footprint goes with the row; no flag to keep.
-        if !self.allocs.free(key, &mut g.failures, &mut g.records) {
-            // Only a key can name what is not alive: an id found its key.
-            return Err(Error::UnknownKey { key });
+        // The footprint goes with the row; no flag to keep. Nothing
+        // changes unless the allocation is alive.
+        match memory.into() {
+            MemoryRef::Id(memory) => {
+                if !self
+                    .allocs
+                    .free_memory(memory, &mut g.failures, &mut g.records)
+                {
+                    return Err(Error::UnknownMemory { memory });
+                }
+            }
+            MemoryRef::Key(key) => {
+                if !self.allocs.free(key, &mut g.failures, &mut g.records) {
+                    return Err(Error::UnknownKey { key });
+                }
+            }
         }
         self.stamp.freed();
         self.prune();

@@ -251,4 +251,23 @@ impl Allocations {
         self.rows.remove(key);
         self.hot.remove(key).is_some()
     }
+
+    /// [`free`](Self::free) of the live allocation with memory id
+    /// `memory`: the one probe that removes the id from the index finds
+    /// the key too. Whether one was alive.
+    pub(crate) fn free_memory(
+        &mut self,
+        memory: u64,
+        failures: &mut Failures,
+        records: &mut Records,
+    ) -> bool {
+        let Some(key) = self.by_memory.remove(&memory) else {
+            return false;
+        };
+        if let Some(row) = self.rows.get_mut(key) {
+            row.claims.clear(failures, records);
+        }
+        self.rows.remove(key);
+        self.hot.remove(key).is_some()
+    }
 }
