@@ -54,39 +54,14 @@ fn main() {
         // `cargo bench` runs every bench target with `--bench`: nothing to do.
         _ => return,
     };
-    let units = match workload {
-        "w5" => run_w5(side, iterations, KernelNames::PerLaunch, None),
-        "w5-registered" => run_w5(side, iterations, KernelNames::Registered, None),
-        "w5-gpt2" => run_w5(
-            side,
-            iterations,
-            KernelNames::PerLaunch,
-            Some((GPT2, false)),
-        ),
-        "w5-gpt2-registered" => run_w5(
-            side,
-            iterations,
-            KernelNames::Registered,
-            Some((GPT2, false)),
-        ),
-        "w5-gpt2-warm" => run_w5(side, iterations, KernelNames::PerLaunch, Some((GPT2, true))),
-        "w5-resnet" => run_w5(
-            side,
-            iterations,
-            KernelNames::PerLaunch,
-            Some((RESNET, false)),
-        ),
-        "w5-resnet-warm" => run_w5(
-            side,
-            iterations,
-            KernelNames::PerLaunch,
-            Some((RESNET, true)),
-        ),
-        "w1-single" => run_w1_single(side, iterations, n, false),
-        "w1-single-claimed" => run_w1_single(side, iterations, n, true),
-        "w3" => run_w3(side, iterations, n, false),
-        "w3-searched" => run_w3(side, iterations, n, true),
-        "w3-carve" => run_w3_carve(side, iterations),
+    let w5_shaped = W5_SHAPED.iter().find(|(name, ..)| *name == workload);
+    let units = match (workload, w5_shaped) {
+        (_, Some(&(_, names, real))) => run_w5(side, iterations, names, real),
+        ("w1-single", _) => run_w1_single(side, iterations, n, false),
+        ("w1-single-claimed", _) => run_w1_single(side, iterations, n, true),
+        ("w3", _) => run_w3(side, iterations, n, false),
+        ("w3-searched", _) => run_w3(side, iterations, n, true),
+        ("w3-carve", _) => run_w3_carve(side, iterations),
         _ => {
             let (mut pair, prepared, kernel, units) = match workload {
                 "w1" => {
@@ -263,6 +238,30 @@ fn on_clones(pair: &workloads::Pair, iterations: usize, step: impl Fn(&mut World
     drop(worlds);
     drop(bases);
 }
+
+/// A real log's file name in `examples/logs/real/`, and whether its steps
+/// start from a warm world.
+type RealLog = (&'static str, bool);
+
+/// The W5-shaped workloads: each one's name, how its kernels are named, and
+/// the real log it replays (and whether from a warm world), if any.
+const W5_SHAPED: [(&str, KernelNames, Option<RealLog>); 7] = [
+    ("w5", KernelNames::PerLaunch, None),
+    ("w5-registered", KernelNames::Registered, None),
+    ("w5-gpt2", KernelNames::PerLaunch, Some((GPT2, false))),
+    (
+        "w5-gpt2-registered",
+        KernelNames::Registered,
+        Some((GPT2, false)),
+    ),
+    ("w5-gpt2-warm", KernelNames::PerLaunch, Some((GPT2, true))),
+    ("w5-resnet", KernelNames::PerLaunch, Some((RESNET, false))),
+    (
+        "w5-resnet-warm",
+        KernelNames::PerLaunch,
+        Some((RESNET, true)),
+    ),
+];
 
 /// W5 steps on a fresh clone per iteration, as `systems.rs` times them (the
 /// clones are made outside [`measured`]): the generated log's, or with

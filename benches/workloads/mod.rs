@@ -645,6 +645,29 @@ pub fn w5_real(
     w5_from_events(&events, names, fail, allocs)
 }
 
+/// Makes and frees `allocations` (stream, memory id, size) on both sides
+/// once, and gives the baseline's vectors room for as many again: the
+/// stores then hold the room a second run of them needs, as a scheduler's
+/// do after its first step.
+fn warm_up(world: &mut World, base: &mut Baseline, allocations: &[(u64, u64, u64)]) {
+    let mut per_slot = std::collections::BTreeMap::new();
+    let made: Vec<_> = allocations
+        .iter()
+        .map(|&(stream, memory, size)| {
+            *per_slot.entry(stream as usize).or_insert(0) += 1;
+            let key = world.alloc(stream, memory, size).expect("fresh id");
+            (key, base.alloc(stream as usize, memory, size))
+        })
+        .collect();
+    for (key, at) in made {
+        world.free(key).expect("live memory");
+        base.free(at);
+    }
+    for (slot, count) in per_slot {
+        base.reserve(slot, count);
+    }
+}
+
 /// W5's pair, launches and steps from a log's `events`: the allocations
 /// made as `allocs` says (a log's memory ids are each allocated once: a
 /// second `alloc` of one panics here), the launches, host writes, reads
@@ -664,38 +687,28 @@ fn w5_from_events(
     })
     .expect("valid config");
     let mut base = Baseline::new(8);
-    // A replica of both sides replays the log's allocations and frees
-    // alone: the keys and locations they get are those the steps' own
-    // allocations will get (both stores hand them out in a fixed order),
-    // and each launch's rows are made while what it binds is alive.
-    if allocs == Allocs::InStepsWarm {
-        let mut made = Vec::new();
-        let mut per_slot = std::collections::BTreeMap::new();
-        for e in events {
-            if let Event::Alloc {
+    let allocations: Vec<(u64, u64, u64)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Alloc {
                 stream,
                 memory,
                 size,
                 ..
-            } = e
-            {
-                let key = world.alloc(*stream, *memory, *size).expect("fresh id");
-                made.push((key, base.alloc(*stream as usize, *memory, *size)));
-                *per_slot.entry(*stream as usize).or_insert(0) += 1;
-            }
-        }
-        for (key, at) in made {
-            world.free(key).expect("live memory");
-            base.free(at);
-        }
-        for (slot, count) in per_slot {
-            base.reserve(slot, count);
-        }
+            } => Some((*stream, *memory, *size)),
+            _ => None,
+        })
+        .collect();
+    if allocs == Allocs::InStepsWarm {
+        warm_up(&mut world, &mut base, &allocations);
     }
+    // A replica of both sides replays the log's allocations and frees
+    // alone: the keys and locations they get are those the steps' own
+    // allocations will get (both stores hand them out in a fixed order),
+    // and each launch's rows are made while what it binds is alive.
     let (mut replica, mut base_replica) = (world.clone(), base.clone());
     let mut by_memory = std::collections::HashMap::new();
     let mut list = Vec::new();
-    let mut made = Vec::new();
     let mut freed = std::collections::HashSet::new();
     let both = |b: &taintworld::log::LogBinding,
                 access: Access,
@@ -736,18 +749,17 @@ fn w5_from_events(
                 let at = base_replica.alloc(*stream as usize, *memory, *size);
                 by_memory.insert(*memory, (key, at, *size));
                 list.push((key, at, *size));
-                let whole = Both {
-                    key,
-                    at,
-                    start: 0,
-                    end: *size,
-                    access: Access::Write,
-                };
-                made.push((*memory, whole));
                 if allocs != Allocs::Before {
+                    let made = Both {
+                        key,
+                        at,
+                        start: 0,
+                        end: *size,
+                        access: Access::Write,
+                    };
                     steps.push(Step::Alloc {
                         memory: *memory,
-                        made: whole,
+                        made,
                     });
                 }
             }
@@ -822,12 +834,11 @@ fn w5_from_events(
     }
     if allocs == Allocs::Before {
         // No frees: made in log order, they get the replica's keys.
-        for (memory, b) in &made {
-            let key = world
-                .alloc(b.at.slot as u64, *memory, b.end)
-                .expect("fresh id");
-            assert_eq!(key, b.key, "memory {memory}");
-            assert_eq!(base.alloc(b.at.slot, *memory, b.end), b.at);
+        for &(stream, memory, size) in &allocations {
+            let (key, at, _) = by_memory[&memory];
+            let made = world.alloc(stream, memory, size).expect("fresh id");
+            assert_eq!(made, key, "memory {memory}");
+            assert_eq!(base.alloc(stream as usize, memory, size), at);
         }
     }
     // Each launch's own copy of its name is made in one pass, in launch
