@@ -19,7 +19,8 @@
 //!             real GPT-2 or ResNet training-step log, launch 3 failing) |
 //!             w5-gpt2-registered (the GPT-2 step's names registered) |
 //!             w5-gpt2-warm, w5-resnet-warm (the same steps from a world
-//!             that has made and freed their allocations once)
+//!             that has made and freed their allocations once) |
+//!             w5-two-streams (the real two-stream log's steps)
 //!   side:     crate | rows (pre-resolved) | baseline
 //! ```
 
@@ -33,9 +34,9 @@ use baseline::Baseline;
 use taintworld::systems::check_reads;
 use taintworld::{Outcome, Resolved, World};
 use workloads::{
-    GPT2, KernelNames, RESNET, W5_FAILED_LAUNCH, base_kernels, base_steps, run_base_quiet,
-    step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads,
-    w4_retaint, w5_real, w5_training, world_steps,
+    GPT2, KernelNames, RESNET, TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps,
+    run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve,
+    w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -80,7 +81,8 @@ fn main() {
                     eprintln!(
                         "unknown workload {other}: w1, w1-single, w1-single-claimed, w2, w3, \
                          w3-searched, w3-carve, w4, w5, w5-registered, w5-gpt2, \
-                         w5-gpt2-registered, w5-gpt2-warm, w5-resnet or w5-resnet-warm"
+                         w5-gpt2-registered, w5-gpt2-warm, w5-resnet, w5-resnet-warm or \
+                         w5-two-streams"
                     );
                     std::process::exit(2);
                 }
@@ -245,7 +247,7 @@ type RealLog = (&'static str, bool);
 
 /// The W5-shaped workloads: each one's name, how its kernels are named, and
 /// the real log it replays (and whether from a warm world), if any.
-const W5_SHAPED: [(&str, KernelNames, Option<RealLog>); 7] = [
+const W5_SHAPED: [(&str, KernelNames, Option<RealLog>); 8] = [
     ("w5", KernelNames::PerLaunch, None),
     ("w5-registered", KernelNames::Registered, None),
     ("w5-gpt2", KernelNames::PerLaunch, Some((GPT2, false))),
@@ -260,6 +262,11 @@ const W5_SHAPED: [(&str, KernelNames, Option<RealLog>); 7] = [
         "w5-resnet-warm",
         KernelNames::PerLaunch,
         Some((RESNET, true)),
+    ),
+    (
+        "w5-two-streams",
+        KernelNames::PerLaunch,
+        Some((TWO_STREAMS, false)),
     ),
 ];
 

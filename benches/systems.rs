@@ -25,9 +25,9 @@ use taintworld::{
 };
 
 use workloads::{
-    Both, GPT2, KernelNames, Pair, Prepared, RESNET, Step, W5_FAILED_LAUNCH, base_kernels,
-    base_steps, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve,
-    w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_steps,
+    Both, GPT2, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS, W5_FAILED_LAUNCH,
+    base_kernels, base_steps, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean,
+    w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_steps,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -399,6 +399,7 @@ fn w5_real_logs(c: &mut Criterion) {
         ("resnet", RESNET, false),
         ("gpt2-warm", GPT2, true),
         ("resnet-warm", RESNET, true),
+        ("two-streams", TWO_STREAMS, false),
     ] {
         let names = KernelNames::PerLaunch;
         bench_steps(

@@ -611,6 +611,9 @@ pub const GPT2: &str = "gpt2_train_step.jsonl.gz";
 /// The real ResNet training-step log: with launch 3 failing, one launch is
 /// skipped and the next write releases it all — a clean step, nearly.
 pub const RESNET: &str = "resnet_train_step.jsonl.gz";
+/// The real two-stream log: a producer stream and a consumer stream,
+/// launch 3 failing.
+pub const TWO_STREAMS: &str = "two_streams.jsonl.gz";
 
 /// W5's steps from one of the launch logs recorded from real PyTorch
 /// programs on an H200 (`examples/logs/real/`, `file` its name there),
