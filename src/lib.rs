@@ -193,8 +193,8 @@
 //! | what | bytes |
 //! | --- | --- |
 //! | an allocation's [`Footprint`](components::allocation::Footprint) (what every binding touches) | 16 |
-//! | an allocation's row ([`Allocation`]) | 72 |
-//! | a clean allocation, all told (footprint, row, memory-id index) | about 160, no heap memory of its own |
+//! | an allocation's row ([`Allocation`]) | 80 |
+//! | a clean allocation, all told (footprint, row, memory-id index) | about 170, no heap memory of its own |
 //! | a [`Claim`] (the first of an allocation inline) | 32; about 42 with growth slack |
 //! | a [`Failure`] | 120; about 220 with its strings and index entries |
 //! | a [`SkipRecord`] (kernel names interned) | 56 |

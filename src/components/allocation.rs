@@ -19,7 +19,7 @@ new_key_type! {
     pub struct AllocKey;
 }
 
-/// One allocation entity's row. A clean one is 72 bytes and owns no heap
+/// One allocation entity's row. A clean one is 80 bytes and owns no heap
 /// memory; its hot fields are mirrored in its [`Footprint`].
 #[derive(Clone, Debug)]
 pub struct Allocation {
@@ -98,8 +98,8 @@ impl Vacancy<'_> {
 ///
 /// Costs: a binding by key is one slot-map look-up into 24-byte entries, no
 /// hashing; by memory id one hash-map probe first. A clean allocation costs
-/// about 160 bytes all told (measured over 100,000: the 24-byte footprint
-/// slot, the 80-byte row slot, the memory-id index entry, and the stores'
+/// about 170 bytes all told (measured over 100,000: the 24-byte footprint
+/// slot, the 88-byte row slot, the memory-id index entry, and the stores'
 /// growth slack), and no heap memory of its own.
 #[derive(Clone, Debug, Default)]
 pub struct Allocations {
@@ -235,7 +235,7 @@ impl Allocations {
     /// [`ClaimSet::clear`]) and removes it. Whether it was alive. The row
     /// is cleared where it lies and dropped, never moved out: a free is as
     /// frequent as a launch in a real program's log, and moving the
-    /// 80-byte row out cost more than the rest of a clean free.
+    /// whole row out cost more than the rest of a clean free.
     pub(crate) fn free(
         &mut self,
         key: AllocKey,

@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use hashbrown::HashMap;
 
 use super::World;
-use crate::components::claim::Origin;
+use crate::components::claim::{COUNTED_ABOVE, Origin, UNCOUNTED_AT};
 use crate::components::failure::FailureKey;
 use crate::components::record::RecordKey;
 
@@ -28,7 +28,9 @@ impl World {
         for (key, a) in self.allocs.iter() {
             let claims = a.claims.as_slice();
             all_claims += claims.len() as u64;
+            // How many claims carry each failure, in first-claim order.
             let mut carried: Vec<FailureKey> = Vec::new();
+            let mut per_failure: HashMap<FailureKey, usize> = HashMap::default();
             for (i, c) in claims.iter().enumerate() {
                 if c.start >= c.end {
                     return Err(format!(
@@ -57,9 +59,11 @@ impl World {
                 if g.failures.get(c.failure).is_none() {
                     return Err(format!("memory {}: claim of a dead failure", a.memory));
                 }
-                if !carried.contains(&c.failure) {
+                let n = per_failure.entry(c.failure).or_default();
+                if *n == 0 {
                     carried.push(c.failure);
                 }
+                *n += 1;
                 if let Origin::Skip(r) = c.origin {
                     match g.records.get(r) {
                         Some(rec) if rec.failure == c.failure => {}
@@ -88,6 +92,23 @@ impl World {
             }
             for f in carried {
                 *carriers.entry(f).or_default() += 1;
+            }
+            // A large set's count of its claims per failure is theirs.
+            match a.claims.counts() {
+                Some(counts) if *counts != per_failure || claims.len() <= UNCOUNTED_AT => {
+                    return Err(format!(
+                        "memory {}: the claim set's count per failure is not its claims'",
+                        a.memory
+                    ));
+                }
+                None if claims.len() > COUNTED_ABOVE => {
+                    return Err(format!(
+                        "memory {}: {} claims and no count per failure",
+                        a.memory,
+                        claims.len()
+                    ));
+                }
+                _ => {}
             }
             // The row, its footprint and the memory-id index agree.
             rows += 1;
