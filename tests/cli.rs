@@ -551,7 +551,7 @@ fn a_failed_write_to_stdout_that_is_not_a_closed_pipe_is_an_error_with_exit_stat
     let out = onto_a_full_device(&["gen", "--launches", "10"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(stderr.starts_with("error: writing the log: "), "{stderr}");
 }
 
 #[test]
@@ -664,6 +664,42 @@ fn the_summary_shows_control_characters_of_the_log_escaped() {
     );
     let json = report(&["replay", "--json", log.to_str().unwrap()]);
     assert_eq!(json["reads"][0]["error"]["kind"], "a\nfinal: forged");
+}
+
+/// The summary shows the first five tainted reads, each with its chain,
+/// and says how many more there were; a log with none past five says
+/// nothing of more.
+#[test]
+fn the_summary_shows_five_tainted_reads_and_counts_the_rest() {
+    let mut lines = vec![
+        r#"{"op":"alloc","stream":0,"memory":1,"size":16}"#.to_string(),
+        r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":{"failed":{"kind":"compile","message":"bad"}}}"#.to_string(),
+    ];
+    let read = r#"{"op":"read","binding":{"stream":0,"memory":1}}"#;
+    lines.extend(std::iter::repeat_n(read.to_string(), 5));
+    let five = scratch("five_tainted_reads.jsonl");
+    std::fs::write(&five, lines.join("\n")).unwrap();
+    let summary = summary_of(&five);
+    let shown = |summary: &str| {
+        summary
+            .lines()
+            .filter(|l| l.contains("is tainted by failure 1"))
+            .count()
+    };
+    assert_eq!(shown(&summary), 5, "{summary}");
+    assert!(!summary.contains("more tainted read"), "{summary}");
+    // Two more, and a clean read between, which is not counted.
+    lines.push(r#"{"op":"alloc","stream":0,"memory":2,"size":16}"#.to_string());
+    lines.push(r#"{"op":"read","binding":{"stream":0,"memory":2}}"#.to_string());
+    lines.extend(std::iter::repeat_n(read.to_string(), 2));
+    let seven = scratch("seven_tainted_reads.jsonl");
+    std::fs::write(&seven, lines.join("\n")).unwrap();
+    let summary = summary_of(&seven);
+    assert_eq!(shown(&summary), 5, "{summary}");
+    assert!(
+        summary.contains("… 2 more tainted reads (--json lists every read)"),
+        "{summary}"
+    );
 }
 
 /// Without `--json` the summary's memory follows the world, not the log:

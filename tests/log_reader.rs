@@ -1390,6 +1390,20 @@ fn a_gz_file_is_decompressed() {
     assert_eq!(read_file(&path), small_log_lines());
 }
 
+/// Gzip is known by its first bytes as well as by the name: a gzipped log
+/// renamed without `.gz`, or named `.GZ`, reads as the plain log does.
+#[test]
+fn a_gzipped_file_is_decompressed_whatever_its_name() {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(SMALL_LOG.as_bytes()).unwrap();
+    let bytes = gz.finish().unwrap();
+    for name in ["renamed.jsonl", "SHOUTED.JSONL.GZ", "no-extension"] {
+        let path = temp_path(name);
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(read_file(&path), small_log_lines(), "{name}");
+    }
+}
+
 /// Counts the bytes read through it into a shared cell.
 struct Counted<R> {
     inner: R,

@@ -35,7 +35,7 @@ enum Command {
         /// The log.
         log: PathBuf,
         /// Process launch N as if it failed (repeatable).
-        #[arg(long = "fail-launch", value_name = "N")]
+        #[arg(long = "fail-launch", value_name = "N", allow_negative_numbers = true)]
         fail_launch: Vec<u64>,
         /// Print the SPEC §8 report as one line of JSON instead of a summary.
         #[arg(long)]
@@ -49,8 +49,10 @@ enum Command {
         /// Stream slots (overrides the log's header).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::MAX))]
         max_streams: Option<u64>,
-        /// Longest skip chain kept (overrides the log's header); any
-        /// value from 4294967295 up keeps every chain whole.
+        /// Depth at which a skip record's cause is cut (overrides the log's
+        /// header; default 1024). A cut record starts the count again at 1,
+        /// so a read's chain ends at the newest cut, however long it ran;
+        /// any value from 4294967295 up keeps every chain whole.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::MAX))]
         chain_limit: Option<u64>,
     },
@@ -60,13 +62,13 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// How many launches.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         launches: u64,
         /// How many streams.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=u64::MAX))]
         streams: u64,
         /// Probability that a launch fails, from 0 to 1.
-        #[arg(long, default_value_t = 0.0, value_parser = probability)]
+        #[arg(long, default_value_t = 0.0, value_parser = probability, allow_negative_numbers = true)]
         fail_rate: f64,
         /// The workload's shape.
         #[arg(long, value_enum, default_value_t = ShapeArg::Random)]
@@ -317,6 +319,8 @@ struct Summary {
     untallied: taintworld::log::Untallied,
     rejected: u64,
     reads: Vec<taintworld::log::ReadEntry>,
+    /// Tainted reads in all, shown or not.
+    tainted_reads: u64,
     failed_captures: u64,
     failed_host_ops: u64,
     invalid_profiles: u64,
@@ -339,6 +343,7 @@ impl Summary {
                 .take(taintworld::log::SUMMARY_READS)
                 .cloned()
                 .collect(),
+            tainted_reads: replay.tainted_read_count(),
             failed_captures: replay.failed_captures(),
             failed_host_ops: replay.failed_host_writes_and_replays(),
             invalid_profiles: replay.invalid_profiles(),
@@ -422,6 +427,11 @@ impl Summary {
                     writeln!(out, "    … chain cut at chain_limit")?;
                 }
             }
+        }
+        let unshown = self.tainted_reads.saturating_sub(self.reads.len() as u64);
+        if unshown > 0 {
+            let reads = Count(unshown, "more tainted read", "more tainted reads");
+            writeln!(out, "… {reads} (--json lists every read)")?;
         }
         if self.failed_captures > 0 {
             let captures = Count(self.failed_captures, "capture", "captures");
@@ -532,7 +542,8 @@ impl fmt::Display for Shown<'_> {
 fn run_gen(options: GenOptions, output: Option<PathBuf>) -> io::Result<()> {
     let progress = Progress::new(GEN_BAR, options.launches);
     let written = match &output {
-        None => quiet_on_closed_pipe(write_log(&options, io::stdout().lock(), &progress).map(drop)),
+        None => quiet_on_closed_pipe(write_log(&options, io::stdout().lock(), &progress).map(drop))
+            .map_err(|e| io::Error::new(e.kind(), format!("writing the log: {e}"))),
         Some(path) => {
             let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
             let file = File::create(path).map_err(named)?;

@@ -250,11 +250,17 @@ fn blank(line: &[u8]) -> bool {
     line.iter().all(|&b| b == b' ' || b == b'\t')
 }
 
+/// The first two bytes of every gzip member (RFC 1952).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
 impl LogReader<Box<dyn BufRead + Send>> {
-    /// Opens a log file, decompressing it when its name ends in `.gz`
-    /// (several gzip members in a row read as one log, as `zcat` does; unlike
-    /// `zcat`, anything after the last member — zero padding included — and
-    /// an empty file are errors: a log is whole members and nothing else).
+    /// Opens a log file, decompressing it when its name ends in `.gz` (in
+    /// any case) or its first two bytes are gzip's magic number — a gzipped
+    /// log renamed, or `/dev/stdin` fed by `gzip -c`; no JSON line can
+    /// start with those bytes. Several gzip members in a row read as one
+    /// log, as `zcat` does; unlike `zcat`, anything after the last member —
+    /// zero padding included — and an empty `.gz` file are errors: a log is
+    /// whole members and nothing else.
     ///
     /// # Errors
     ///
@@ -267,12 +273,13 @@ impl LogReader<Box<dyn BufRead + Send>> {
     /// [`open`](Self::open), reading the file through what `wrap` makes of
     /// it: the file wrapped to count the bytes read of it for a progress
     /// bar, say. What it reads is then read as `open` reads the file,
-    /// decompressed when the name ends in `.gz`, with I/O errors naming the
-    /// path.
+    /// decompressed when the name or the first bytes say gzip, with I/O
+    /// errors naming the path.
     ///
     /// # Errors
     ///
-    /// When the file cannot be opened, as for `open`.
+    /// When the file cannot be opened or its first bytes read, as for
+    /// `open`.
     pub fn open_with<F: Read + Send + 'static>(
         path: impl AsRef<Path>,
         wrap: impl FnOnce(File) -> F,
@@ -281,15 +288,18 @@ impl LogReader<Box<dyn BufRead + Send>> {
         let file = File::open(path).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
         })?;
-        let file = wrap(file);
-        let gz = path
+        let mut file = BufReader::with_capacity(1 << 16, wrap(file));
+        let named = path
             .file_name()
-            .is_some_and(|name| name.to_string_lossy().ends_with(".gz"));
-        let inner: Box<dyn BufRead + Send> = if gz {
-            let decoder = flate2::read::MultiGzDecoder::new(BufReader::new(file));
+            .is_some_and(|name| name.to_string_lossy().to_ascii_lowercase().ends_with(".gz"));
+        let magic = file.fill_buf().map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display()))
+        })?;
+        let inner: Box<dyn BufRead + Send> = if named || magic.starts_with(&GZIP_MAGIC) {
+            let decoder = flate2::bufread::MultiGzDecoder::new(file);
             Box::new(BufReader::with_capacity(1 << 16, decoder))
         } else {
-            Box::new(BufReader::with_capacity(1 << 16, file))
+            Box::new(file)
         };
         let mut reader = LogReader::new(inner);
         reader.path = Some(path.to_owned());

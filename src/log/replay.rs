@@ -114,6 +114,8 @@ pub struct Replay {
     rejected: u64,
     /// Tainted reads for the summary when lists are not kept.
     first_tainted: Vec<ReadEntry>,
+    /// Tainted reads, whether or not the list is kept.
+    tainted: u64,
     /// Failed captures, and failed host writes and graph replays, counted
     /// for the summary whether or not the lists are kept.
     failed_captures: u64,
@@ -150,6 +152,7 @@ impl Replay {
             tallies: Tallies::default(),
             rejected: 0,
             first_tainted: Vec::new(),
+            tainted: 0,
             failed_captures: 0,
             failed_host_ops: 0,
             invalid_profiles: 0,
@@ -180,6 +183,12 @@ impl Replay {
     /// first [`SUMMARY_REJECTED`].
     pub fn rejected(&self) -> u64 {
         self.rejected
+    }
+
+    /// How many reads were tainted, whether or not the list is kept: the
+    /// summary says how many it leaves out.
+    pub fn tainted_read_count(&self) -> u64 {
+        self.tainted
     }
 
     /// The tainted reads the summary shows: all of them when lists are
@@ -420,7 +429,13 @@ impl Replay {
             {
                 // The summary has all the reports it shows: the cheap
                 // question does (same resolution, same errors, same count).
-                world.read_failure(&to_binding(&binding)).map_err(text)?;
+                if world
+                    .read_failure(&to_binding(&binding))
+                    .map_err(text)?
+                    .is_some()
+                {
+                    self.tainted = self.tainted.saturating_add(1);
+                }
             }
             Event::Read { binding } => {
                 let result = match world.read(&to_binding(&binding)).map_err(text)? {
@@ -437,6 +452,9 @@ impl Replay {
                     memory: binding.memory,
                     result,
                 };
+                if matches!(entry.result, LogRead::Tainted(_)) {
+                    self.tainted = self.tainted.saturating_add(1);
+                }
                 if keep {
                     self.report.reads.push(entry);
                 } else if matches!(entry.result, LogRead::Tainted(_))
