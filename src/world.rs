@@ -406,7 +406,8 @@ impl World {
                 .find_or_mint(kind, Self::ALLOC_KERNEL, message)
         });
         let mut claims = ClaimSet::default();
-        if let Some(failure) = unbacked {
+        // Whether the set took a claim: `taint` of an empty set says so.
+        let claimed = unbacked.is_some_and(|failure| {
             let g = &mut self.graph;
             claims.taint(
                 0,
@@ -415,15 +416,16 @@ impl World {
                 Origin::Root,
                 &mut g.failures,
                 &mut g.records,
-            );
-        }
-        let key = vacancy.fill(Allocation {
+            )
+        });
+        let allocation = Allocation {
             memory,
             slot,
             size,
             claims,
             unbacked,
-        });
+        };
+        let key = vacancy.fill(allocation, claimed);
         self.prune();
         Ok(key)
     }
@@ -1610,7 +1612,7 @@ impl World {
             MemoryRef::Key(k) => k,
         };
         let allocation = self.allocs.get(key)?;
-        Some(allocation.claims.as_slice().iter().map(|c| ClaimInfo {
+        Some(allocation.claims.iter().map(|c| ClaimInfo {
             start: c.start,
             end: c.end,
             failure: failure_id(&self.graph, c.failure),

@@ -1,23 +1,23 @@
-//! Claim sets of many claims carrying many failures: past the size at which
-//! a set counts its claims per failure (`COUNTED_ABOVE`), and back down
-//! past the size at which it drops the count (`UNCOUNTED_AT`). The world
-//! and the per-byte model are driven with the same random operations over
-//! one 256-byte allocation, and must agree after every step — claims,
+//! Claim sets of many claims carrying many failures, through every form a
+//! set takes: past the size at which it counts its claims per failure
+//! (`COUNTED_ABOVE`) and back down past the size at which it drops the
+//! count (`UNCOUNTED_AT`); past the size at which it moves its claims into
+//! a tree (`TREE_ABOVE`) and back down to the size at which it moves them
+//! back (`FLAT_AT`). The world and the per-byte model are driven with the
+//! same random operations over one allocation and must agree — claims,
 //! failures with their carrier counts, records, counters, reads — while
-//! SPEC.md §10's invariants hold, the count agreeing with the claims among
-//! them. `tests/world_matches_model.rs` keeps its allocations to 32 bytes,
-//! too few claims to reach the count.
+//! SPEC.md §10's invariants hold, the count and the form among them.
+//! `tests/world_matches_model.rs` keeps its allocations to 32 bytes, too
+//! few claims to reach either.
 
 mod model;
 
 use model::bridge::{model_state, read_result, run_launch, state, to_binding};
 use model::{MBinding, MOutcome, Model};
 use proptest::prelude::*;
-use taintworld::components::claim::{COUNTED_ABOVE, UNCOUNTED_AT};
+use taintworld::components::claim::{COUNTED_ABOVE, FLAT_AT, TREE_ABOVE, UNCOUNTED_AT};
 use taintworld::{Config, World};
 
-/// The allocation's size: room for far more than `COUNTED_ABOVE` claims.
-const SIZE: u64 = 256;
 /// The memory id of the one allocation.
 const MEMORY: u64 = 1;
 
@@ -38,21 +38,46 @@ enum Op {
     Renew,
 }
 
-/// A range of the allocation: mostly a few bytes (so that claims pile up),
-/// sometimes up to the whole of it (so that a set shrinks at once).
-fn range() -> impl Strategy<Value = (u64, u64)> {
-    let len = prop_oneof![8 => 1u64..=4, 1 => 1u64..=SIZE];
-    (0..SIZE, len).prop_map(|(start, len)| (start, (start + len).min(SIZE)))
+/// A range of an allocation of `size` bytes: mostly a few bytes (so that
+/// claims pile up), sometimes up to the whole of it (so that a set shrinks
+/// at once).
+fn range(size: u64) -> impl Strategy<Value = (u64, u64)> {
+    let len = prop_oneof![8 => 1u64..=4, 1 => 1u64..=size];
+    (0..size, len).prop_map(move |(start, len)| (start, (start + len).min(size)))
 }
 
-fn op() -> impl Strategy<Value = Op> {
+/// A random operation on an allocation of `size` bytes.
+fn op(size: u64) -> impl Strategy<Value = Op> {
     prop_oneof![
-        12 => (0u8..64, range()).prop_map(|(kind, (start, end))| Op::Fail { kind, start, len: end - start }),
-        4 => (range(), range()).prop_map(|(read, write)| Op::Chain { read, write }),
-        3 => range().prop_map(|(start, end)| Op::Write { start, len: end - start }),
-        2 => range().prop_map(|(start, end)| Op::Read { start, len: end - start }),
+        12 => (0u8..64, range(size)).prop_map(|(kind, (start, end))| Op::Fail { kind, start, len: end - start }),
+        4 => (range(size), range(size)).prop_map(|(read, write)| Op::Chain { read, write }),
+        3 => range(size).prop_map(|(start, end)| Op::Write { start, len: end - start }),
+        2 => range(size).prop_map(|(start, end)| Op::Read { start, len: end - start }),
         1 => Just(Op::Renew),
     ]
+}
+
+/// A random operation on a few bytes of an allocation of `size` bytes,
+/// never its free: a set in its tree stays there.
+fn small_op(size: u64) -> impl Strategy<Value = Op> {
+    let few =
+        move || (0..size, 1u64..=4).prop_map(move |(start, len)| (start, len.min(size - start)));
+    prop_oneof![
+        12 => (0u8..64, few()).prop_map(|(kind, (start, len))| Op::Fail { kind, start, len }),
+        4 => (few(), few()).prop_map(|((r, rl), (w, wl))| Op::Chain { read: (r, r + rl), write: (w, w + wl) }),
+        3 => few().prop_map(|(start, len)| Op::Write { start, len }),
+        2 => few().prop_map(|(start, len)| Op::Read { start, len }),
+    ]
+}
+
+/// `n` one-byte claims of failures of 64 kinds, a byte apart, so that no
+/// two touch: the set grows one claim an operation.
+fn spaced(n: u64) -> impl Iterator<Item = Op> {
+    (0..n).map(|i| Op::Fail {
+        kind: (i % 64) as u8,
+        start: 2 * i,
+        len: 1,
+    })
 }
 
 fn binding((start, end): (u64, u64), access: u8) -> MBinding {
@@ -64,8 +89,27 @@ fn binding((start, end): (u64, u64), access: u8) -> MBinding {
     }
 }
 
-/// Applies `op` to both and compares them after it.
-fn step(m: &mut Model, w: &mut World, op: &Op) -> Result<(), TestCaseError> {
+/// The model and the world of one allocation of `size` bytes.
+fn pair(size: u64) -> Result<(Model, World), TestCaseError> {
+    let mut m = Model::new(4, 64, false);
+    let config = Config {
+        max_streams: 4,
+        chain_limit: 64,
+        ..Config::default()
+    };
+    let mut w = World::new(config).expect("valid config");
+    prop_assert!(m.alloc(0, MEMORY, size).is_ok());
+    prop_assert!(w.alloc(0, MEMORY, size).is_ok());
+    Ok((m, w))
+}
+
+/// How many claims the allocation holds.
+fn claims(w: &World) -> usize {
+    w.claims(MEMORY).map_or(0, |c| c.count())
+}
+
+/// Applies `op` to both, and when `compare`, holds them equal after it.
+fn step(m: &mut Model, w: &mut World, op: &Op, compare: bool) -> Result<(), TestCaseError> {
     match op {
         Op::Fail { kind, start, len } => {
             let bindings = [binding((*start, start + len), 1)];
@@ -91,102 +135,163 @@ fn step(m: &mut Model, w: &mut World, op: &Op) -> Result<(), TestCaseError> {
             prop_assert_eq!(w.read(&to_binding(&b)).ok().map(read_result), expected);
         }
         Op::Renew => {
+            // Made again by `drive`.
             prop_assert!(m.free(MEMORY).is_ok());
             prop_assert!(w.free(MEMORY).is_ok());
-            prop_assert!(m.alloc(0, MEMORY, SIZE).is_ok());
-            prop_assert!(w.alloc(0, MEMORY, SIZE).is_ok());
         }
     }
-    if let Err(e) = w.check_invariants() {
-        return Err(TestCaseError::fail(format!(
-            "invariant broken after {op:?}: {e}"
-        )));
+    if compare {
+        if let Err(e) = w.check_invariants() {
+            return Err(TestCaseError::fail(format!(
+                "invariant broken after {op:?}: {e}"
+            )));
+        }
+        prop_assert_eq!(
+            state(w),
+            model_state(m),
+            "world differs from the model after {:?}",
+            op
+        );
     }
-    prop_assert_eq!(
-        state(w),
-        model_state(m),
-        "world differs from the model after {:?}",
-        op
-    );
     Ok(())
+}
+
+/// Runs `ops` on a fresh allocation of `size` bytes (see [`drive_on`]).
+fn drive(
+    size: u64,
+    ops: impl IntoIterator<Item = (Op, bool)>,
+) -> Result<(Model, World), TestCaseError> {
+    drive_on(size, pair(size)?, ops)
+}
+
+/// Runs `ops` on the model and world of an allocation of `size` bytes,
+/// re-making it after each `Renew`, comparing after each operation marked
+/// `true`.
+fn drive_on(
+    size: u64,
+    (mut m, mut w): (Model, World),
+    ops: impl IntoIterator<Item = (Op, bool)>,
+) -> Result<(Model, World), TestCaseError> {
+    for (op, compare) in ops {
+        step(&mut m, &mut w, &op, compare)?;
+        if let Op::Renew = op {
+            prop_assert!(m.alloc(0, MEMORY, size).is_ok());
+            prop_assert!(w.alloc(0, MEMORY, size).is_ok());
+        }
+    }
+    Ok((m, w))
+}
+
+/// Every operation compared.
+fn compared(ops: impl IntoIterator<Item = Op>) -> impl Iterator<Item = (Op, bool)> {
+    ops.into_iter().map(|op| (op, true))
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
-    /// 400 random operations on one allocation, most of them failures of
-    /// 64 kinds over a few bytes each, between a start that takes its
-    /// claim set past the count's threshold and an end that takes it down,
-    /// up again and clears it.
+    /// 400 random operations on a 256-byte allocation, most of them
+    /// failures of 64 kinds over a few bytes each, between a start that
+    /// takes its claim set past the count's threshold and an end that
+    /// takes it down, up again and clears it.
     #[test]
     fn a_set_of_many_failures_counts_its_carriers_as_the_model_does(
-        ops in prop::collection::vec(op(), 400)
+        ops in prop::collection::vec(op(256), 400)
     ) {
-        let mut m = Model::new(4, 64, false);
-        let mut w = World::new(Config { max_streams: 4, chain_limit: 64, ..Config::default() })
-            .expect("valid config");
-        prop_assert!(m.alloc(0, MEMORY, SIZE).is_ok());
-        prop_assert!(w.alloc(0, MEMORY, SIZE).is_ok());
-        // Every case starts counted: 40 one-byte claims of 40 failures, a
-        // byte apart. The random operations then grow and shrink the set;
-        // a write of the whole allocation empties it (the count dropped),
-        // the 40 claims come again (the count made afresh) and a free
-        // clears the counted set.
-        let forty = || (0..40).map(|i| Op::Fail { kind: i as u8, start: 3 * i, len: 1 });
-        let whole = Op::Write { start: 0, len: SIZE };
-        let all = forty()
+        let whole = Op::Write { start: 0, len: 256 };
+        let all = spaced(40)
             .chain(ops)
             .chain([whole])
-            .chain(forty())
+            .chain(spaced(40))
             .chain([Op::Renew]);
-        for op in all {
-            step(&mut m, &mut w, &op)?;
-        }
+        drive(256, compared(all))?;
     }
 }
 
-/// The count is made when a set grows past `COUNTED_ABOVE` claims and
-/// dropped when it shrinks to `UNCOUNTED_AT`: a set taken up and down
-/// across both, one failure a claim, keeps every carrier count right.
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4, ..ProptestConfig::default() })]
+
+    /// A set taken into its tree (`TREE_ABOVE` + 100 spaced claims, held to
+    /// the model at the end of the climb), 200 random operations of a few
+    /// bytes each on it, a
+    /// write of all but its first eighth that takes it back to the vector,
+    /// 100 more, a whole write and the climb again, freed in its tree.
+    #[test]
+    fn a_set_in_its_tree_agrees_with_the_model_and_goes_back_to_the_vector(
+        in_tree in prop::collection::vec(small_op(2 * TREE_ABOVE as u64 + 200), 200),
+        back in prop::collection::vec(op(2 * TREE_ABOVE as u64 + 200), 100),
+    ) {
+        let n = TREE_ABOVE as u64 + 100;
+        let size = 2 * n;
+        let climb = || spaced(n).enumerate().map(move |(i, op)| (op, i as u64 + 1 == n));
+        let down = Op::Write { start: size / 8, len: size - size / 8 };
+        let (m, w) = drive(size, climb().chain(compared(in_tree)))?;
+        // In its tree: the invariant check holds a set of more than
+        // TREE_ABOVE claims to be in one.
+        prop_assert!(claims(&w) > TREE_ABOVE, "{} claims", claims(&w));
+        let (m, w) = drive_on(size, (m, w), compared([down]))?;
+        // Back in the vector, which a set of at most FLAT_AT claims is.
+        prop_assert!(claims(&w) <= FLAT_AT, "{} claims", claims(&w));
+        let rest = compared(back)
+            .chain(compared([Op::Write { start: 0, len: size }]))
+            .chain(climb())
+            .chain(compared([Op::Renew]));
+        drive_on(size, (m, w), rest)?;
+    }
+}
+
+/// The forms a set takes on the way up and down, one failure a claim:
+/// counted past `COUNTED_ABOVE`, in a tree past `TREE_ABOVE`, back in the
+/// vector at `FLAT_AT`, uncounted at `UNCOUNTED_AT`, each with every
+/// carrier count right (the invariant check holds the count and the form
+/// to the claims); and a set freed in its tree takes every failure with it.
 #[test]
-fn a_set_counted_then_shrunk_loses_each_failure_once() {
+fn a_set_grown_into_its_tree_and_written_down_loses_each_failure_once() {
+    let n = TREE_ABOVE + 8;
+    let size = 2 * n as u64;
     let mut w = World::new(Config::default()).expect("valid config");
-    let key = w.alloc(0, MEMORY, SIZE).expect("fresh id");
-    let claims = COUNTED_ABOVE + 8;
-    for i in 0..claims as u64 {
-        let b = to_binding(&binding((2 * i, 2 * i + 1), 1));
-        let outcome = taintworld::Outcome::Failed {
-            kind: &format!("e{i}"),
-            message: "m",
-        };
+    let key = w.alloc(0, MEMORY, size).expect("fresh id");
+    for i in 0..n {
+        // Distinct failures, one a claim: the kind is the claim's number.
+        let kind = format!("e{i}");
+        let start = 2 * i as u64;
         w.launch(&taintworld::Launch {
             kernel: "k",
             stream: 0.into(),
-            bindings: &[b],
-            outcome,
+            bindings: &[to_binding(&binding((start, start + 1), 1))],
+            outcome: taintworld::Outcome::Failed {
+                kind: &kind,
+                message: "m",
+            },
         })
         .expect("good input");
+        if [COUNTED_ABOVE + 1, TREE_ABOVE + 1].contains(&(i + 1)) {
+            w.check_invariants().expect("a form changed on the way up");
+        }
     }
-    assert_eq!(
-        w.allocations().get(key).map(|a| a.claims.len()),
-        Some(claims)
-    );
-    assert_eq!(w.failures().count(), claims, "one failure a claim");
-    w.check_invariants().expect("counted past COUNTED_ABOVE");
-    // Written down to UNCOUNTED_AT claims, one failure released at a time:
-    // each released failure loses its one carrier and goes.
-    let keep = UNCOUNTED_AT as u64;
-    let write = to_binding(&binding((2 * keep, SIZE), 1));
-    w.host_write(&write, taintworld::Outcome::Ok)
-        .expect("good input");
-    assert_eq!(
-        w.allocations().get(key).map(|a| a.claims.len()),
-        Some(UNCOUNTED_AT)
-    );
-    assert_eq!(w.failures().count(), UNCOUNTED_AT);
-    w.check_invariants()
-        .expect("the count dropped at UNCOUNTED_AT");
+    assert_eq!(claims(&w), n);
+    assert_eq!(w.failures().count(), n, "one failure a claim");
+    w.check_invariants().expect("in the tree");
+    // Written down to FLAT_AT claims and then to UNCOUNTED_AT, a failure
+    // released a claim: each loses its one carrier and goes.
+    for keep in [FLAT_AT, UNCOUNTED_AT] {
+        let write = to_binding(&binding((2 * keep as u64, size), 1));
+        w.host_write(&write, taintworld::Outcome::Ok)
+            .expect("good input");
+        assert_eq!(claims(&w), keep);
+        assert_eq!(w.failures().count(), keep);
+        w.check_invariants()
+            .expect("a form changed on the way down");
+    }
     w.free(key).expect("live");
+    assert_eq!(w.failures().count(), 0, "the free took every failure");
+    w.check_invariants().expect("empty world");
+    // The climb again, held to the model at its top, then freed in its
+    // tree.
+    let climb = spaced(n as u64).enumerate().map(|(i, op)| (op, i + 1 == n));
+    let (_, mut w) = drive(size, climb).expect("the model's answers");
+    assert_eq!(claims(&w), n);
+    w.free(MEMORY).expect("live");
     assert_eq!(w.failures().count(), 0, "the free took every failure");
     w.check_invariants().expect("empty world");
 }

@@ -36,9 +36,8 @@ fn id(value: u64) -> StreamId {
 fn claims(p: &StreamPool<Factory>, g: &FailureGraph, stream: StreamRef, m: u64) -> Vec<[u64; 3]> {
     let memory = p.try_get_ref(stream).and_then(|s| s.get(m));
     memory
-        .map(|a| a.claims.as_slice())
-        .unwrap_or_default()
-        .iter()
+        .into_iter()
+        .flat_map(|a| a.claims.iter())
         .map(|c| {
             let failure = g
                 .failures
@@ -288,7 +287,13 @@ fn agrees(p: &StreamPool<Factory>, g: &FailureGraph, model: &Model) -> Result<()
         let slot = slot_of(stream).expect("a live slot");
         let memory = p.try_get_ref(stream).expect("made at the start");
         for m in 1..=MEMORIES {
-            let set = memory.get(m).expect("allocated").claims.as_slice();
+            let set: Vec<_> = memory
+                .get(m)
+                .expect("allocated")
+                .claims
+                .iter()
+                .copied()
+                .collect();
             let mut spelled = vec![0u64; SIZE as usize];
             for pair in set.windows(2) {
                 prop_assert!(pair[0].end <= pair[1].start, "sorted and disjoint: {set:?}");

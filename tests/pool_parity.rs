@@ -71,7 +71,6 @@ fn claims(p: &StreamPool<Factory>, g: &FailureGraph, s: u64, m: u64) -> Vec<(u64
         .get(m)
         .unwrap();
     a.claims
-        .as_slice()
         .iter()
         .map(|c| (c.start, c.end, g.failures.get(c.failure).unwrap().id.get()))
         .collect()

@@ -66,14 +66,17 @@ pub(crate) struct Vacancy<'a> {
 }
 
 impl Vacancy<'_> {
-    /// Adds `allocation`, whose memory id is the vacancy's.
+    /// Adds `allocation`, whose memory id is the vacancy's; `claimed`
+    /// says whether its claim set holds any claim, which the caller that
+    /// made the set knows without asking it.
     #[inline]
-    pub(crate) fn fill(self, allocation: Allocation) -> AllocKey {
+    pub(crate) fn fill(self, allocation: Allocation, claimed: bool) -> AllocKey {
+        debug_assert_eq!(claimed, !allocation.claims.is_empty());
         let key = self.hot.insert(Footprint {
             size: allocation.size,
             // The low bits; see `Footprint::slot`.
             slot: allocation.slot as u32,
-            claimed: !allocation.claims.is_empty(),
+            claimed,
         });
         let row = self.rows.insert(allocation);
         debug_assert_eq!(row, key, "the footprints and rows hand out keys in step");

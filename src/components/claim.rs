@@ -2,6 +2,9 @@
 //! one origin, and the sorted set of them each allocation holds.
 
 use alloc::boxed::Box;
+use alloc::collections::{BTreeMap, btree_map};
+use core::mem::ManuallyDrop;
+use core::ops::{Bound, Deref, DerefMut};
 
 use hashbrown::HashMap;
 use smallvec::SmallVec;
@@ -63,11 +66,19 @@ impl Claim {
 /// Whether the set carries a failure is asked on every change (does the
 /// failure gain or lose this allocation as a carrier?). A small set answers
 /// by scanning its claims; a set of more than [`COUNTED_ABOVE`] claims
-/// keeps a count of its claims per failure and answers from it, so that
-/// tainting or releasing one range stays O(log n + k) however many
-/// failures the allocation carries. Without the count, a log tainting one
-/// buffer with n different failures took O(n²): 100,000 of them took
-/// 4.1 s to replay, and one write releasing them all 5.4 s more.
+/// keeps a count of its claims per failure and answers from it. Without
+/// the count, a log tainting one buffer with n different failures took
+/// O(n²): 100,000 of them took 4.1 s to replay, and one write releasing
+/// them all 5.4 s more.
+///
+/// A change in the middle of a sorted vector shifts its tail, which is
+/// nothing for the claims a buffer usually holds but made 100,000 one-byte
+/// taints landing in descending order take 3.2–3.3 s to replay. So a set of
+/// more than [`TREE_ABOVE`] claims keeps them in a B-tree by `start`
+/// instead, where a change costs O(log n) for each claim it touches, and
+/// goes back to the vector at [`FLAT_AT`]. Below that, the vector's binary
+/// search over contiguous memory is what keeps a read check fast (W3's
+/// 1,000 claims).
 ///
 /// A clone copies the claims and counts them nowhere: it agrees only with a
 /// clone of the stores made with it, as when a whole [`World`](crate::World)
@@ -75,11 +86,59 @@ impl Claim {
 /// and records can be pruned from under it.
 #[derive(Clone, Debug, Default)]
 pub struct ClaimSet {
+    /// The claims, sorted by `start` — empty while they are in the tree.
     claims: SmallVec<[Claim; 1]>,
-    /// How many claims carry each failure, only failures carried: kept
-    /// while the set holds more than [`UNCOUNTED_AT`] claims, made when it
-    /// grows past [`COUNTED_ABOVE`].
-    counts: Option<Box<Counts>>,
+    /// What a set of more than [`UNCOUNTED_AT`] claims keeps besides.
+    large: LargePart,
+}
+
+/// A claim set's large part, when it has one. Dropping none costs a test
+/// in line: every free drops its allocation's claim set, nearly always
+/// clean, and the drop glue of an `Option<Box<Large>>` is a call, out of
+/// line, which cost a real program's step 22 instructions a launch.
+#[derive(Clone, Debug, Default)]
+struct LargePart(ManuallyDrop<Option<Box<Large>>>);
+
+impl Deref for LargePart {
+    type Target = Option<Box<Large>>;
+
+    #[inline]
+    fn deref(&self) -> &Option<Box<Large>> {
+        &self.0
+    }
+}
+
+impl DerefMut for LargePart {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Option<Box<Large>> {
+        &mut self.0
+    }
+}
+
+impl Drop for LargePart {
+    #[inline]
+    fn drop(&mut self) {
+        if self.0.is_some() {
+            drop_large(&mut self.0);
+        }
+    }
+}
+
+/// Drops a large part (taken out, so that the `ManuallyDrop` holds none).
+#[cold]
+#[inline(never)]
+fn drop_large(large: &mut Option<Box<Large>>) {
+    drop(large.take());
+}
+
+/// What a large claim set keeps besides its vector.
+#[derive(Clone, Debug, Default)]
+struct Large {
+    /// How many claims carry each failure, only failures carried.
+    counts: Counts,
+    /// The claims by `start`, while there are more than [`FLAT_AT`] and
+    /// there have been more than [`TREE_ABOVE`]; the vector is then empty.
+    tree: Option<BTreeMap<u64, Claim>>,
 }
 
 /// How many claims of one set carry each failure.
@@ -94,46 +153,125 @@ pub const COUNTED_ABOVE: usize = 32;
 /// size does not make and drop its count on every change.
 pub const UNCOUNTED_AT: usize = COUNTED_ABOVE / 2;
 
+/// A set of more claims than this keeps them in a B-tree: shifting this
+/// many 32-byte claims (128 KiB) costs some microseconds, and W3's 1,000
+/// stay in the vector, whose binary search is the faster read check.
+pub const TREE_ABOVE: usize = 4096;
+
+/// A set in a tree that shrinks to this many claims or fewer goes back to
+/// the vector: a quarter of [`TREE_ABOVE`], so that moving between the two
+/// is rare.
+pub const FLAT_AT: usize = TREE_ABOVE / 4;
+
 /// A canonical set of claims rebuilt around one range holds at most this
 /// many claims where it held some window: a left remnant, the new claim, a
 /// right remnant.
 type Pieces = SmallVec<[Claim; 3]>;
 
+/// The failures a change took claims of, when a small set lists them.
+type Lost = SmallVec<[FailureKey; 2]>;
+
+/// The claims of a set in order, from its vector or its tree.
+#[derive(Clone, Debug)]
+pub struct Claims<'a>(ClaimsFrom<'a>);
+
+#[derive(Clone, Debug)]
+enum ClaimsFrom<'a> {
+    Vector(core::slice::Iter<'a, Claim>),
+    Tree(btree_map::Values<'a, u64, Claim>),
+}
+
+impl<'a> Iterator for Claims<'a> {
+    type Item = &'a Claim;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a Claim> {
+        match &mut self.0 {
+            ClaimsFrom::Vector(claims) => claims.next(),
+            ClaimsFrom::Tree(claims) => claims.next(),
+        }
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match &self.0 {
+            ClaimsFrom::Vector(claims) => claims.size_hint(),
+            ClaimsFrom::Tree(claims) => claims.size_hint(),
+        }
+    }
+}
+
+impl ExactSizeIterator for Claims<'_> {}
+
 impl ClaimSet {
     /// The claims, sorted by `start`.
     #[inline]
-    pub fn as_slice(&self) -> &[Claim] {
-        &self.claims
+    pub fn iter(&self) -> Claims<'_> {
+        Claims(match self.tree() {
+            Some(tree) => ClaimsFrom::Tree(tree.values()),
+            None => ClaimsFrom::Vector(self.claims.iter()),
+        })
     }
 
     /// The claims themselves, to change by hand past every rule: only for
-    /// the tests that break a world on purpose.
+    /// the tests that break a world on purpose (on a set in its vector).
     #[cfg(test)]
     pub(crate) fn raw_mut(&mut self) -> &mut SmallVec<[Claim; 1]> {
         &mut self.claims
     }
 
+    /// The tree the claims are in, if they are.
+    #[inline]
+    fn tree(&self) -> Option<&BTreeMap<u64, Claim>> {
+        self.large.as_deref().and_then(|large| large.tree.as_ref())
+    }
+
+    /// Whether the claims are in a tree (the set has more than
+    /// [`FLAT_AT`] and has had more than [`TREE_ABOVE`]): for the world's
+    /// invariant check.
+    pub(crate) fn in_tree(&self) -> bool {
+        self.tree().is_some()
+    }
+
     /// Whether no byte carries a failure.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.claims.is_empty()
+        // A set in its tree has more than `FLAT_AT` claims, and its vector
+        // is empty: only `large` tells the two apart.
+        self.claims.is_empty() && self.large.is_none()
     }
 
     /// How many claims there are.
     #[inline]
     pub fn len(&self) -> usize {
-        self.claims.len()
+        match self.tree() {
+            Some(tree) => tree.len(),
+            None => self.claims.len(),
+        }
     }
 
     /// The claim with the lowest `start` among those overlapping
     /// `[start, end)`. An empty range overlaps nothing. O(log n).
     #[inline]
     pub fn first_overlap(&self, start: u64, end: u64) -> Option<&Claim> {
-        if start >= end || self.claims.is_empty() {
+        if start >= end {
             return None;
+        }
+        if self.claims.is_empty() {
+            return self.first_overlap_in_tree(start, end);
         }
         let i = self.claims.partition_point(|c| c.end <= start);
         self.claims.get(i).filter(|c| c.start < end)
+    }
+
+    /// [`first_overlap`](Self::first_overlap) of a set whose vector is
+    /// empty: it is clean, or its claims are in the tree. Out of line, so
+    /// that the read check every launch makes stays small.
+    #[cold]
+    #[inline(never)]
+    fn first_overlap_in_tree(&self, start: u64, end: u64) -> Option<&Claim> {
+        self.tree()
+            .and_then(|tree| tree_first_overlap(tree, start, end))
     }
 
     /// Whether any claim carries `failure`: one hash look-up in a set of
@@ -141,8 +279,8 @@ impl ClaimSet {
     /// below.
     #[inline]
     pub fn carries(&self, failure: FailureKey) -> bool {
-        match &self.counts {
-            Some(counts) => counts.contains_key(&failure),
+        match self.large.as_deref() {
+            Some(large) => large.counts.contains_key(&failure),
             None => self.claims.iter().any(|c| c.failure == failure),
         }
     }
@@ -151,33 +289,46 @@ impl ClaimSet {
     /// holds more than [`UNCOUNTED_AT`] claims and has held more than
     /// [`COUNTED_ABOVE`]): for the world's invariant check.
     pub(crate) fn counts(&self) -> Option<&Counts> {
-        self.counts.as_deref()
+        self.large.as_deref().map(|large| &large.counts)
     }
 
-    /// Makes the count when the set has grown past [`COUNTED_ABOVE`]
-    /// claims, and drops it when it has shrunk to [`UNCOUNTED_AT`]: after
-    /// every change to how many claims there are.
+    /// Moves the set between its forms after a change to how many claims
+    /// it has: counted past [`COUNTED_ABOVE`] claims, uncounted at
+    /// [`UNCOUNTED_AT`]; in a tree past [`TREE_ABOVE`], back in the vector
+    /// at [`FLAT_AT`].
     #[inline]
     fn recount(&mut self) {
-        let n = self.claims.len();
-        match &self.counts {
-            None if n > COUNTED_ABOVE => {
+        let n = self.len();
+        let Some(large) = self.large.as_deref_mut() else {
+            if n > COUNTED_ABOVE {
                 let mut counts = Counts::default();
                 for c in &self.claims {
                     *counts.entry(c.failure).or_default() += 1;
                 }
-                self.counts = Some(Box::new(counts));
+                *self.large = Some(Box::new(Large { counts, tree: None }));
             }
-            Some(_) if n <= UNCOUNTED_AT => self.counts = None,
-            _ => {}
+            return;
+        };
+        match large.tree.take() {
+            // One wide release can take a set in its tree down past both
+            // thresholds: back in the vector, and then uncounted below.
+            Some(tree) if n <= FLAT_AT => self.claims = tree.into_values().collect(),
+            Some(tree) => large.tree = Some(tree),
+            None if n > TREE_ABOVE => {
+                let claims = core::mem::take(&mut self.claims);
+                large.tree = Some(claims.into_iter().map(|c| (c.start, c)).collect());
+            }
+            None => {}
+        }
+        if n <= UNCOUNTED_AT {
+            *self.large = None;
         }
     }
 
     /// How many bytes carry a failure: at most the allocation's size, since
     /// claims are disjoint ranges of it (so the sum never saturates).
     pub fn tainted_bytes(&self) -> u64 {
-        self.claims
-            .iter()
+        self.iter()
             .fold(0u64, |n, c| n.saturating_add(c.end - c.start))
     }
 
@@ -185,7 +336,8 @@ impl ClaimSet {
     /// adds: other claims lose those bytes (split where needed), and the range
     /// fuses with any claim of the same failure and origin it overlaps or
     /// touches. Tainting bytes already claimed the same way changes nothing.
-    /// O(log n + k) for k claims touched, plus the shift of the tail.
+    /// O(log n + k) for k claims touched, plus, in a set of at most
+    /// [`TREE_ABOVE`] claims, the shift of the tail.
     ///
     /// Returns whether the set was empty and now holds a claim: the one way
     /// a taint changes whether an allocation is claimed, which its
@@ -237,7 +389,7 @@ impl ClaimSet {
         if new.start >= new.end {
             return false;
         }
-        if self.claims.is_empty() {
+        if self.is_empty() {
             if let Origin::Skip(r) = new.origin {
                 records.add_ref(r);
             }
@@ -253,11 +405,18 @@ impl ClaimSet {
     /// any other way than one claim being exactly it.
     #[inline(never)]
     fn taint_window(&mut self, new: Claim, failures: &mut Failures, records: &mut Records) {
+        if let Some(large) = self.large.as_deref_mut()
+            && let Some(tree) = &mut large.tree
+        {
+            taint_tree(tree, &mut large.counts, new, failures, records);
+            self.recount();
+            return;
+        }
         let Claim {
             start,
             end,
             failure,
-            origin,
+            ..
         } = new;
         // Claims that overlap or touch the range.
         let lo = self.claims.partition_point(|c| c.end < start);
@@ -265,10 +424,7 @@ impl ClaimSet {
         let window = &self.claims[lo..hi];
         // Already claimed exactly this way: nothing to do (the retaint loop
         // of a kernel failing on the same buffer again and again).
-        if window
-            .iter()
-            .any(|c| c.same_label(failure, origin) && c.start <= start && end <= c.end)
-        {
+        if holds(window, new) {
             return;
         }
         if let [only] = window
@@ -280,9 +436,9 @@ impl ClaimSet {
             let old = *only;
             let had = old.failure == failure || self.carries(failure);
             self.claims[lo] = new;
-            if let Some(counts) = &mut self.counts {
-                uncount(counts, old.failure);
-                *counts.entry(failure).or_default() += 1;
+            if let Some(large) = self.large.as_deref_mut() {
+                uncount(&mut large.counts, old.failure);
+                *large.counts.entry(failure).or_default() += 1;
             }
             let kept = old.failure == failure || self.carries(old.failure);
             relabeled(old, new, (had, kept), failures, records);
@@ -291,60 +447,14 @@ impl ClaimSet {
         let had = self.carries(failure);
         // A counted set finds what its failures lose from the count; a
         // small one lists them (at most `COUNTED_ABOVE`) and scans after.
-        let counted = self.counts.is_some();
-        let mut merged = new;
-        let mut left: Option<Claim> = None;
-        let mut right: Option<Claim> = None;
-        let mut lost: SmallVec<[FailureKey; 2]> = SmallVec::new();
-        for c in window {
-            if c.same_label(failure, origin) {
-                merged.start = merged.start.min(c.start);
-                merged.end = merged.end.max(c.end);
-                // Fused into the new claim: one reference fewer.
-                if let Origin::Skip(r) = c.origin {
-                    records.drop_ref(r);
-                }
-                continue;
-            }
-            // Another label: it keeps only what lies outside the range.
-            if c.end <= start {
-                left = Some(*c);
-                continue;
-            }
-            if c.start >= end {
-                right = Some(*c);
-                continue;
-            }
-            let mut kept = 0u32;
-            if c.start < start {
-                left = Some(Claim { end: start, ..*c });
-                kept += 1;
-            }
-            if c.end > end {
-                right = Some(Claim { start: end, ..*c });
-                kept += 1;
-            }
-            adjust_refs(c.origin, kept, records);
-            if !counted && c.failure != failure && !lost.contains(&c.failure) {
-                lost.push(c.failure);
-            }
-        }
-        if let Origin::Skip(r) = origin {
-            records.add_ref(r);
-        }
-        let mut pieces = Pieces::new();
-        if let Some(left) = left {
-            pieces.push(left);
-        }
-        pieces.push(merged);
-        if let Some(right) = right {
-            pieces.push(right);
-        }
+        let mut lost = Lost::new();
+        let listed = self.large.is_none().then_some(&mut lost);
+        let pieces = taint_pieces(window, new, records, listed);
         if !had {
             failures.gain_carrier(failure);
         }
-        if let Some(counts) = &mut self.counts {
-            recount_window(counts, &self.claims[lo..hi], &pieces, failures);
+        if let Some(large) = self.large.as_deref_mut() {
+            recount_window(&mut large.counts, &self.claims[lo..hi], &pieces, failures);
         }
         self.splice(lo, hi, pieces);
         for f in lost {
@@ -357,7 +467,8 @@ impl ClaimSet {
 
     /// Removes the bytes `[start, end)` from every claim, and only those
     /// bytes: something wrote them, so they no longer carry anything.
-    /// O(log n + k) for k claims touched, plus the shift of the tail.
+    /// O(log n + k) for k claims touched, plus, in a set of at most
+    /// [`TREE_ABOVE`] claims, the shift of the tail.
     pub fn release(
         &mut self,
         start: u64,
@@ -365,7 +476,16 @@ impl ClaimSet {
         failures: &mut Failures,
         records: &mut Records,
     ) {
-        if start >= end || self.claims.is_empty() {
+        if start >= end {
+            return;
+        }
+        if self.claims.is_empty() {
+            if let Some(large) = self.large.as_deref_mut()
+                && let Some(tree) = &mut large.tree
+            {
+                release_tree(tree, &mut large.counts, (start, end), failures, records);
+                self.recount();
+            }
             return;
         }
         let lo = self.claims.partition_point(|c| c.end <= start);
@@ -373,26 +493,11 @@ impl ClaimSet {
         if lo == hi {
             return;
         }
-        let mut pieces = Pieces::new();
-        let mut lost: SmallVec<[FailureKey; 2]> = SmallVec::new();
-        let counted = self.counts.is_some();
-        for c in &self.claims[lo..hi] {
-            let mut kept = 0u32;
-            if c.start < start {
-                pieces.push(Claim { end: start, ..*c });
-                kept += 1;
-            }
-            if c.end > end {
-                pieces.push(Claim { start: end, ..*c });
-                kept += 1;
-            }
-            adjust_refs(c.origin, kept, records);
-            if !counted && !lost.contains(&c.failure) {
-                lost.push(c.failure);
-            }
-        }
-        if let Some(counts) = &mut self.counts {
-            recount_window(counts, &self.claims[lo..hi], &pieces, failures);
+        let mut lost = Lost::new();
+        let listed = self.large.is_none().then_some(&mut lost);
+        let pieces = release_pieces(&self.claims[lo..hi], (start, end), records, listed);
+        if let Some(large) = self.large.as_deref_mut() {
+            recount_window(&mut large.counts, &self.claims[lo..hi], &pieces, failures);
         }
         self.splice(lo, hi, pieces);
         for f in lost {
@@ -407,7 +512,7 @@ impl ClaimSet {
     /// allocations are clean: those return at once.
     #[inline]
     pub fn clear(&mut self, failures: &mut Failures, records: &mut Records) {
-        if !self.claims.is_empty() {
+        if !self.is_empty() {
             self.clear_claimed(failures, records);
         }
     }
@@ -426,23 +531,30 @@ impl ClaimSet {
             failures.lose_carrier(only.failure);
             return;
         }
-        let mut lost: SmallVec<[FailureKey; 2]> = SmallVec::new();
-        let counts = self.counts.take();
-        for c in &self.claims {
+        let (mut counts, tree) = match self.large.take() {
+            Some(large) => {
+                let Large { counts, tree } = *large;
+                (Some(counts), tree)
+            }
+            None => (None, None),
+        };
+        // Failures lose the allocation in the order of their first claims,
+        // counted or not: the order their prune is queued in.
+        let mut lost = Lost::new();
+        for c in self
+            .claims
+            .iter()
+            .chain(tree.iter().flat_map(|t| t.values()))
+        {
             if let Origin::Skip(r) = c.origin {
                 records.drop_ref(r);
             }
-            if counts.is_none() && !lost.contains(&c.failure) {
+            let first = match &mut counts {
+                Some(counts) => counts.remove(&c.failure).is_some(),
+                None => !lost.contains(&c.failure),
+            };
+            if first {
                 lost.push(c.failure);
-            }
-        }
-        // Failures lose the allocation in the order of their first claims,
-        // counted or not: the order their prune is queued in.
-        if let Some(mut counts) = counts {
-            for c in &self.claims {
-                if counts.remove(&c.failure).is_some() {
-                    lost.push(c.failure);
-                }
             }
         }
         self.claims.clear();
@@ -466,6 +578,191 @@ impl ClaimSet {
             self.claims.drain(lo + n..hi);
         }
     }
+}
+
+/// Whether `window` already claims all of `new`'s bytes with its label.
+#[inline]
+fn holds(window: &[Claim], new: Claim) -> bool {
+    window
+        .iter()
+        .any(|c| c.same_label(new.failure, new.origin) && c.start <= new.start && new.end <= c.end)
+}
+
+/// What replaces `window` — the claims overlapping or touching `new`'s
+/// range — when `new` is tainted: the claims of `new`'s label fused into
+/// it, and of the others what lies outside its range. Moves the records'
+/// references with them, and lists in `lost` (when given) each other
+/// failure that lost bytes.
+fn taint_pieces(
+    window: &[Claim],
+    new: Claim,
+    records: &mut Records,
+    mut lost: Option<&mut Lost>,
+) -> Pieces {
+    let Claim {
+        start,
+        end,
+        failure,
+        origin,
+    } = new;
+    let mut merged = new;
+    let mut left: Option<Claim> = None;
+    let mut right: Option<Claim> = None;
+    for c in window {
+        if c.same_label(failure, origin) {
+            merged.start = merged.start.min(c.start);
+            merged.end = merged.end.max(c.end);
+            // Fused into the new claim: one reference fewer.
+            if let Origin::Skip(r) = c.origin {
+                records.drop_ref(r);
+            }
+            continue;
+        }
+        // Another label: it keeps only what lies outside the range.
+        if c.end <= start {
+            left = Some(*c);
+            continue;
+        }
+        if c.start >= end {
+            right = Some(*c);
+            continue;
+        }
+        let mut kept = 0u32;
+        if c.start < start {
+            left = Some(Claim { end: start, ..*c });
+            kept += 1;
+        }
+        if c.end > end {
+            right = Some(Claim { start: end, ..*c });
+            kept += 1;
+        }
+        adjust_refs(c.origin, kept, records);
+        if let Some(lost) = lost.as_deref_mut()
+            && c.failure != failure
+            && !lost.contains(&c.failure)
+        {
+            lost.push(c.failure);
+        }
+    }
+    if let Origin::Skip(r) = origin {
+        records.add_ref(r);
+    }
+    let mut pieces = Pieces::new();
+    if let Some(left) = left {
+        pieces.push(left);
+    }
+    pieces.push(merged);
+    if let Some(right) = right {
+        pieces.push(right);
+    }
+    pieces
+}
+
+/// What replaces `window` — the claims overlapping `[start, end)` — when
+/// those bytes are released: what lies outside the range. Moves the
+/// records' references with them, and lists in `lost` (when given) each
+/// failure that lost bytes.
+fn release_pieces(
+    window: &[Claim],
+    (start, end): (u64, u64),
+    records: &mut Records,
+    mut lost: Option<&mut Lost>,
+) -> Pieces {
+    let mut pieces = Pieces::new();
+    for c in window {
+        let mut kept = 0u32;
+        if c.start < start {
+            pieces.push(Claim { end: start, ..*c });
+            kept += 1;
+        }
+        if c.end > end {
+            pieces.push(Claim { start: end, ..*c });
+            kept += 1;
+        }
+        adjust_refs(c.origin, kept, records);
+        if let Some(lost) = lost.as_deref_mut()
+            && !lost.contains(&c.failure)
+        {
+            lost.push(c.failure);
+        }
+    }
+    pieces
+}
+
+/// The claim of `tree` with the lowest `start` among those overlapping
+/// `[start, end)`, a non-empty range: the one holding `start`, or else the
+/// first to begin inside the range.
+fn tree_first_overlap(tree: &BTreeMap<u64, Claim>, start: u64, end: u64) -> Option<&Claim> {
+    if let Some((_, c)) = tree.range(..=start).next_back()
+        && c.end > start
+    {
+        return Some(c);
+    }
+    tree.range((Bound::Excluded(start), Bound::Excluded(end)))
+        .next()
+        .map(|(_, c)| c)
+}
+
+/// [`ClaimSet::taint`] of `new` (a non-empty range) on a set in its tree.
+fn taint_tree(
+    tree: &mut BTreeMap<u64, Claim>,
+    counts: &mut Counts,
+    new: Claim,
+    failures: &mut Failures,
+    records: &mut Records,
+) {
+    let (start, end) = (new.start, new.end);
+    // Claims that overlap or touch the range: the one before it, if it
+    // reaches `start`, and those beginning in `[start, end]`.
+    let mut window: SmallVec<[Claim; 4]> = SmallVec::new();
+    if let Some((_, c)) = tree.range(..start).next_back()
+        && c.end >= start
+    {
+        window.push(*c);
+    }
+    window.extend(tree.range(start..=end).map(|(_, c)| *c));
+    if holds(&window, new) {
+        return;
+    }
+    let had = counts.contains_key(&new.failure);
+    let pieces = taint_pieces(&window, new, records, None);
+    if !had {
+        failures.gain_carrier(new.failure);
+    }
+    recount_window(counts, &window, &pieces, failures);
+    for c in &window {
+        tree.remove(&c.start);
+    }
+    tree.extend(pieces.into_iter().map(|c| (c.start, c)));
+}
+
+/// [`ClaimSet::release`] of `[start, end)` (a non-empty range) on a set in
+/// its tree.
+fn release_tree(
+    tree: &mut BTreeMap<u64, Claim>,
+    counts: &mut Counts,
+    (start, end): (u64, u64),
+    failures: &mut Failures,
+    records: &mut Records,
+) {
+    // Claims that overlap the range: the one before it, if it reaches past
+    // `start`, and those beginning in `[start, end)`.
+    let mut window: SmallVec<[Claim; 4]> = SmallVec::new();
+    if let Some((_, c)) = tree.range(..start).next_back()
+        && c.end > start
+    {
+        window.push(*c);
+    }
+    window.extend(tree.range(start..end).map(|(_, c)| *c));
+    if window.is_empty() {
+        return;
+    }
+    let pieces = release_pieces(&window, (start, end), records, None);
+    recount_window(counts, &window, &pieces, failures);
+    for c in &window {
+        tree.remove(&c.start);
+    }
+    tree.extend(pieces.into_iter().map(|c| (c.start, c)));
 }
 
 /// The claim `old` was replaced by `new`, which covers exactly its bytes:

@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use hashbrown::HashMap;
 
 use super::World;
-use crate::components::claim::{COUNTED_ABOVE, Origin, UNCOUNTED_AT};
+use crate::components::claim::{COUNTED_ABOVE, Claim, FLAT_AT, Origin, TREE_ABOVE, UNCOUNTED_AT};
 use crate::components::failure::FailureKey;
 use crate::components::record::RecordKey;
 
@@ -26,7 +26,7 @@ impl World {
         let mut all_claims = 0u64;
         let mut rows = 0usize;
         for (key, a) in self.allocs.iter() {
-            let claims = a.claims.as_slice();
+            let claims: Vec<Claim> = a.claims.iter().copied().collect();
             all_claims += claims.len() as u64;
             // How many claims carry each failure, in first-claim order.
             let mut carried: Vec<FailureKey> = Vec::new();
@@ -109,6 +109,17 @@ impl World {
                     ));
                 }
                 _ => {}
+            }
+            // In the tree only while it has more than FLAT_AT claims, and
+            // in the vector only while it has at most TREE_ABOVE.
+            let in_tree = a.claims.in_tree();
+            if (in_tree && claims.len() <= FLAT_AT) || (!in_tree && claims.len() > TREE_ABOVE) {
+                return Err(format!(
+                    "memory {}: {} claims {} a tree",
+                    a.memory,
+                    claims.len(),
+                    if in_tree { "in" } else { "not in" }
+                ));
             }
             // The row, its footprint and the memory-id index agree.
             rows += 1;
