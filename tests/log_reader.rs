@@ -866,7 +866,14 @@ fn an_integer_field_must_be_an_integer_literal_in_u64_range() {
         ("-1", "-1"),
         ("true", "true"),
         ("1e3", "1000.0"),
-        ("18446744073709551616", "1.8446744073709552e19"),
+        (
+            "18446744073709551616",
+            "1.8446744073709552e19 (a number too large for 64 bits)",
+        ),
+        (
+            "-9223372036854775809",
+            "-9.223372036854776e18 (a number too large for 64 bits)",
+        ),
         ("[1]", "an array"),
         ("{}", "an object"),
     ];
@@ -1494,6 +1501,28 @@ fn a_broken_gz_file_is_an_io_error_not_a_bad_line() {
     for item in &items[..items.len() - 1] {
         assert_eq!(item.as_ref().unwrap().event, Ok(Event::Sync));
     }
+}
+
+/// A `.gz` cut short says after which line it broke: the lines before
+/// were read whole (and a replay applied them).
+#[test]
+fn a_truncated_gz_file_names_the_last_line_read_whole() {
+    let path = temp_path("truncated.jsonl.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for memory in 0..20_000 {
+        writeln!(gz, "{{\"op\":\"free\",\"memory\":{memory}}}").unwrap();
+    }
+    let mut bytes = gz.finish().unwrap();
+    bytes.truncate(bytes.len() / 2);
+    std::fs::write(&path, bytes).unwrap();
+    let items: Vec<_> = LogReader::open(&path).unwrap().collect();
+    let whole = items.len() - 1;
+    assert!(whole > 1000, "half the file holds many lines: {whole}");
+    let error = items[whole].as_ref().unwrap_err().to_string();
+    assert!(
+        error.contains(&format!("truncated.jsonl.gz after line {whole}: ")),
+        "{error}"
+    );
 }
 
 #[test]

@@ -322,10 +322,17 @@ impl<R: BufRead> Iterator for LogReader<R> {
             }
             Err(e) => {
                 self.done = true;
+                // Where it broke: a truncated `.gz` reads whole up to
+                // some line, and the lines before it were applied.
+                let after = match self.number {
+                    0 => String::from("before its first line"),
+                    n => format!("after line {n}"),
+                };
                 Some(Err(match &self.path {
-                    Some(path) => {
-                        io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display()))
-                    }
+                    Some(path) => io::Error::new(
+                        e.kind(),
+                        format!("cannot read {} {after}: {e}", path.display()),
+                    ),
                     None => e,
                 }))
             }
