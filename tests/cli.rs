@@ -666,6 +666,38 @@ fn the_summary_shows_control_characters_of_the_log_escaped() {
     assert_eq!(json["reads"][0]["error"]["kind"], "a\nfinal: forged");
 }
 
+/// `-` replays standard input, plain or gzipped, as the file itself.
+#[cfg(unix)]
+#[test]
+fn a_log_named_dash_is_read_from_standard_input_gzipped_or_not() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let log = examples().join("skip_chain_three_kernels.jsonl");
+    let plain = std::fs::read(&log).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&plain).unwrap();
+    let zipped = gz.finish().unwrap();
+    let from_file = taintworld(&["replay", log.to_str().unwrap()]);
+    assert!(from_file.status.success());
+    for input in [plain, zipped] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+            .args(["replay", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stdout, from_file.stdout);
+    }
+}
+
 /// The summary shows the first five tainted reads, each with its chain,
 /// and says how many more there were; a log with none past five says
 /// nothing of more.

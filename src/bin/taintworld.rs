@@ -32,7 +32,8 @@ enum Command {
     /// Replay a launch log (JSON Lines, `.gz` allowed) and say what failed,
     /// what was skipped, and why each tainted read cannot be trusted.
     Replay {
-        /// The log.
+        /// The log; `-` reads standard input (where the system names it
+        /// `/dev/stdin`).
         log: PathBuf,
         /// Process launch N as if it failed (repeatable).
         #[arg(long = "fail-launch", value_name = "N", allow_negative_numbers = true)]
@@ -107,7 +108,7 @@ fn main() -> ExitCode {
                 chain_limit,
                 keep_lists: json,
             };
-            run_replay(&log, options, json)
+            run_replay(&log_path(log), options, json)
         }
         Command::Gen {
             seed,
@@ -160,6 +161,17 @@ fn probability(text: &str) -> Result<f64, String> {
         Ok(p)
     } else {
         Err(format!("'{text}' is not a probability (from 0 to 1)"))
+    }
+}
+
+/// The file a `LOG` argument names: `-`, as most commands take it, is
+/// standard input, which the reader opens by its name in `/dev` (gzip or
+/// not: the reader knows gzip by its first bytes).
+fn log_path(log: PathBuf) -> PathBuf {
+    if cfg!(unix) && log.as_os_str() == "-" {
+        PathBuf::from("/dev/stdin")
+    } else {
+        log
     }
 }
 
