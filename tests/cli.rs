@@ -666,6 +666,36 @@ fn the_summary_shows_control_characters_of_the_log_escaped() {
     assert_eq!(json["reads"][0]["error"]["kind"], "a\nfinal: forged");
 }
 
+/// A negative number given to any numeric option reaches that option's
+/// parser, which names the option and the value, rather than reading as
+/// an unknown argument.
+#[test]
+fn a_negative_number_for_any_numeric_option_is_named_as_its_value() {
+    let log = examples().join("skip_chain_three_kernels.jsonl");
+    let log = log.to_str().unwrap();
+    let cases: [(&[&str], &str); 7] = [
+        (&["replay", log, "--fail-launch", "-1"], "--fail-launch"),
+        (&["replay", log, "--max-streams", "-1"], "--max-streams"),
+        (&["replay", log, "--chain-limit", "-1"], "--chain-limit"),
+        (&["gen", "--launches", "-1"], "--launches"),
+        (&["gen", "--launches", "5", "--seed", "-1"], "--seed"),
+        (&["gen", "--launches", "5", "--streams", "-1"], "--streams"),
+        (
+            &["gen", "--launches", "5", "--fail-rate", "-1"],
+            "--fail-rate",
+        ),
+    ];
+    for (args, option) in cases {
+        let out = taintworld(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!("error: invalid value '-1' for '{option} ")),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 /// `-` replays standard input, plain or gzipped, as the file itself.
 #[cfg(unix)]
 #[test]

@@ -213,9 +213,10 @@ proptest! {
 
     /// A set taken into its tree (`TREE_ABOVE` + 100 spaced claims, held to
     /// the model at the end of the climb), 200 random operations of a few
-    /// bytes each on it, a
-    /// write of all but its first eighth that takes it back to the vector,
-    /// 100 more, a whole write and the climb again, freed in its tree.
+    /// bytes each on it, a write of all but its first eighth that takes it
+    /// back to the vector, 100 more, a whole write and the climb again;
+    /// then wide changes in the tree, a whole write that leaves the tree
+    /// and the count at once, the climb again, and a free in the tree.
     #[test]
     fn a_set_in_its_tree_agrees_with_the_model_and_goes_back_to_the_vector(
         in_tree in prop::collection::vec(small_op(2 * TREE_ABOVE as u64 + 200), 200),
@@ -235,12 +236,44 @@ proptest! {
         let (m, w) = drive_on(size, (m, w), compared([down]))?;
         // Back in the vector, which a set of at most FLAT_AT claims is.
         prop_assert!(claims(&w) <= FLAT_AT, "{} claims", claims(&w));
-        let rest = compared(back)
-            .chain(compared([Op::Write { start: 0, len: size }]))
-            .chain(climb())
-            .chain(compared([Op::Renew]));
-        drive_on(size, (m, w), rest)?;
+        let whole = || Op::Write { start: 0, len: size };
+        let rest = compared(back).chain(compared([whole()])).chain(climb());
+        let (m, w) = drive_on(size, (m, w), rest)?;
+        // Wide changes to a set in its tree, which stays there; then one
+        // write that takes it out of the tree and uncounts it at once.
+        let (m, w) = drive_on(size, (m, w), compared(wide_in_tree(size)))?;
+        prop_assert!(claims(&w) > FLAT_AT, "{} claims", claims(&w));
+        drive_on(size, (m, w), compared([whole()]).chain(climb()).chain(compared([Op::Renew])))?;
     }
+}
+
+/// Wide changes to a set of `size` bytes climbed into its tree (one claim
+/// every other byte), none of which takes it down to `FLAT_AT`: a failure
+/// over its first quarter (a window of about a thousand claims fused into
+/// one), a skipped launch writing 200 claims' bytes, a write releasing 200
+/// more, and a failure over its last 300 bytes.
+fn wide_in_tree(size: u64) -> [Op; 4] {
+    let half = size / 2;
+    [
+        Op::Fail {
+            kind: 63,
+            start: 0,
+            len: size / 4,
+        },
+        Op::Chain {
+            read: (0, 10),
+            write: (half, half + 400),
+        },
+        Op::Write {
+            start: half + 400,
+            len: 400,
+        },
+        Op::Fail {
+            kind: 5,
+            start: size - 300,
+            len: 300,
+        },
+    ]
 }
 
 /// The forms a set takes on the way up and down, one failure a claim:

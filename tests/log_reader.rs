@@ -874,6 +874,9 @@ fn an_integer_field_must_be_an_integer_literal_in_u64_range() {
             "-9223372036854775809",
             "-9.223372036854776e18 (a number too large for 64 bits)",
         ),
+        // Floats that an integer of 64 bits could hold are only floats.
+        ("1e19", "1e19"),
+        ("-9.21e18", "-9.21e18"),
         ("[1]", "an array"),
         ("{}", "an object"),
     ];
@@ -1372,8 +1375,13 @@ fn small_log_lines() -> Vec<(u64, Result<Event, String>)> {
 }
 
 fn read_file(path: &std::path::Path) -> Vec<(u64, Result<Event, String>)> {
-    LogReader::open(path)
-        .unwrap()
+    lines_of(LogReader::open(path).unwrap())
+}
+
+/// Each line `reader` reads, by number, its error as text; an I/O error
+/// fails the test.
+fn lines_of<R: io::BufRead>(reader: LogReader<R>) -> Vec<(u64, Result<Event, String>)> {
+    reader
         .map(|l| {
             let l = l.unwrap();
             (l.number, l.event.map_err(|e| e.to_string()))
@@ -1411,6 +1419,28 @@ fn a_gzipped_file_is_decompressed_whatever_its_name() {
     }
 }
 
+/// Hands over at most one byte a read, as a pipe may.
+struct OneByte<R>(R);
+
+impl<R: Read> Read for OneByte<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = buf.len().min(1);
+        self.0.read(&mut buf[..n])
+    }
+}
+
+/// Gzip's first two bytes are known even when they come one read at a
+/// time.
+#[test]
+fn a_gzipped_file_read_a_byte_at_a_time_is_known_by_its_first_bytes() {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(SMALL_LOG.as_bytes()).unwrap();
+    let path = temp_path("trickled.jsonl");
+    std::fs::write(&path, gz.finish().unwrap()).unwrap();
+    let lines = lines_of(LogReader::open_with(&path, OneByte).unwrap());
+    assert_eq!(lines, small_log_lines());
+}
+
 /// Counts the bytes read through it into a shared cell.
 struct Counted<R> {
     inner: R,
@@ -1436,16 +1466,11 @@ fn a_log_opened_through_a_wrapper_reads_the_file_through_it() {
     let bytes = gz.finish().unwrap();
     std::fs::write(&path, &bytes).unwrap();
     let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let lines: Vec<_> = LogReader::open_with(&path, |file| Counted {
+    let wrapped = LogReader::open_with(&path, |file| Counted {
         inner: file,
         read: read.clone(),
-    })
-    .unwrap()
-    .map(|l| {
-        let l = l.unwrap();
-        (l.number, l.event.map_err(|e| e.to_string()))
-    })
-    .collect();
+    });
+    let lines = lines_of(wrapped.unwrap());
     assert_eq!(lines, small_log_lines());
     assert_eq!(
         read.load(std::sync::atomic::Ordering::Relaxed),

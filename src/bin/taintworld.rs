@@ -48,25 +48,25 @@ enum Command {
         #[arg(long)]
         strict: bool,
         /// Stream slots (overrides the log's header).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::MAX))]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::MAX), allow_negative_numbers = true)]
         max_streams: Option<u64>,
         /// Depth at which a skip record's cause is cut (overrides the log's
         /// header; default 1024). A cut record starts the count again at 1,
         /// so a read's chain ends at the newest cut, however long it ran;
         /// any value from 4294967295 up keeps every chain whole.
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::MAX))]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::MAX), allow_negative_numbers = true)]
         chain_limit: Option<u64>,
     },
     /// Write a valid synthetic launch log, deterministic for a seed.
     Gen {
         /// The seed.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
         seed: u64,
         /// How many launches.
         #[arg(long, allow_negative_numbers = true)]
         launches: u64,
         /// How many streams.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=u64::MAX))]
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=u64::MAX), allow_negative_numbers = true)]
         streams: u64,
         /// Probability that a launch fails, from 0 to 1.
         #[arg(long, default_value_t = 0.0, value_parser = probability, allow_negative_numbers = true)]

@@ -864,9 +864,10 @@ impl fmt::Display for Shape {
             Shape::Bool(b) => write!(f, "{b}"),
             Shape::Int(v) => write!(f, "{v}"),
             Shape::Neg(v) => write!(f, "{v}"),
-            // serde_json reads an integer literal past 64 bits as a float:
-            // say so, or the float shown looks like something never written.
-            Shape::Float(v) if v.is_finite() && v.fract() == 0.0 && v.abs() >= 9.2e18 => {
+            // serde_json reads an integer literal past 64 bits (from 2^64
+            // up, or below -2^63, which rounds to -2^63) as a float: say
+            // so, or the float shown looks like something never written.
+            Shape::Float(v) if v >= 18446744073709551616.0 || v <= -9223372036854775808.0 => {
                 write!(f, "{v:?} (a number too large for 64 bits)")
             }
             // Debug keeps the `.0` that says "not an integer literal".

@@ -288,14 +288,29 @@ impl LogReader<Box<dyn BufRead + Send>> {
         let file = File::open(path).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
         })?;
-        let mut file = BufReader::with_capacity(1 << 16, wrap(file));
+        let mut file = wrap(file);
         let named = path
             .file_name()
             .is_some_and(|name| name.to_string_lossy().to_ascii_lowercase().ends_with(".gz"));
-        let magic = file.fill_buf().map_err(|e| {
-            io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display()))
-        })?;
-        let inner: Box<dyn BufRead + Send> = if named || magic.starts_with(&GZIP_MAGIC) {
+        // The first two bytes, read whole even from a pipe that hands them
+        // over one at a time, and then read again ahead of the rest.
+        let mut magic = [0u8; 2];
+        let mut got = 0;
+        while got < magic.len() {
+            match file.read(&mut magic[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let message = format!("cannot read {}: {e}", path.display());
+                    return Err(io::Error::new(e.kind(), message));
+                }
+            }
+        }
+        let head = magic.get(..got).unwrap_or_default().to_vec();
+        let gzip = named || head == GZIP_MAGIC;
+        let file = BufReader::with_capacity(1 << 16, io::Cursor::new(head).chain(file));
+        let inner: Box<dyn BufRead + Send> = if gzip {
             let decoder = flate2::bufread::MultiGzDecoder::new(file);
             Box::new(BufReader::with_capacity(1 << 16, decoder))
         } else {

@@ -113,6 +113,12 @@ impl World {
             // In the tree only while it has more than FLAT_AT claims, and
             // in the vector only while it has at most TREE_ABOVE.
             let in_tree = a.claims.in_tree();
+            if in_tree && !a.claims.vector_is_empty() {
+                return Err(format!(
+                    "memory {}: claims in the vector beside the tree",
+                    a.memory
+                ));
+            }
             if (in_tree && claims.len() <= FLAT_AT) || (!in_tree && claims.len() > TREE_ABOVE) {
                 return Err(format!(
                     "memory {}: {} claims {} a tree",
