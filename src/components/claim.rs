@@ -277,8 +277,15 @@ impl ClaimSet {
     #[cold]
     #[inline(never)]
     fn first_overlap_in_tree(&self, start: u64, end: u64) -> Option<&Claim> {
-        self.tree()
-            .and_then(|tree| tree_first_overlap(tree, start, end))
+        let tree = self.tree()?;
+        // The claim holding `start`, or else the first to begin inside.
+        if let Some((_, c)) = tree.range(..=start).next_back()
+            && c.end > start
+        {
+            return Some(c);
+        }
+        let inside = (Bound::Excluded(start), Bound::Excluded(end));
+        tree.range(inside).next().map(|(_, c)| c)
     }
 
     /// Whether any claim carries `failure`: one hash look-up in a set of
@@ -460,16 +467,7 @@ impl ClaimSet {
         if !had {
             failures.gain_carrier(failure);
         }
-        if let Some(large) = self.large.as_deref_mut() {
-            recount_window(&mut large.counts, &self.claims[lo..hi], &pieces, failures);
-        }
-        self.splice(lo, hi, pieces);
-        for f in lost {
-            if !self.carries(f) {
-                failures.lose_carrier(f);
-            }
-        }
-        self.recount();
+        self.replace_in_vector((lo, hi), pieces, lost, failures);
     }
 
     /// Removes the bytes `[start, end)` from every claim, and only those
@@ -503,16 +501,7 @@ impl ClaimSet {
         let mut lost = Lost::new();
         let listed = self.large.is_none().then_some(&mut lost);
         let pieces = release_pieces(&self.claims[lo..hi], (start, end), records, listed);
-        if let Some(large) = self.large.as_deref_mut() {
-            recount_window(&mut large.counts, &self.claims[lo..hi], &pieces, failures);
-        }
-        self.splice(lo, hi, pieces);
-        for f in lost {
-            if !self.carries(f) {
-                failures.lose_carrier(f);
-            }
-        }
-        self.recount();
+        self.replace_in_vector((lo, hi), pieces, lost, failures);
     }
 
     /// Removes every claim (the allocation is freed). Most freed
@@ -568,6 +557,29 @@ impl ClaimSet {
         for &f in &lost {
             failures.lose_carrier(f);
         }
+    }
+
+    /// `claims[lo..hi]` give way to `pieces`: a counted set moves its
+    /// count (see [`recount_window`]); in a small one, each failure of
+    /// `lost` that no claim carries any more loses this allocation as a
+    /// carrier. Then the set takes the form its new size asks for.
+    fn replace_in_vector(
+        &mut self,
+        (lo, hi): (usize, usize),
+        pieces: Pieces,
+        lost: Lost,
+        failures: &mut Failures,
+    ) {
+        if let Some(large) = self.large.as_deref_mut() {
+            recount_window(&mut large.counts, &self.claims[lo..hi], &pieces, failures);
+        }
+        self.splice(lo, hi, pieces);
+        for f in lost {
+            if !self.carries(f) {
+                failures.lose_carrier(f);
+            }
+        }
+        self.recount();
     }
 
     /// Replaces `claims[lo..hi]` with `pieces`, shifting the tail once.
@@ -696,18 +708,43 @@ fn release_pieces(
     pieces
 }
 
-/// The claim of `tree` with the lowest `start` among those overlapping
-/// `[start, end)`, a non-empty range: the one holding `start`, or else the
-/// first to begin inside the range.
-fn tree_first_overlap(tree: &BTreeMap<u64, Claim>, start: u64, end: u64) -> Option<&Claim> {
-    if let Some((_, c)) = tree.range(..=start).next_back()
-        && c.end > start
+/// The claims of `tree` that overlap `[start, end)`, a non-empty range,
+/// or, when `touching`, also touch it: the one before `start` if it
+/// reaches that far, and those beginning inside (at `end` too, touching).
+fn tree_window(
+    tree: &BTreeMap<u64, Claim>,
+    (start, end): (u64, u64),
+    touching: bool,
+) -> SmallVec<[Claim; 4]> {
+    let mut window = SmallVec::new();
+    if let Some((_, c)) = tree.range(..start).next_back()
+        && (c.end > start || (touching && c.end == start))
     {
-        return Some(c);
+        window.push(*c);
     }
-    tree.range((Bound::Excluded(start), Bound::Excluded(end)))
-        .next()
-        .map(|(_, c)| c)
+    let last = if touching {
+        Bound::Included(end)
+    } else {
+        Bound::Excluded(end)
+    };
+    window.extend(tree.range((Bound::Included(start), last)).map(|(_, c)| *c));
+    window
+}
+
+/// `window`'s claims in `tree` give way to `pieces`, and `counts` moves
+/// from the one to the other (see [`recount_window`]).
+fn replace_in_tree(
+    tree: &mut BTreeMap<u64, Claim>,
+    counts: &mut Counts,
+    window: &[Claim],
+    pieces: Pieces,
+    failures: &mut Failures,
+) {
+    recount_window(counts, window, &pieces, failures);
+    for c in window {
+        tree.remove(&c.start);
+    }
+    tree.extend(pieces.into_iter().map(|c| (c.start, c)));
 }
 
 /// [`ClaimSet::taint`] of `new` (a non-empty range) on a set in its tree.
@@ -718,16 +755,7 @@ fn taint_tree(
     failures: &mut Failures,
     records: &mut Records,
 ) {
-    let (start, end) = (new.start, new.end);
-    // Claims that overlap or touch the range: the one before it, if it
-    // reaches `start`, and those beginning in `[start, end]`.
-    let mut window: SmallVec<[Claim; 4]> = SmallVec::new();
-    if let Some((_, c)) = tree.range(..start).next_back()
-        && c.end >= start
-    {
-        window.push(*c);
-    }
-    window.extend(tree.range(start..=end).map(|(_, c)| *c));
+    let window = tree_window(tree, (new.start, new.end), true);
     if holds(&window, new) {
         return;
     }
@@ -736,11 +764,7 @@ fn taint_tree(
     if !had {
         failures.gain_carrier(new.failure);
     }
-    recount_window(counts, &window, &pieces, failures);
-    for c in &window {
-        tree.remove(&c.start);
-    }
-    tree.extend(pieces.into_iter().map(|c| (c.start, c)));
+    replace_in_tree(tree, counts, &window, pieces, failures);
 }
 
 /// [`ClaimSet::release`] of `[start, end)` (a non-empty range) on a set in
@@ -748,28 +772,16 @@ fn taint_tree(
 fn release_tree(
     tree: &mut BTreeMap<u64, Claim>,
     counts: &mut Counts,
-    (start, end): (u64, u64),
+    range: (u64, u64),
     failures: &mut Failures,
     records: &mut Records,
 ) {
-    // Claims that overlap the range: the one before it, if it reaches past
-    // `start`, and those beginning in `[start, end)`.
-    let mut window: SmallVec<[Claim; 4]> = SmallVec::new();
-    if let Some((_, c)) = tree.range(..start).next_back()
-        && c.end > start
-    {
-        window.push(*c);
-    }
-    window.extend(tree.range(start..end).map(|(_, c)| *c));
+    let window = tree_window(tree, range, false);
     if window.is_empty() {
         return;
     }
-    let pieces = release_pieces(&window, (start, end), records, None);
-    recount_window(counts, &window, &pieces, failures);
-    for c in &window {
-        tree.remove(&c.start);
-    }
-    tree.extend(pieces.into_iter().map(|c| (c.start, c)));
+    let pieces = release_pieces(&window, range, records, None);
+    replace_in_tree(tree, counts, &window, pieces, failures);
 }
 
 /// The claim `old` was replaced by `new`, which covers exactly its bytes:

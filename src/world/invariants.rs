@@ -28,8 +28,8 @@ impl World {
         for (key, a) in self.allocs.iter() {
             let claims: Vec<Claim> = a.claims.iter().copied().collect();
             all_claims += claims.len() as u64;
-            // How many claims carry each failure, in first-claim order.
-            let mut carried: Vec<FailureKey> = Vec::new();
+            // How many claims carry each failure: each failure it names
+            // has this allocation as one carrier.
             let mut per_failure: HashMap<FailureKey, usize> = HashMap::default();
             for (i, c) in claims.iter().enumerate() {
                 if c.start >= c.end {
@@ -59,11 +59,7 @@ impl World {
                 if g.failures.get(c.failure).is_none() {
                     return Err(format!("memory {}: claim of a dead failure", a.memory));
                 }
-                let n = per_failure.entry(c.failure).or_default();
-                if *n == 0 {
-                    carried.push(c.failure);
-                }
-                *n += 1;
+                *per_failure.entry(c.failure).or_default() += 1;
                 if let Origin::Skip(r) = c.origin {
                     match g.records.get(r) {
                         Some(rec) if rec.failure == c.failure => {}
@@ -90,7 +86,7 @@ impl World {
                     ));
                 }
             }
-            for f in carried {
+            for &f in per_failure.keys() {
                 *carriers.entry(f).or_default() += 1;
             }
             // A large set's count of its claims per failure is theirs.
