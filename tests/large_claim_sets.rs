@@ -217,7 +217,13 @@ proptest! {
     /// back to the vector, 100 more, a whole write and the climb again;
     /// then wide changes in the tree, a whole write that leaves the tree
     /// and the count at once, the climb again, and a free in the tree.
+    /// Its sizes are the real thresholds' (a build with small claim sets
+    /// meets the tree in every model test instead).
     #[test]
+    #[cfg_attr(
+        taintworld_small_claim_sets,
+        ignore = "sized for the real thresholds, not a build with small claim sets"
+    )]
     fn a_set_in_its_tree_agrees_with_the_model_and_goes_back_to_the_vector(
         in_tree in prop::collection::vec(small_op(2 * TREE_ABOVE as u64 + 200), 200),
         back in prop::collection::vec(op(2 * TREE_ABOVE as u64 + 200), 100),

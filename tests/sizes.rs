@@ -29,7 +29,13 @@ fn each_component_has_the_size_the_docs_state() {
     assert_eq!(size_of::<Binding>(), 64);
 }
 
+/// What the docs state is for the real thresholds: a build with small
+/// claim sets keeps 4,000 claims in a tree.
 #[test]
+#[cfg_attr(
+    taintworld_small_claim_sets,
+    ignore = "measures the real thresholds, not a build with small claim sets"
+)]
 fn a_clean_allocation_a_claim_and_a_failure_cost_what_the_docs_state() {
     const N: u64 = 100_000;
     let mut world = World::default();

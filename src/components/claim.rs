@@ -144,24 +144,46 @@ struct Large {
 /// How many claims of one set carry each failure.
 type Counts = HashMap<FailureKey, usize>;
 
+/// Whether this is a build for finding bugs, whose claim sets change form
+/// at a handful of claims: under `cargo fuzz` (`--cfg fuzzing`), or with
+/// `--cfg taintworld_small_claim_sets`, which CI sets to run the model
+/// tests once more. The fuzz targets and the model tests make allocations
+/// of at most a few hundred bytes, which would rarely reach 32 claims on
+/// one and never 4,096; with the thresholds brought down to sizes they do
+/// reach, every form of the set, and every move between two, meets their
+/// random operations.
+const SMALL_SETS: bool = cfg!(any(fuzzing, taintworld_small_claim_sets));
+
 /// A set of more claims than this counts them per failure: scanning this
-/// many costs about what a hash look-up does.
-pub const COUNTED_ABOVE: usize = 32;
+/// many costs about what a hash look-up does. (3 in a build for finding
+/// bugs, see `SMALL_SETS`.)
+pub const COUNTED_ABOVE: usize = if SMALL_SETS { 3 } else { 32 };
 
 /// A counted set that shrinks to this many claims or fewer drops its
 /// count: half of [`COUNTED_ABOVE`], so that a set hovering about that
-/// size does not make and drop its count on every change.
-pub const UNCOUNTED_AT: usize = COUNTED_ABOVE / 2;
+/// size does not make and drop its count on every change. (1 in a build
+/// for finding bugs.)
+pub const UNCOUNTED_AT: usize = if SMALL_SETS { 1 } else { COUNTED_ABOVE / 2 };
 
 /// A set of more claims than this keeps them in a B-tree: shifting this
 /// many 32-byte claims (128 KiB) costs some microseconds, and W3's 1,000
-/// stay in the vector, whose binary search is the faster read check.
-pub const TREE_ABOVE: usize = 4096;
+/// stay in the vector, whose binary search is the faster read check. (6 in
+/// a build for finding bugs.)
+pub const TREE_ABOVE: usize = if SMALL_SETS { 6 } else { 4096 };
 
 /// A set in a tree that shrinks to this many claims or fewer goes back to
 /// the vector: a quarter of [`TREE_ABOVE`], so that moving between the two
-/// is rare.
-pub const FLAT_AT: usize = TREE_ABOVE / 4;
+/// is rare. (2 in a build for finding bugs: above [`UNCOUNTED_AT`], so
+/// that a set can leave its tree and stay counted there too.)
+pub const FLAT_AT: usize = if SMALL_SETS { 2 } else { TREE_ABOVE / 4 };
+
+// The tree lives beside the count, and dropping the count drops the tree:
+// a set must leave its tree no later than it is uncounted, and be counted
+// before it passes `TREE_ABOVE`. A change adds at most two claims (one
+// claim split around a new one), so a set counted past `COUNTED_ABOVE` is
+// counted before it can pass `TREE_ABOVE`. Whatever the thresholds, in a
+// build for finding bugs as in any other.
+const _: () = assert!(UNCOUNTED_AT <= FLAT_AT && COUNTED_ABOVE + 2 <= TREE_ABOVE);
 
 /// A canonical set of claims rebuilt around one range holds at most this
 /// many claims where it held some window: a left remnant, the new claim, a
