@@ -145,36 +145,41 @@ struct Large {
 type Counts = HashMap<FailureKey, usize>;
 
 /// Whether this is a build for finding bugs, whose claim sets change form
-/// at a handful of claims: under `cargo fuzz` (`--cfg fuzzing`), or with
-/// `--cfg taintworld_small_claim_sets`, which CI sets to run the model
-/// tests once more. The fuzz targets and the model tests make allocations
-/// of at most a few hundred bytes, which would rarely reach 32 claims on
-/// one and never 4,096; with the thresholds brought down to sizes they do
-/// reach, every form of the set, and every move between two, meets their
-/// random operations.
+/// at a handful of claims (see [`COUNTED_ABOVE`]).
 const SMALL_SETS: bool = cfg!(any(fuzzing, taintworld_small_claim_sets));
 
 /// A set of more claims than this counts them per failure: scanning this
-/// many costs about what a hash look-up does. (3 in a build for finding
-/// bugs, see `SMALL_SETS`.)
+/// many costs about what a hash look-up does.
+///
+/// In a build for finding bugs this and the other three thresholds are a
+/// handful — counted past 3 claims, uncounted at 1, in the tree past 6,
+/// back in the vector at 2 — so that small allocations meet every form of
+/// a set and every move between two. Such a build is one under `cargo
+/// fuzz` (`--cfg fuzzing`, which reaches every crate of the build, so a
+/// fuzzed program that embeds this one gets it too) or with `--cfg
+/// taintworld_small_claim_sets`, which CI sets to run the tests once more.
+/// The fuzz targets and the model tests make allocations of at most a few
+/// hundred bytes, which rarely reach 32 claims on one and never 4,096.
+/// Answers are the same in every build; only the forms, and so the speed
+/// of a large set, differ.
 pub const COUNTED_ABOVE: usize = if SMALL_SETS { 3 } else { 32 };
 
 /// A counted set that shrinks to this many claims or fewer drops its
 /// count: half of [`COUNTED_ABOVE`], so that a set hovering about that
-/// size does not make and drop its count on every change. (1 in a build
-/// for finding bugs.)
+/// size does not make and drop its count on every change (1 in a build
+/// for finding bugs).
 pub const UNCOUNTED_AT: usize = if SMALL_SETS { 1 } else { COUNTED_ABOVE / 2 };
 
 /// A set of more claims than this keeps them in a B-tree: shifting this
 /// many 32-byte claims (128 KiB) costs some microseconds, and W3's 1,000
-/// stay in the vector, whose binary search is the faster read check. (6 in
-/// a build for finding bugs.)
+/// stay in the vector, whose binary search is the faster read check (6 in
+/// a build for finding bugs).
 pub const TREE_ABOVE: usize = if SMALL_SETS { 6 } else { 4096 };
 
 /// A set in a tree that shrinks to this many claims or fewer goes back to
 /// the vector: a quarter of [`TREE_ABOVE`], so that moving between the two
-/// is rare. (2 in a build for finding bugs: above [`UNCOUNTED_AT`], so
-/// that a set can leave its tree and stay counted there too.)
+/// is rare (2 in a build for finding bugs: above [`UNCOUNTED_AT`], so that
+/// a set can leave its tree and stay counted there too).
 pub const FLAT_AT: usize = if SMALL_SETS { 2 } else { TREE_ABOVE / 4 };
 
 // The tree lives beside the count, and dropping the count drops the tree:
