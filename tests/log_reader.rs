@@ -1583,6 +1583,36 @@ fn an_empty_gz_file_or_one_padded_after_its_last_member_is_an_io_error() {
     }
 }
 
+/// Bytes after the last member that are not a member say so, whether
+/// they are fewer than a gzip header (which a decoder reading them as one
+/// would call the end of the file come too soon) or more; bytes that
+/// begin a member and stop are a file cut short.
+#[test]
+fn bytes_after_the_last_gz_member_are_named_as_such_not_as_a_cut_file() {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(b"{\"op\":\"sync\"}\n").unwrap();
+    let member = gz.finish().unwrap();
+    let after_member = "after line 1: bytes after the last gzip member are not a gzip member";
+    for (name, after, says) in [
+        ("short.jsonl.gz", &b"garbage"[..], after_member),
+        ("long.jsonl.gz", &[b'x'; 64][..], after_member),
+        ("zeros.jsonl.gz", &[0u8; 3][..], after_member),
+        (
+            "cut.jsonl.gz",
+            &member[..6],
+            "after line 1: unexpected end of file",
+        ),
+    ] {
+        let path = temp_path(name);
+        std::fs::write(&path, [&member[..], after].concat()).unwrap();
+        let items: Vec<_> = LogReader::open(&path).unwrap().collect();
+        assert_eq!(items.len(), 2, "{name}");
+        assert_eq!(items[0].as_ref().unwrap().event, Ok(Event::Sync), "{name}");
+        let error = items[1].as_ref().unwrap_err().to_string();
+        assert!(error.ends_with(says), "{name}: {error}");
+    }
+}
+
 #[test]
 fn a_file_that_cannot_be_opened_is_an_error_naming_its_path() {
     let path = temp_path("does-not-exist.jsonl");

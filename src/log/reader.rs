@@ -311,14 +311,68 @@ impl LogReader<Box<dyn BufRead + Send>> {
         let gzip = named || head == GZIP_MAGIC;
         let file = BufReader::with_capacity(1 << 16, io::Cursor::new(head).chain(file));
         let inner: Box<dyn BufRead + Send> = if gzip {
-            let decoder = flate2::bufread::MultiGzDecoder::new(file);
-            Box::new(BufReader::with_capacity(1 << 16, decoder))
+            Box::new(BufReader::with_capacity(1 << 16, Members::new(file)))
         } else {
             Box::new(file)
         };
         let mut reader = LogReader::new(inner);
         reader.path = Some(path.to_owned());
         Ok(reader)
+    }
+}
+
+/// Gzip members one after another, decompressed as one stream, as
+/// `flate2`'s `MultiGzDecoder` reads them — except that what follows a
+/// member must be another member or the end: anything else is an error
+/// that says so. (`MultiGzDecoder` reads it as a member's header and
+/// reports "invalid gzip header", or, when fewer than a header's ten bytes
+/// follow, "unexpected end of file", which reads as a file cut short.)
+struct Members<R: BufRead> {
+    /// The member being read. Always `Some` between calls: an ended
+    /// member is taken out and its reader handed to the next.
+    member: Option<flate2::bufread::GzDecoder<R>>,
+}
+
+impl<R: BufRead> Members<R> {
+    fn new(compressed: R) -> Self {
+        Members {
+            member: Some(flate2::bufread::GzDecoder::new(compressed)),
+        }
+    }
+}
+
+impl<R: BufRead> Read for Members<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            let Some(member) = self.member.as_mut() else {
+                return Ok(0);
+            };
+            let n = member.read(buf)?;
+            if n > 0 {
+                return Ok(n);
+            }
+            // The member ended, its trailer checked; a bufread decoder
+            // takes no byte past it. Another member, or the end.
+            let next = member.get_mut().fill_buf()?;
+            match next.first() {
+                None => return Ok(0),
+                Some(&first) if first == GZIP_MAGIC[0] => {
+                    if let Some(ended) = self.member.take() {
+                        let next = flate2::bufread::GzDecoder::new(ended.into_inner());
+                        self.member = Some(next);
+                    }
+                }
+                Some(_) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "bytes after the last gzip member are not a gzip member",
+                    ));
+                }
+            }
+        }
     }
 }
 
