@@ -7,13 +7,29 @@
 //! `{"op":"launch",`, changes no answer: each such line reads as the same
 //! event, or as bad input, when a space after its `{` sends it to the full
 //! parser.
+//! (c) A `.gz` log, opened as a file as `taintworld replay` opens one: the
+//! input's first byte cuts the rest into plain text, gzipped as two
+//! members, and bytes written after them. The file reads as the plain
+//! text reads; bytes after the members that cannot begin one end it with
+//! the error that names them, after every line the text holds whole. The
+//! input itself, opened as a `.gz`, reads without a panic to one error at
+//! most, its last item.
 
 #![no_main]
 
+use std::io::Write;
+use std::path::PathBuf;
+
 use libfuzzer_sys::fuzz_target;
-use taintworld::log::{Event, LogReader, LogWriter};
+use taintworld::log::{Event, Line, LogReader, LogWriter};
 
 fuzz_target!(|data: &[u8]| {
+    plain(data);
+    gzipped(data);
+});
+
+/// (a) and (b).
+fn plain(data: &[u8]) {
     let physical = data.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
     let mut last = 0u64;
     let mut first = true;
@@ -46,7 +62,72 @@ fuzz_target!(|data: &[u8]| {
             );
         }
     }
-});
+}
+
+/// What a `.gz` log ends with when bytes that cannot begin a member
+/// follow its last one.
+const AFTER_THE_LAST_MEMBER: &str = "bytes after the last gzip member are not a gzip member";
+
+/// (c).
+fn gzipped(data: &[u8]) {
+    let Some((&cut, rest)) = data.split_first() else {
+        return;
+    };
+    let (text, after) = rest.split_at(usize::from(cut).min(rest.len()));
+    let mut bytes = Vec::new();
+    let (one, two) = text.split_at(text.len() / 2);
+    for part in [one, two] {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(part).expect("writing to a vector");
+        bytes.extend(gz.finish().expect("writing to a vector"));
+    }
+    bytes.extend_from_slice(after);
+    let path = scratch();
+    std::fs::write(&path, &bytes).expect("writing the scratch file");
+    let read = items(&path);
+    let expected: Vec<Line> = LogReader::new(text)
+        .map(|line| line.expect("reading a byte slice cannot fail"))
+        .collect();
+    // The lines that end with a newline; the text's last line, if it has
+    // none, ends where the bytes after the members begin, and an error
+    // there takes its place.
+    let newlines = text.iter().filter(|&&b| b == b'\n').count() as u64;
+    let whole = expected.iter().filter(|l| l.number <= newlines).count();
+    for (i, line) in expected.iter().take(whole).enumerate() {
+        match read.get(i) {
+            Some(Ok(got)) => assert_eq!(got, line, "line {i}"),
+            other => panic!("line {i}: {other:?}, not {line:?}"),
+        }
+    }
+    match after.first() {
+        None => {
+            let got: Vec<&Line> = read.iter().map(|r| r.as_ref().expect("no error")).collect();
+            assert_eq!(got, expected.iter().collect::<Vec<_>>());
+        }
+        Some(&b) if b != 0x1f => {
+            assert_eq!(read.len(), whole + 1, "{read:?}");
+            let error = read[whole].as_ref().expect_err("bytes after the members");
+            assert!(error.to_string().ends_with(AFTER_THE_LAST_MEMBER), "{error}");
+        }
+        // What begins a member may be one, read on, or a broken one.
+        Some(_) => {}
+    }
+    std::fs::write(&path, data).expect("writing the scratch file");
+    let read = items(&path);
+    if let Some(at) = read.iter().position(Result::is_err) {
+        assert_eq!(at + 1, read.len(), "an error ends the log");
+    }
+}
+
+/// Every item of the log at `path`, opened as `taintworld replay` opens it.
+fn items(path: &PathBuf) -> Vec<std::io::Result<Line>> {
+    LogReader::open(path).expect("the scratch file opens").collect()
+}
+
+/// This process's scratch file, named `.gz` so that it is read as one.
+fn scratch() -> PathBuf {
+    std::env::temp_dir().join(format!("taintworld-fuzz-{}.jsonl.gz", std::process::id()))
+}
 
 /// The event of a lone line, or `None` for bad input (its message left
 /// out: a JSON error's column moves with the space).
