@@ -1597,6 +1597,8 @@ fn bytes_after_the_last_gz_member_are_named_as_such_not_as_a_cut_file() {
         ("short.jsonl.gz", &b"garbage"[..], after_member),
         ("long.jsonl.gz", &[b'x'; 64][..], after_member),
         ("zeros.jsonl.gz", &[0u8; 3][..], after_member),
+        ("magic_half.jsonl.gz", &[0x1f, 0x00][..], after_member),
+        ("magic_half_long.jsonl.gz", &[0x1f; 16][..], after_member),
         (
             "cut.jsonl.gz",
             &member[..6],

@@ -11,9 +11,10 @@
 //! input's first byte cuts the rest into plain text, gzipped as two
 //! members, and bytes written after them. The file reads as the plain
 //! text reads; bytes after the members that cannot begin one end it with
-//! the error that names them, after every line the text holds whole. The
-//! input itself, opened as a `.gz`, reads without a panic to one error at
-//! most, its last item.
+//! the error that names them, after every line the text holds whole
+//! (bytes that begin with gzip's magic may be a member; a lone first byte
+//! of it is left to the decoder's words). The input itself, opened as a
+//! `.gz`, reads without a panic.
 
 #![no_main]
 
@@ -99,25 +100,24 @@ fn gzipped(data: &[u8]) {
             other => panic!("line {i}: {other:?}, not {line:?}"),
         }
     }
-    match after.first() {
-        None => {
-            let got: Vec<&Line> = read.iter().map(|r| r.as_ref().expect("no error")).collect();
-            assert_eq!(got, expected.iter().collect::<Vec<_>>());
-        }
-        Some(&b) if b != 0x1f => {
-            assert_eq!(read.len(), whole + 1, "{read:?}");
-            let error = read[whole].as_ref().expect_err("bytes after the members");
-            assert!(error.to_string().ends_with(AFTER_THE_LAST_MEMBER), "{error}");
-        }
-        // What begins a member may be one, read on, or a broken one.
-        Some(_) => {}
+    if after.is_empty() {
+        let got: Vec<&Line> = read.iter().map(|r| r.as_ref().expect("no error")).collect();
+        assert_eq!(got, expected.iter().collect::<Vec<_>>());
+    } else if !after.starts_with(&GZIP_MAGIC) && after != &GZIP_MAGIC[..1] {
+        // (Both bytes of the magic may begin a member, read on or broken;
+        // a lone first byte is left to the decoder's own words.)
+        assert_eq!(read.len(), whole + 1, "{read:?}");
+        let error = read[whole].as_ref().expect_err("bytes after the members");
+        assert!(error.to_string().ends_with(AFTER_THE_LAST_MEMBER), "{error}");
     }
+    // The input itself, read as a `.gz`: no panic, whatever it holds.
     std::fs::write(&path, data).expect("writing the scratch file");
-    let read = items(&path);
-    if let Some(at) = read.iter().position(Result::is_err) {
-        assert_eq!(at + 1, read.len(), "an error ends the log");
-    }
+    items(&path);
+    let _ = std::fs::remove_file(&path);
 }
+
+/// The first two bytes of every gzip member.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Every item of the log at `path`, opened as `taintworld replay` opens it.
 fn items(path: &PathBuf) -> Vec<std::io::Result<Line>> {

@@ -182,13 +182,21 @@ pub const TREE_ABOVE: usize = if SMALL_SETS { 6 } else { 4096 };
 /// a set can leave its tree and stay counted there too).
 pub const FLAT_AT: usize = if SMALL_SETS { 2 } else { TREE_ABOVE / 4 };
 
-// The tree lives beside the count, and dropping the count drops the tree:
-// a set must leave its tree no later than it is uncounted, and be counted
-// before it passes `TREE_ABOVE`. A change adds at most two claims (one
-// claim split around a new one), so a set counted past `COUNTED_ABOVE` is
-// counted before it can pass `TREE_ABOVE`. Whatever the thresholds, in a
-// build for finding bugs as in any other.
-const _: () = assert!(UNCOUNTED_AT <= FLAT_AT && COUNTED_ABOVE + 2 <= TREE_ABOVE);
+// What the forms need of the thresholds, in a build for finding bugs as in
+// any other. A set of one claim is never counted (`taint`'s and
+// `clear_claimed`'s one-claim shortcuts skip the count), and a set is
+// uncounted below the size it is counted above. The tree lives beside the
+// count, and dropping the count drops the tree: a set must leave its tree
+// no later than it is uncounted, below the size it enters it above, and be
+// counted before it can pass `TREE_ABOVE` — a change adds at most two
+// claims (one claim split around a new one).
+const _: () = assert!(
+    1 <= UNCOUNTED_AT
+        && UNCOUNTED_AT < COUNTED_ABOVE
+        && UNCOUNTED_AT <= FLAT_AT
+        && FLAT_AT < TREE_ABOVE
+        && COUNTED_ABOVE + 2 <= TREE_ABOVE
+);
 
 /// A canonical set of claims rebuilt around one range holds at most this
 /// many claims where it held some window: a left remnant, the new claim, a

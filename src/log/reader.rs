@@ -355,22 +355,24 @@ impl<R: BufRead> Read for Members<R> {
                 return Ok(n);
             }
             // The member ended, its trailer checked; a bufread decoder
-            // takes no byte past it. Another member, or the end.
+            // takes no byte past it. Another member, or the end. A member
+            // begins with both bytes of gzip's magic; when the buffer
+            // holds only the first (the member ended one byte before the
+            // buffer's end, or the file ends in that byte), the next
+            // member's decoder is left to judge it, in its own words.
             let next = member.get_mut().fill_buf()?;
-            match next.first() {
-                None => return Ok(0),
-                Some(&first) if first == GZIP_MAGIC[0] => {
-                    if let Some(ended) = self.member.take() {
-                        let next = flate2::bufread::GzDecoder::new(ended.into_inner());
-                        self.member = Some(next);
-                    }
-                }
-                Some(_) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        "bytes after the last gzip member are not a gzip member",
-                    ));
-                }
+            if next.is_empty() {
+                return Ok(0);
+            }
+            if !GZIP_MAGIC.starts_with(next) && !next.starts_with(&GZIP_MAGIC) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "bytes after the last gzip member are not a gzip member",
+                ));
+            }
+            if let Some(ended) = self.member.take() {
+                let next = flate2::bufread::GzDecoder::new(ended.into_inner());
+                self.member = Some(next);
             }
         }
     }
