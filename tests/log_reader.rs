@@ -1362,6 +1362,13 @@ fn a_header_setting_of_zero_is_bad_input() {
 
 // ---- Files, gzip and I/O errors ----
 
+/// `text` as one gzip member.
+fn gzip(text: impl AsRef<[u8]>) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_ref()).unwrap();
+    gz.finish().unwrap()
+}
+
 fn temp_path(name: &str) -> std::path::PathBuf {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("log_reader");
     std::fs::create_dir_all(&dir).unwrap();
@@ -1399,9 +1406,7 @@ fn a_plain_file_is_read() {
 #[test]
 fn a_gz_file_is_decompressed() {
     let path = temp_path("small.jsonl.gz");
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(SMALL_LOG.as_bytes()).unwrap();
-    std::fs::write(&path, gz.finish().unwrap()).unwrap();
+    std::fs::write(&path, gzip(SMALL_LOG)).unwrap();
     assert_eq!(read_file(&path), small_log_lines());
 }
 
@@ -1409,9 +1414,7 @@ fn a_gz_file_is_decompressed() {
 /// renamed without `.gz`, or named `.GZ`, reads as the plain log does.
 #[test]
 fn a_gzipped_file_is_decompressed_whatever_its_name() {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(SMALL_LOG.as_bytes()).unwrap();
-    let bytes = gz.finish().unwrap();
+    let bytes = gzip(SMALL_LOG);
     for name in ["renamed.jsonl", "SHOUTED.JSONL.GZ", "no-extension"] {
         let path = temp_path(name);
         std::fs::write(&path, &bytes).unwrap();
@@ -1433,10 +1436,8 @@ impl<R: Read> Read for OneByte<R> {
 /// time.
 #[test]
 fn a_gzipped_file_read_a_byte_at_a_time_is_known_by_its_first_bytes() {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(SMALL_LOG.as_bytes()).unwrap();
     let path = temp_path("trickled.jsonl");
-    std::fs::write(&path, gz.finish().unwrap()).unwrap();
+    std::fs::write(&path, gzip(SMALL_LOG)).unwrap();
     let lines = lines_of(LogReader::open_with(&path, OneByte).unwrap());
     assert_eq!(lines, small_log_lines());
 }
@@ -1461,9 +1462,7 @@ impl<R: Read> Read for Counted<R> {
 #[test]
 fn a_log_opened_through_a_wrapper_reads_the_file_through_it() {
     let path = temp_path("wrapped.jsonl.gz");
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(SMALL_LOG.as_bytes()).unwrap();
-    let bytes = gz.finish().unwrap();
+    let bytes = gzip(SMALL_LOG);
     std::fs::write(&path, &bytes).unwrap();
     let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let wrapped = LogReader::open_with(&path, |file| Counted {
@@ -1500,9 +1499,7 @@ fn a_gz_file_of_several_members_reads_as_one_log() {
         "# c\n{\"op\":\"sync\"}\n",
         "\n{\"op\":\"free\",\"memory\":1}\n",
     ] {
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        gz.write_all(part.as_bytes()).unwrap();
-        bytes.extend(gz.finish().unwrap());
+        bytes.extend(gzip(part));
     }
     std::fs::write(&path, bytes).unwrap();
     assert_eq!(read_file(&path), small_log_lines());
@@ -1565,9 +1562,7 @@ fn a_file_that_is_not_gzip_but_named_gz_is_an_io_error() {
 /// only says "a broken `.gz`"; the oracle makes the same one).
 #[test]
 fn an_empty_gz_file_or_one_padded_after_its_last_member_is_an_io_error() {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(b"{\"op\":\"sync\"}\n").unwrap();
-    let member = gz.finish().unwrap();
+    let member = gzip(b"{\"op\":\"sync\"}\n");
     for (name, bytes, good) in [
         ("empty.jsonl.gz", Vec::new(), 0),
         ("padded.jsonl.gz", [&member[..], &[0u8; 16][..]].concat(), 1),
@@ -1589,9 +1584,7 @@ fn an_empty_gz_file_or_one_padded_after_its_last_member_is_an_io_error() {
 /// begin a member and stop are a file cut short.
 #[test]
 fn bytes_after_the_last_gz_member_are_named_as_such_not_as_a_cut_file() {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(b"{\"op\":\"sync\"}\n").unwrap();
-    let member = gz.finish().unwrap();
+    let member = gzip(b"{\"op\":\"sync\"}\n");
     let after_member = "after line 1: bytes after the last gzip member are not a gzip member";
     for (name, after, says) in [
         ("short.jsonl.gz", &b"garbage"[..], after_member),

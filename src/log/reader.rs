@@ -294,20 +294,13 @@ impl LogReader<Box<dyn BufRead + Send>> {
             .is_some_and(|name| name.to_string_lossy().to_ascii_lowercase().ends_with(".gz"));
         // The first two bytes, read whole even from a pipe that hands them
         // over one at a time, and then read again ahead of the rest.
-        let mut magic = [0u8; 2];
-        let mut got = 0;
-        while got < magic.len() {
-            match file.read(&mut magic[got..]) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let message = format!("cannot read {}: {e}", path.display());
-                    return Err(io::Error::new(e.kind(), message));
-                }
-            }
-        }
-        let head = magic.get(..got).unwrap_or_default().to_vec();
+        let mut head = Vec::with_capacity(GZIP_MAGIC.len());
+        file.by_ref()
+            .take(GZIP_MAGIC.len() as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display()))
+            })?;
         let gzip = named || head == GZIP_MAGIC;
         let file = BufReader::with_capacity(1 << 16, io::Cursor::new(head).chain(file));
         let inner: Box<dyn BufRead + Send> = if gzip {
