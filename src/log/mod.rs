@@ -42,8 +42,10 @@
 //!   `\u00XX` (lower-case hex), and everything else — `/`, DEL, U+2028 —
 //!   as itself. A second implementation that escapes otherwise writes
 //!   other bytes for the same report.
-//! * Whether a log is gzip is read from its name (`.gz`), not its bytes:
-//!   gzip in a file named `.jsonl` is lines that are not UTF-8.
+//! * A log is read as gzip when its name ends in `.gz` or its first two
+//!   bytes are gzip's magic (`1f 8b`), so a gzipped log renamed `.jsonl`,
+//!   or gzip on standard input, replays; no JSON line starts with those
+//!   bytes, which are not UTF-8.
 //! * A line is read whole before any field is ignored, so JSON's limits
 //!   apply to ignored fields too: a number past `f64`'s range (`1e400`),
 //!   or arrays and objects nested deeper than 127 (the line's own object

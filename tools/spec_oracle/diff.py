@@ -90,8 +90,9 @@ def edge_cases():
     """(file name, bytes, flag sets) for the cases SPEC.md leaves to the
     implementation, where the crate documents its choice: arrays and
     objects nest at most 127 deep (the line's own object included), a
-    number must fit an f64, and a `.gz` log is whole gzip members and
-    nothing after them; and command-line numbers past u64 or not numbers."""
+    number must fit an f64, and a gzip log (named `.gz`, or starting
+    with gzip's magic) is whole gzip members and nothing after them;
+    and command-line numbers past u64 or not numbers."""
     sync = b'{"op":"sync"}\n'
     lines = {
         "depth_127.jsonl": b'{"op":"sync","x":' + b"[" * 126 + b"]" * 126 + b"}\n",
@@ -110,6 +111,9 @@ def edge_cases():
         "cut_member.jsonl.gz": member[:-3],
         "zero_padded.jsonl.gz": member + bytes(16),
         "garbage_after.jsonl.gz": member + b"garbage",
+        # Gzip is also known by its first two bytes, whatever the name.
+        "gzip_named_plain.jsonl": member + member,
+        "gzip_named_plain_garbage_after.jsonl": member + b"garbage",
     }.items():
         yield name, data, [[]]
     too_big = str(2 ** 64)

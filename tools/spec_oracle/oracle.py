@@ -733,7 +733,8 @@ def main(argv):
     try:
         with open(path, "rb") as fh:
             data = fh.read()
-        if path.endswith(".gz"):
+        # As the crate: gzip by name, or by gzip's magic in the first bytes.
+        if path.endswith(".gz") or data[:2] == b"\x1f\x8b":
             data = gunzip(data)
     except Exception as e:  # noqa
         sys.stderr.write("error: %s\n" % e)
