@@ -33,7 +33,7 @@
 //! world.launch(&launch("loss", &reduce, Outcome::Ok))?;
 //!
 //! let ReadResult::Tainted(why) = world.read(&Binding::whole(0, 3, Access::Read))? else {
-//!     panic!("the loss is garbage")
+//!     unreachable!("the loss was computed from bytes `fill` never wrote")
 //! };
 //! assert_eq!(why.error.kernel, "fill");
 //! let path: Vec<_> = why.chain.iter().map(|hop| hop.kernel.as_str()).collect();

@@ -895,9 +895,10 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
         "failure 1: out_of_memory in alloc: cudaMalloc (2 occurrences, skipped 1 launch)",
         "failure 2: out_of_memory in alloc: empty (1 occurrence, skipped 0 launches)",
         "line 2: read of memory 1 is tainted by failure 1 (out_of_memory in alloc: cudaMalloc)",
+        // The read of memory 99 answers `unresolved`, not the fault.
+        "line 13: read of memory 99 did not resolve (no live allocation of that id on the stream it names)",
         "1 profile invalid",
-        // The first fault wins; the unresolved read of memory 99 answers
-        // `unresolved`, not the fault.
+        // The first fault wins.
         "line 9: device fault (device in device: illegal address); 1 read and 1 sync after it answered device_fault",
         "1 unresolved binding",
         "final: 1 live failure, 2 tainted allocations, 4104 tainted bytes, 2 claims",
@@ -949,7 +950,7 @@ fn a_fail_launch_past_the_last_launch_changes_nothing_and_is_noted_on_stderr() {
          so nothing was injected there\n"
     );
 
-    let both = taintworld(&["replay", "--fail-launch", "3", "--fail-launch", "4", log]);
+    let both = taintworld(&["replay", "--fail-launch", "0", "--fail-launch", "4", log]);
     assert!(both.status.success());
     assert_eq!(
         String::from_utf8_lossy(&both.stderr),
@@ -957,7 +958,8 @@ fn a_fail_launch_past_the_last_launch_changes_nothing_and_is_noted_on_stderr() {
          so nothing was injected there\n"
     );
 
-    let within = taintworld(&["replay", "--fail-launch", "3", log]);
+    // Launch 0 fails in the log already: the injected error replaces its own.
+    let within = taintworld(&["replay", "--fail-launch", "0", log]);
     assert!(within.status.success());
     assert!(
         within.stderr.is_empty(),
@@ -1097,4 +1099,152 @@ fn on_a_terminal_a_replay_over_a_second_draws_its_bar_and_a_shorter_one_does_not
         pipe.contains("final: 0 live failures"),
         "no summary: {pipe}"
     );
+}
+
+#[test]
+fn a_fail_launch_on_a_launch_that_is_skipped_anyway_changes_nothing_and_is_noted_on_stderr() {
+    // Launch 0 fails; 1, 2 and 3 read what it poisoned and are skipped.
+    let log = examples().join("skip_chain_three_kernels.jsonl");
+    let log = log.to_str().unwrap();
+    let plain = taintworld(&["replay", "--json", log]);
+    let one = taintworld(&["replay", "--json", "--fail-launch", "2", log]);
+    assert!(one.status.success());
+    assert_eq!(one.stdout, plain.stdout);
+    assert_eq!(
+        String::from_utf8_lossy(&one.stderr),
+        "note: --fail-launch: launch 2 (line 11) read tainted bytes and was skipped, \
+         which wins over any outcome, so nothing was injected there\n"
+    );
+    let two = taintworld(&["replay", "--fail-launch", "3", "--fail-launch", "1", log]);
+    assert!(two.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&two.stderr),
+        "note: --fail-launch: launches 1 (line 10), 3 (line 12) read tainted bytes and were \
+         skipped, which wins over any outcome, so nothing was injected there\n"
+    );
+}
+
+#[test]
+fn the_summary_names_each_unresolved_read_by_line_and_memory_and_counts_past_five() {
+    let mut lines = vec![
+        r#"{"op":"alloc","stream":0,"memory":1,"size":16}"#.to_string(),
+        r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":{"failed":{"kind":"compile","message":"bad"}}}"#.to_string(),
+    ];
+    // Memory 7 was never made; memory 1 is not on stream 1's slot.
+    lines.push(r#"{"op":"read","binding":{"stream":0,"memory":7}}"#.to_string());
+    lines.push(r#"{"op":"read","binding":{"stream":1,"memory":1}}"#.to_string());
+    let two = scratch("two_unresolved_reads.jsonl");
+    std::fs::write(&two, lines.join("\n")).unwrap();
+    let summary = summary_of(&two);
+    assert!(
+        summary.contains(
+            "line 3: read of memory 7 did not resolve (no live allocation of that id on the stream it names)\n\
+             line 4: read of memory 1 did not resolve (no live allocation of that id on the stream it names)\n"
+        ),
+        "{summary}"
+    );
+    assert!(!summary.contains("more unresolved read"), "{summary}");
+    // Five tainted reads fill the summary's list, so the reads after them
+    // take the replay's cheaper path, which must still see these.
+    let tainted = r#"{"op":"read","binding":{"stream":0,"memory":1}}"#;
+    lines.extend(std::iter::repeat_n(tainted.to_string(), 5));
+    for memory in 10..15 {
+        lines.push(format!(
+            r#"{{"op":"read","binding":{{"stream":0,"memory":{memory}}}}}"#
+        ));
+    }
+    let many = scratch("many_unresolved_reads.jsonl");
+    std::fs::write(&many, lines.join("\n")).unwrap();
+    let summary = summary_of(&many);
+    let named = summary
+        .lines()
+        .filter(|l| l.contains("did not resolve"))
+        .count();
+    assert_eq!(named, 5, "{summary}");
+    assert!(
+        summary.contains("line 12: read of memory 12 did not resolve"),
+        "{summary}"
+    );
+    assert!(!summary.contains("memory 13 did not resolve"), "{summary}");
+    assert!(
+        summary.contains("… 2 more unresolved reads (--json lists every read)"),
+        "{summary}"
+    );
+    assert!(summary.contains("\n7 unresolved bindings\n"), "{summary}");
+}
+
+#[test]
+fn a_range_past_its_allocations_end_is_an_error_naming_the_binding() {
+    let log = scratch("range_past_the_end.jsonl");
+    std::fs::write(
+        &log,
+        [
+            r#"{"op":"alloc","stream":0,"memory":1,"size":1024}"#,
+            r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"read"},{"stream":0,"memory":1,"range":[512,2048],"access":"write"}],"outcome":"ok"}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let out = taintworld(&["replay", log.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: line 2: range [512, 2048) runs past the end of memory 1 (1024 bytes) in bindings[1]\n"
+    );
+}
+
+#[test]
+fn gen_writes_gzip_to_a_name_ending_in_gz_in_any_case_and_replay_reads_it_back() {
+    for name in ["upper.JSONL.GZ", "mixed.jsonl.Gz", "lower.jsonl.gz"] {
+        let path = scratch(name);
+        let out = taintworld(&["gen", "--launches", "20", "-o", path.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes[..2], [0x1f, 0x8b], "{name} is not gzip");
+        let replayed = report(&["replay", "--json", path.to_str().unwrap()]);
+        assert_eq!(replayed["launches"], 20, "{name}");
+    }
+}
+
+#[test]
+fn gen_writes_its_log_under_a_partial_name_and_renames_it_only_when_whole() {
+    let path = scratch("whole.jsonl");
+    let partial = scratch("whole.jsonl.partial");
+    let out = taintworld(&["gen", "--launches", "20", "-o", path.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(path.exists() && !partial.exists());
+
+    // Killed part way, a run leaves its bytes under the partial name only.
+    let path = scratch("killed.jsonl");
+    let partial = scratch("killed.jsonl.partial");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+        .args([
+            "gen",
+            "--launches",
+            "1000000000",
+            "-o",
+            path.to_str().unwrap(),
+        ])
+        .spawn()
+        .expect("the binary runs");
+    let started = Instant::now();
+    while std::fs::metadata(&partial).map_or(true, |m| m.len() == 0) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no partial log after a minute"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!path.exists(), "a cut log lies under the name asked for");
+    assert!(partial.exists());
 }

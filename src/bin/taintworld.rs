@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use taintworld::log::{
     Event, GenOptions, LogReader, LogWriter, ReadResult, Replay, ReplayError, ReplayOptions,
-    Report, Shape, generate, replay,
+    Report, Shape, generate, gzip_named, replay,
 };
 
 #[derive(Parser)]
@@ -29,8 +29,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Replay a launch log (JSON Lines, `.gz` allowed) and say what failed,
-    /// what was skipped, and why each tainted read cannot be trusted.
+    /// Replay a launch log and say what failed, what was skipped, and why
+    /// each tainted read cannot be trusted.
+    ///
+    /// The log is JSON Lines, read as gzip when its name ends in `.gz` or
+    /// its first bytes are gzip's. Exit status 0 when the replay ran to
+    /// the end (with `--keep-going`, whatever it rejected), 2 on bad input
+    /// (the error names the line) or when the log cannot be read.
     Replay {
         /// The log; `-` reads standard input (where the system names it
         /// `/dev/stdin`).
@@ -47,7 +52,7 @@ enum Command {
         /// Treat unresolved bindings as bad input.
         #[arg(long)]
         strict: bool,
-        /// Stream slots (overrides the log's header).
+        /// Stream slots (overrides the log's header; default 8).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::MAX), allow_negative_numbers = true)]
         max_streams: Option<u64>,
         /// Depth at which a skip record's cause is cut (overrides the log's
@@ -74,17 +79,25 @@ enum Command {
         /// The workload's shape.
         #[arg(long, value_enum, default_value_t = ShapeArg::Random)]
         shape: ShapeArg,
-        /// Write here instead of stdout (gzip when it ends in `.gz`).
-        #[arg(short, long)]
+        /// Write here instead of stdout (gzip when it ends in `.gz`); the log
+        /// is written to `FILE.partial` and renamed when whole.
+        #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
 }
 
 #[derive(Copy, Clone, ValueEnum)]
 enum ShapeArg {
+    /// Each launch reads the previous launch's output, round a ring of
+    /// buffers.
     Chain,
+    /// One input read by every launch, each writing its own output.
     Fanout,
+    /// Random bindings, accesses and ranges over a churning pool of
+    /// allocations.
     Random,
+    /// Training steps of a small layered model: forward, loss, backward
+    /// and optimizer launches, the loss read back after each step.
     TrainingStep,
 }
 
@@ -192,6 +205,7 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
         ReplayError::Io(e) => format!("error: {e}"),
     })?;
     let summary = Summary::of(&replay);
+    let skipped_injections = replay.skipped_injections().to_vec();
     let (report, _) = replay.finish();
     let stdout = io::stdout().lock();
     let written = if json {
@@ -203,7 +217,38 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     if let Some(note) = past_the_last_launch(&asked, report.launches) {
         eprintln!("{note}");
     }
+    if let Some(note) = skipped_anyway(&skipped_injections) {
+        eprintln!("{note}");
+    }
     Ok(())
+}
+
+/// The note for `--fail-launch` numbers whose launch was skipped: a skip
+/// takes precedence over the launch's outcome (SPEC Appendix A), so the
+/// failure injected there changed nothing, and the report looks as if the
+/// flag had not been given. `None` when no such launch was skipped.
+fn skipped_anyway(skipped: &[(u64, u64)]) -> Option<String> {
+    const LISTED: usize = 10;
+    if skipped.is_empty() {
+        return None;
+    }
+    let mut launches: Vec<String> = skipped
+        .iter()
+        .take(LISTED)
+        .map(|(launch, line)| format!("{launch} (line {line})"))
+        .collect();
+    if skipped.len() > LISTED {
+        launches.push(format!("and {} more", skipped.len() - LISTED));
+    }
+    let (launch, were) = if skipped.len() == 1 {
+        ("launch", "was")
+    } else {
+        ("launches", "were")
+    };
+    Some(format!(
+        "note: --fail-launch: {launch} {} read tainted bytes and {were} skipped, which wins over any outcome, so nothing was injected there",
+        launches.join(", "),
+    ))
 }
 
 /// The note for `--fail-launch` numbers the replay never reached: SPEC
@@ -333,6 +378,9 @@ struct Summary {
     reads: Vec<taintworld::log::ReadEntry>,
     /// Tainted reads in all, shown or not.
     tainted_reads: u64,
+    unresolved: Vec<taintworld::log::ReadEntry>,
+    /// Unresolved reads in all, shown or not.
+    unresolved_reads: u64,
     failed_captures: u64,
     failed_host_ops: u64,
     invalid_profiles: u64,
@@ -356,6 +404,12 @@ impl Summary {
                 .cloned()
                 .collect(),
             tainted_reads: replay.tainted_read_count(),
+            unresolved: replay
+                .unresolved_reads()
+                .take(taintworld::log::SUMMARY_READS)
+                .cloned()
+                .collect(),
+            unresolved_reads: replay.unresolved_read_count(),
             failed_captures: replay.failed_captures(),
             failed_host_ops: replay.failed_host_writes_and_replays(),
             invalid_profiles: replay.invalid_profiles(),
@@ -443,6 +497,22 @@ impl Summary {
         let unshown = self.tainted_reads.saturating_sub(self.reads.len() as u64);
         if unshown > 0 {
             let reads = Count(unshown, "more tainted read", "more tainted reads");
+            writeln!(out, "… {reads} (--json lists every read)")?;
+        }
+        // A read the log asked for gets an answer here even when it has
+        // none to give: its memory was not live on the stream it named.
+        for read in &self.unresolved {
+            writeln!(
+                out,
+                "line {}: read of memory {} did not resolve (no live allocation of that id on the stream it names)",
+                read.line, read.memory
+            )?;
+        }
+        let unshown = self
+            .unresolved_reads
+            .saturating_sub(self.unresolved.len() as u64);
+        if unshown > 0 {
+            let reads = Count(unshown, "more unresolved read", "more unresolved reads");
             writeln!(out, "… {reads} (--json lists every read)")?;
         }
         if self.failed_captures > 0 {
@@ -558,8 +628,10 @@ fn run_gen(options: GenOptions, output: Option<PathBuf>) -> io::Result<()> {
             .map_err(|e| io::Error::new(e.kind(), format!("writing the log: {e}"))),
         Some(path) => {
             let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
-            let file = File::create(path).map_err(named)?;
-            if path.extension().is_some_and(|x| x == "gz") {
+            let partial = partial_path(path);
+            let target = partial.as_deref().unwrap_or(path);
+            let file = File::create(target).map_err(named)?;
+            let written = if gzip_named(path) {
                 let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
                 // Finished here, not on drop, so that an error writing the
                 // gzip trailer is reported rather than lost.
@@ -568,12 +640,40 @@ fn run_gen(options: GenOptions, output: Option<PathBuf>) -> io::Result<()> {
                     .map(drop)
             } else {
                 write_log(&options, file, &progress).map(drop)
+            };
+            match (&partial, written) {
+                (Some(partial), Ok(())) => std::fs::rename(partial, path),
+                (Some(partial), Err(e)) => {
+                    // Half a log is worse than none: a plain one cut at a
+                    // line's end replays as a shorter log.
+                    let _ = std::fs::remove_file(partial);
+                    Err(e)
+                }
+                (None, written) => written,
             }
             .map_err(named)
         }
     };
     progress.finish();
     written
+}
+
+/// Where `gen -o PATH` writes before the log is whole: `PATH.partial`,
+/// renamed to `PATH` at the end, so that an interrupted or failed run
+/// never leaves a cut log under the name asked for (an interrupted one
+/// leaves the `.partial` file, whose name says what it is). `None` — write
+/// to `PATH` itself — when `PATH` exists and is not a plain file (a
+/// device such as `/dev/stdout`, a pipe, a symbolic link), which a rename
+/// would replace rather than write to.
+fn partial_path(path: &Path) -> Option<PathBuf> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => None,
+        _ => {
+            let mut name = path.file_name()?.to_owned();
+            name.push(".partial");
+            Some(path.with_file_name(name))
+        }
+    }
 }
 
 /// Writes the log `options` generate to `sink`, flushed, and hands the sink

@@ -63,7 +63,7 @@ mod writer;
 
 pub use event::{ErrorObject, Event, Header, LogBinding, Outcome};
 pub use generate::{GenOptions, Shape, generate};
-pub use reader::{Line, LineError, LogReader, MAX_LINE_BYTES};
+pub use reader::{Line, LineError, LogReader, MAX_LINE_BYTES, gzip_named};
 pub use replay::{
     FailureTally, FaultAnswers, Replay, ReplayError, ReplayOptions, SUMMARY_FAILURES,
     SUMMARY_READS, SUMMARY_REJECTED, Untallied, replay,

@@ -253,6 +253,15 @@ fn blank(line: &[u8]) -> bool {
 /// The first two bytes of every gzip member (RFC 1952).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// Whether a log's name says gzip: it ends in `.gz`, in any case. The
+/// reader decompresses such a file (and any whose first bytes are gzip's),
+/// and `taintworld gen -o` writes gzip to one, so that what `gen` writes
+/// under a name `replay` reads back.
+pub fn gzip_named(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|name| name.to_string_lossy().to_ascii_lowercase().ends_with(".gz"))
+}
+
 impl LogReader<Box<dyn BufRead + Send>> {
     /// Opens a log file, decompressing it when its name ends in `.gz` (in
     /// any case) or its first two bytes are gzip's magic number — a gzipped
@@ -289,9 +298,7 @@ impl LogReader<Box<dyn BufRead + Send>> {
             io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
         })?;
         let mut file = wrap(file);
-        let named = path
-            .file_name()
-            .is_some_and(|name| name.to_string_lossy().to_ascii_lowercase().ends_with(".gz"));
+        let named = gzip_named(path);
         // The first two bytes, read whole even from a pipe that hands them
         // over one at a time, and then read again ahead of the rest.
         let mut head = Vec::with_capacity(GZIP_MAGIC.len());

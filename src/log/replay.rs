@@ -116,6 +116,14 @@ pub struct Replay {
     first_tainted: Vec<ReadEntry>,
     /// Tainted reads, whether or not the list is kept.
     tainted: u64,
+    /// Unresolved reads for the summary when lists are not kept.
+    first_unresolved: Vec<ReadEntry>,
+    /// Unresolved reads, whether or not the list is kept.
+    unresolved_reads: u64,
+    /// Launches of `fail_launches` that were skipped, so that the injected
+    /// failure changed nothing (SPEC Appendix A: a skip wins): (launch,
+    /// line), in log order.
+    skipped_injections: Vec<(u64, u64)>,
     /// Failed captures, and failed host writes and graph replays, counted
     /// for the summary whether or not the lists are kept.
     failed_captures: u64,
@@ -153,6 +161,9 @@ impl Replay {
             rejected: 0,
             first_tainted: Vec::new(),
             tainted: 0,
+            first_unresolved: Vec::new(),
+            unresolved_reads: 0,
+            skipped_injections: Vec::new(),
             failed_captures: 0,
             failed_host_ops: 0,
             invalid_profiles: 0,
@@ -194,12 +205,42 @@ impl Replay {
     /// The tainted reads the summary shows: all of them when lists are
     /// kept, else the first [`SUMMARY_READS`].
     pub fn tainted_reads(&self) -> impl Iterator<Item = &ReadEntry> {
+        self.reads_answered(&self.first_tainted, |r| matches!(r, LogRead::Tainted(_)))
+    }
+
+    /// The kept reads whose answer is `answered`'s, then `first`: one of
+    /// the two is empty, as lists are kept or not.
+    fn reads_answered<'a>(
+        &'a self,
+        first: &'a [ReadEntry],
+        answered: fn(&LogRead) -> bool,
+    ) -> impl Iterator<Item = &'a ReadEntry> {
         let kept = self
             .report
             .reads
             .iter()
-            .filter(|r| matches!(r.result, LogRead::Tainted(_)));
-        kept.chain(self.first_tainted.iter())
+            .filter(move |r| answered(&r.result));
+        kept.chain(first)
+    }
+
+    /// How many reads did not resolve (SPEC §2: their memory is not live
+    /// on the stream named), whether or not the list is kept.
+    pub fn unresolved_read_count(&self) -> u64 {
+        self.unresolved_reads
+    }
+
+    /// The unresolved reads the summary shows: all of them when lists are
+    /// kept, else the first [`SUMMARY_READS`].
+    pub fn unresolved_reads(&self) -> impl Iterator<Item = &ReadEntry> {
+        self.reads_answered(&self.first_unresolved, |r| matches!(r, LogRead::Unresolved))
+    }
+
+    /// The launches named in [`ReplayOptions::fail_launches`] that were
+    /// skipped, as (launch, line) in log order: a skip takes precedence
+    /// over the launch's outcome, so the failure injected there changed
+    /// nothing, which the report alone cannot tell from a typo.
+    pub fn skipped_injections(&self) -> &[(u64, u64)] {
+        &self.skipped_injections
     }
 
     /// How many captures have ended failed, whether or not lists are kept.
@@ -366,7 +407,7 @@ impl Replay {
                         bindings: &self.bindings,
                         outcome,
                     })
-                    .map_err(text)?;
+                    .map_err(|e| in_binding(e, &bindings))?;
                 self.report.launches += 1;
                 let entry = match result.verdict {
                     Verdict::Ran => {
@@ -392,6 +433,9 @@ impl Replay {
                     }
                     Verdict::Skipped { failure, needed } => {
                         self.report.verdicts.skipped += 1;
+                        if injected {
+                            self.skipped_injections.push((result.launch, line));
+                        }
                         tally(&mut self.tallies, world, failure, true, ErrorInfo::default);
                         Some(Entry::Skipped {
                             launch: result.launch,
@@ -429,12 +473,18 @@ impl Replay {
             {
                 // The summary has all the reports it shows: the cheap
                 // question does (same resolution, same errors, same count).
-                if world
-                    .read_failure(&to_binding(&binding))
-                    .map_err(text)?
-                    .is_some()
-                {
+                let read = to_binding(&binding);
+                if world.read_failure(&read).map_err(text)?.is_some() {
                     self.tainted = self.tainted.saturating_add(1);
+                } else if world.resolve_binding(&read).map_err(text)?.is_none() {
+                    self.unresolved_reads = self.unresolved_reads.saturating_add(1);
+                    if self.first_unresolved.len() < SUMMARY_READS {
+                        self.first_unresolved.push(ReadEntry {
+                            line,
+                            memory: binding.memory,
+                            result: LogRead::Unresolved,
+                        });
+                    }
                 }
             }
             Event::Read { binding } => {
@@ -452,8 +502,12 @@ impl Replay {
                     memory: binding.memory,
                     result,
                 };
-                if matches!(entry.result, LogRead::Tainted(_)) {
-                    self.tainted = self.tainted.saturating_add(1);
+                match entry.result {
+                    LogRead::Tainted(_) => self.tainted = self.tainted.saturating_add(1),
+                    LogRead::Unresolved => {
+                        self.unresolved_reads = self.unresolved_reads.saturating_add(1);
+                    }
+                    _ => {}
                 }
                 if keep {
                     self.report.reads.push(entry);
@@ -461,6 +515,10 @@ impl Replay {
                     && self.first_tainted.len() < SUMMARY_READS
                 {
                     self.first_tainted.push(entry);
+                } else if matches!(entry.result, LogRead::Unresolved)
+                    && self.first_unresolved.len() < SUMMARY_READS
+                {
+                    self.first_unresolved.push(entry);
                 }
             }
             Event::CaptureBegin { stream } => world.capture_begin(stream).map_err(text)?,
@@ -573,6 +631,26 @@ pub fn replay(
 
 fn text(error: Error) -> String {
     error.to_string()
+}
+
+/// A launch's error, naming the binding it is about as the parser names
+/// a binding's own errors (`in bindings[i]`): a range past its
+/// allocation's end is found only by the world, which knows the size.
+/// Bindings are checked in order, so the first with that memory and
+/// range is the one.
+fn in_binding(error: Error, bindings: &[LogBinding]) -> String {
+    let at = match error {
+        Error::RangePastEnd {
+            memory, start, end, ..
+        } => bindings
+            .iter()
+            .position(|b| b.memory == memory && b.range == Some((start, end))),
+        _ => None,
+    };
+    match at {
+        Some(i) => format!("{error} in bindings[{i}]"),
+        None => error.to_string(),
+    }
 }
 
 fn to_binding(b: &LogBinding) -> Binding {
