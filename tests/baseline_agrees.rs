@@ -144,6 +144,8 @@ fn graphs_agree(world: &World, base: &Baseline, history: &[Launched]) {
 fn the_clean_workload_runs_every_launch_on_both() {
     let (pair, prepared) = w1_clean(4_000);
     let verdicts = agree(pair, prepared, "clean");
+    // 4,000 bindings, four to a launch.
+    assert_eq!(verdicts.len(), 1_000);
     assert!(verdicts.iter().all(|v| *v == BaseVerdict::Ran));
 }
 
@@ -163,6 +165,7 @@ fn the_poisoned_chain_skips_every_launch_on_both() {
 fn the_retaint_loop_keeps_one_failure_and_one_claim_on_both() {
     let (pair, prepared) = w4_retaint(1_000);
     let verdicts = agree(pair.clone(), prepared, "fill");
+    assert_eq!(verdicts.len(), 1_000);
     assert!(verdicts.iter().all(|v| *v == BaseVerdict::Failed(1)));
 }
 

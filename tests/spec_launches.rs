@@ -6,7 +6,9 @@ mod common;
 
 use common::{FAIL, claims, go, reads, writes};
 
-use taintworld::{Access, Binding, Error, Launch, LaunchResult, Outcome, Verdict, World};
+use taintworld::{
+    Access, Binding, Error, Launch, LaunchResult, Outcome, ReadResult, Verdict, World,
+};
 
 const FAIL2: Outcome<'static> = Outcome::Failed {
     kind: "launch",
@@ -243,21 +245,36 @@ fn a_failure_whose_last_bytes_are_replaced_is_pruned() {
 
 #[test]
 fn touching_taints_of_one_failure_and_origin_fuse_into_one_claim() {
+    // Whichever of the two comes first.
+    for [first, second] in [[(0, 10), (10, 20)], [(10, 20), (0, 10)]] {
+        let mut w = w(&[1], 32);
+        for (start, end) in [first, second] {
+            let taint = [Binding::range(0, 1, start, end, Access::Write)];
+            go(&mut w, "a", &taint, FAIL);
+        }
+        assert_eq!(
+            claims(&w, 1),
+            [(0, 20, 1, None)],
+            "{first:?} then {second:?}"
+        );
+        assert_eq!(w.stats().claims, 1);
+    }
+}
+
+#[test]
+fn a_read_that_ends_where_a_claim_starts_or_starts_where_it_ends_is_clean() {
     let mut w = w(&[1], 32);
-    go(
-        &mut w,
-        "a",
-        &[Binding::range(0, 1, 0, 10, Access::Write)],
-        FAIL,
-    );
     go(
         &mut w,
         "a",
         &[Binding::range(0, 1, 10, 20, Access::Write)],
         FAIL,
     );
-    assert_eq!(claims(&w, 1), [(0, 20, 1, None)]);
-    assert_eq!(w.stats().claims, 1);
+    let read = |w: &mut World, start, end| w.read(&Binding::range(0, 1, start, end, Access::Read));
+    assert!(matches!(read(&mut w, 0, 10), Ok(ReadResult::Clean)));
+    assert!(matches!(read(&mut w, 20, 32), Ok(ReadResult::Clean)));
+    assert!(matches!(read(&mut w, 0, 11), Ok(ReadResult::Tainted(_))));
+    assert!(matches!(read(&mut w, 19, 32), Ok(ReadResult::Tainted(_))));
 }
 
 #[test]

@@ -108,7 +108,10 @@ fn gzipped(data: &[u8]) {
         // a lone first byte is left to the decoder's own words.)
         assert_eq!(read.len(), whole + 1, "{read:?}");
         let error = read[whole].as_ref().expect_err("bytes after the members");
-        assert!(error.to_string().ends_with(AFTER_THE_LAST_MEMBER), "{error}");
+        assert!(
+            error.to_string().ends_with(AFTER_THE_LAST_MEMBER),
+            "{error}"
+        );
     }
     // The input itself, read as a `.gz`: no panic, whatever it holds.
     std::fs::write(&path, data).expect("writing the scratch file");
@@ -121,7 +124,9 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Every item of the log at `path`, opened as `taintworld replay` opens it.
 fn items(path: &PathBuf) -> Vec<std::io::Result<Line>> {
-    LogReader::open(path).expect("the scratch file opens").collect()
+    LogReader::open(path)
+        .expect("the scratch file opens")
+        .collect()
 }
 
 /// This process's scratch file, named `.gz` so that it is read as one.

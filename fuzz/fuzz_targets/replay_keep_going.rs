@@ -16,8 +16,8 @@ use std::collections::BTreeSet;
 use libfuzzer_sys::fuzz_target;
 use taintworld::SyncResult;
 use taintworld::log::{
-    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, ProfileResult, ReadResult,
-    ReplayOptions, SUMMARY_FAILURES, SUMMARY_REJECTED, replay,
+    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, ProfileResult, ReadEntry,
+    ReadResult, ReplayOptions, SUMMARY_FAILURES, SUMMARY_READS, SUMMARY_REJECTED, replay,
 };
 
 /// The numbers of the lines that are neither blank nor a comment, and of
@@ -95,6 +95,7 @@ fuzz_target!(|data: &[u8]| {
     let invalid_profiles = done.invalid_profiles();
     let fault_answers = done.fault_answers();
     let device_fault = done.device_fault();
+    let read_counts = (done.tainted_read_count(), done.unresolved_read_count());
     let (report, world) = done.finish();
     let world = world.expect("finish always makes a world");
     if let Err(e) = world.check_invariants() {
@@ -201,6 +202,24 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
+    let answered = |tainted: bool| -> Vec<&ReadEntry> {
+        report
+            .reads
+            .iter()
+            .filter(|r| match r.result {
+                ReadResult::Tainted(_) => tainted,
+                ReadResult::Unresolved => !tainted,
+                _ => false,
+            })
+            .collect()
+    };
+    let (tainted_reads, unresolved_reads) = (answered(true), answered(false));
+    assert_eq!(
+        read_counts,
+        (tainted_reads.len() as u64, unresolved_reads.len() as u64),
+        "the tainted and unresolved reads counted are the listed ones"
+    );
+
     assert_eq!(rejected_count, report.rejected.len() as u64);
     assert_eq!(
         tallied_skips + untallied.skipped,
@@ -227,6 +246,30 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(summary.fault_answers(), fault_answers);
     assert_eq!(summary.device_fault(), device_fault);
     assert!(summary.tallies().len() <= SUMMARY_FAILURES);
+    // Without lists, past its first tainted reads the summary's replay
+    // asks the cheaper question; it still counts and keeps the same reads.
+    assert_eq!(
+        (
+            summary.tainted_read_count(),
+            summary.unresolved_read_count()
+        ),
+        read_counts
+    );
+    let first = |listed: &[&ReadEntry]| -> Vec<ReadEntry> {
+        listed
+            .iter()
+            .take(SUMMARY_READS)
+            .map(|r| (*r).clone())
+            .collect()
+    };
+    assert_eq!(
+        summary.tainted_reads().cloned().collect::<Vec<_>>(),
+        first(&tainted_reads)
+    );
+    assert_eq!(
+        summary.unresolved_reads().cloned().collect::<Vec<_>>(),
+        first(&unresolved_reads)
+    );
     let (short, _) = summary.finish();
     assert_eq!(short.verdicts, report.verdicts);
     assert_eq!(short.events, report.events);
