@@ -630,7 +630,9 @@ fn run_gen(options: GenOptions, output: Option<PathBuf>) -> io::Result<()> {
             let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
             let partial = partial_path(path);
             let target = partial.as_deref().unwrap_or(path);
-            let file = File::create(target).map_err(named)?;
+            let file = File::create(target).map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot create {}: {e}", target.display()))
+            })?;
             let written = if gzip_named(path) {
                 let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
                 // Finished here, not on drop, so that an error writing the
