@@ -276,6 +276,48 @@ fuzz_target!(|data: &[u8]| {
     let kept = report.rejected.len().min(SUMMARY_REJECTED);
     assert_eq!(short.rejected[..], report.rejected[..kept]);
 
+    // Failures injected into the first launches: each either fails with
+    // the injected error or, reading tainted bytes, is skipped and named
+    // among the injections that changed nothing.
+    let injected: BTreeSet<u64> = (0..4).collect();
+    let with_injections = replay(
+        LogReader::new(data),
+        ReplayOptions {
+            keep_going: true,
+            keep_lists: true,
+            fail_launches: injected.clone(),
+            ..ReplayOptions::default()
+        },
+        |_| {},
+    )
+    .expect("keep_going never stops on a line, and a slice never fails");
+    let named: Vec<(u64, u64)> = with_injections.skipped_injections().to_vec();
+    let (injected_report, _) = with_injections.finish();
+    let listed: Vec<(u64, u64)> = injected_report
+        .launch_results
+        .iter()
+        .filter_map(|r| match *r {
+            LaunchResult::Skipped { launch, line, .. } if injected.contains(&launch) => {
+                Some((launch, line))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        named, listed,
+        "the injections named as changing nothing are the injected launches skipped"
+    );
+    let failed = injected_report
+        .launch_results
+        .iter()
+        .filter(|r| matches!(r, LaunchResult::Failed { launch, .. } if injected.contains(launch)))
+        .count() as u64;
+    assert_eq!(
+        failed + named.len() as u64,
+        injected_report.launches.min(4),
+        "every injected launch failed or was skipped"
+    );
+
     let mut json = Vec::new();
     report.write_json(&mut json).expect("writing to a Vec");
     let value: serde_json::Value = serde_json::from_slice(&json).expect("the report is JSON");
