@@ -643,15 +643,17 @@ fn run_gen(options: GenOptions, output: Option<PathBuf>) -> io::Result<()> {
             } else {
                 write_log(&options, file, &progress).map(drop)
             };
-            match (&partial, written) {
-                (Some(partial), Ok(())) => std::fs::rename(partial, path),
-                (Some(partial), Err(e)) => {
-                    // Half a log is worse than none: a plain one cut at a
-                    // line's end replays as a shorter log.
-                    let _ = std::fs::remove_file(partial);
-                    Err(e)
+            match partial {
+                Some(partial) => {
+                    let placed = written.and_then(|()| std::fs::rename(&partial, path));
+                    if placed.is_err() {
+                        // Half a log is worse than none: a plain one cut at
+                        // a line's end replays as a shorter log.
+                        let _ = std::fs::remove_file(&partial);
+                    }
+                    placed
                 }
-                (None, written) => written,
+                None => written,
             }
             .map_err(named)
         }
