@@ -22,6 +22,13 @@ fn scratch(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// A log of `lines` in the scratch folder.
+fn log_of(name: &str, lines: &[&str]) -> PathBuf {
+    let log = scratch(name);
+    std::fs::write(&log, lines.join("\n")).expect("writing the log");
+    log
+}
+
 fn report(args: &[&str]) -> serde_json::Value {
     let out = taintworld(args);
     assert!(
@@ -1175,18 +1182,30 @@ fn the_summary_names_each_unresolved_read_by_line_and_memory_and_counts_past_fiv
 
 #[test]
 fn a_range_past_its_allocations_end_is_an_error_naming_the_binding() {
-    let log = scratch("range_past_the_end.jsonl");
-    std::fs::write(
-        &log,
-        [
+    let log = log_of(
+        "range_past_the_end.jsonl",
+        &[
             r#"{"op":"alloc","stream":0,"memory":1,"size":1024}"#,
             r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"read"},{"stream":0,"memory":1,"range":[512,2048],"access":"write"}],"outcome":"ok"}"#,
-        ]
-        .join("\n"),
-    )
-    .unwrap();
+        ],
+    );
     let out = taintworld(&["replay", log.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: line 2: range [512, 2048) runs past the end of memory 1 (1024 bytes) in bindings[1]\n"
+    );
+    // The same range on a stream where memory 1 was not made does not
+    // resolve, so it is never held to the size: the second binding is
+    // the one past the end.
+    let log = log_of(
+        "range_past_the_end_on_another_stream.jsonl",
+        &[
+            r#"{"op":"alloc","stream":0,"memory":1,"size":1024}"#,
+            r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":3,"memory":1,"range":[512,2048],"access":"read"},{"stream":0,"memory":1,"range":[512,2048],"access":"read"}],"outcome":"ok"}"#,
+        ],
+    );
+    let out = taintworld(&["replay", log.to_str().unwrap()]);
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "error: line 2: range [512, 2048) runs past the end of memory 1 (1024 bytes) in bindings[1]\n"
@@ -1247,4 +1266,110 @@ fn gen_writes_its_log_under_a_partial_name_and_renames_it_only_when_whole() {
     child.wait().unwrap();
     assert!(!path.exists(), "a cut log lies under the name asked for");
     assert!(partial.exists());
+    std::fs::remove_file(&partial).unwrap();
+}
+
+#[test]
+fn gen_refuses_a_partial_file_that_exists_and_leaves_it_and_the_log_as_they_were() {
+    let path = scratch("taken.jsonl");
+    let partial = scratch("taken.jsonl.partial");
+    std::fs::write(&path, "the old log\n").unwrap();
+    std::fs::write(&partial, "another run's\n").unwrap();
+    let out = taintworld(&["gen", "--launches", "5", "-o", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!("error: {} exists: ", partial.display()))
+            && stderr.contains("remove it to go on"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "the old log\n");
+    assert_eq!(
+        std::fs::read_to_string(&partial).unwrap(),
+        "another run's\n"
+    );
+}
+
+/// A link where the partial file would go is not followed, and a link
+/// named as the log is written through, as before there was a partial file.
+#[cfg(unix)]
+#[test]
+fn gen_follows_a_link_named_as_its_log_but_never_one_named_as_its_partial_file() {
+    use std::os::unix::fs::symlink;
+    let victim = scratch("victim.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let path = scratch("linked_partial.jsonl");
+    let partial = scratch("linked_partial.jsonl.partial");
+    symlink(&victim, &partial).unwrap();
+    let out = taintworld(&["gen", "--launches", "5", "-o", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(!path.exists());
+
+    let target = scratch("link_target.jsonl");
+    let link = scratch("link_to_log.jsonl");
+    std::fs::write(&target, "").unwrap();
+    symlink(&target, &link).unwrap();
+    let out = taintworld(&["gen", "--launches", "5", "-o", link.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        report(&["replay", "--json", target.to_str().unwrap()])["launches"],
+        5
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn gen_replacing_a_log_keeps_its_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let path = scratch("private.jsonl");
+    std::fs::write(&path, "").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = taintworld(&["gen", "--launches", "5", "-o", path.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert_eq!(
+        report(&["replay", "--json", path.to_str().unwrap()])["launches"],
+        5
+    );
+}
+
+#[test]
+fn a_fail_launch_on_a_dry_run_makes_it_a_checked_launch_and_is_not_noted() {
+    let log = log_of(
+        "dry_run_injected.jsonl",
+        &[
+            r#"{"op":"alloc","stream":0,"memory":1,"size":100}"#,
+            r#"{"op":"alloc","stream":0,"memory":2,"size":100}"#,
+            r#"{"op":"launch","kernel":"fill","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":{"failed":{"kind":"compile","message":"bad"}}}"#,
+            r#"{"op":"launch","kernel":"probe","stream":0,"bindings":[{"stream":0,"memory":1,"access":"read"},{"stream":0,"memory":2,"access":"write"}],"outcome":"dry_run"}"#,
+        ],
+    );
+    let log = log.to_str().unwrap();
+    let plain = report(&["replay", "--json", log]);
+    assert_eq!(plain["verdicts"]["dry_run"], 1);
+    let out = taintworld(&["replay", "--json", "--fail-launch", "1", log]);
+    assert!(out.status.success());
+    let injected: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(injected["verdicts"]["skipped"], 1);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

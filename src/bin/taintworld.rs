@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use taintworld::log::{
     Event, GenOptions, LogReader, LogWriter, ReadResult, Replay, ReplayError, ReplayOptions,
-    Report, Shape, generate, gzip_named, replay,
+    Report, Shape, SkippedInjection, generate, gzip_named, replay,
 };
 
 #[derive(Parser)]
@@ -227,7 +227,7 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
 /// takes precedence over the launch's outcome (SPEC Appendix A), so the
 /// failure injected there changed nothing, and the report looks as if the
 /// flag had not been given. `None` when no such launch was skipped.
-fn skipped_anyway(skipped: &[(u64, u64)]) -> Option<String> {
+fn skipped_anyway(skipped: &[SkippedInjection]) -> Option<String> {
     const LISTED: usize = 10;
     if skipped.is_empty() {
         return None;
@@ -235,7 +235,7 @@ fn skipped_anyway(skipped: &[(u64, u64)]) -> Option<String> {
     let mut launches: Vec<String> = skipped
         .iter()
         .take(LISTED)
-        .map(|(launch, line)| format!("{launch} (line {line})"))
+        .map(|s| format!("{} (line {})", s.launch, s.line))
         .collect();
     if skipped.len() > LISTED {
         launches.push(format!("and {} more", skipped.len() - LISTED));
@@ -378,6 +378,7 @@ struct Summary {
     reads: Vec<taintworld::log::ReadEntry>,
     /// Tainted reads in all, shown or not.
     tainted_reads: u64,
+    /// The unresolved reads shown.
     unresolved: Vec<taintworld::log::ReadEntry>,
     /// Unresolved reads in all, shown or not.
     unresolved_reads: u64,
@@ -626,57 +627,101 @@ fn run_gen(options: GenOptions, output: Option<PathBuf>) -> io::Result<()> {
     let written = match &output {
         None => quiet_on_closed_pipe(write_log(&options, io::stdout().lock(), &progress).map(drop))
             .map_err(|e| io::Error::new(e.kind(), format!("writing the log: {e}"))),
-        Some(path) => {
-            let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
-            let partial = partial_path(path);
-            let target = partial.as_deref().unwrap_or(path);
-            let file = File::create(target).map_err(|e| {
-                io::Error::new(e.kind(), format!("cannot create {}: {e}", target.display()))
-            })?;
-            let written = if gzip_named(path) {
-                let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-                // Finished here, not on drop, so that an error writing the
-                // gzip trailer is reported rather than lost.
-                write_log(&options, gz, &progress)
-                    .and_then(|gz| gz.finish())
-                    .map(drop)
-            } else {
-                write_log(&options, file, &progress).map(drop)
-            };
-            match partial {
-                Some(partial) => {
-                    let placed = written.and_then(|()| std::fs::rename(&partial, path));
-                    if placed.is_err() {
-                        // Half a log is worse than none: a plain one cut at
-                        // a line's end replays as a shorter log.
-                        let _ = std::fs::remove_file(&partial);
-                    }
-                    placed
-                }
-                None => written,
-            }
-            .map_err(named)
-        }
+        Some(path) => gen_to_file(&options, path, &progress),
     };
     progress.finish();
     written
 }
 
-/// Where `gen -o PATH` writes before the log is whole: `PATH.partial`,
-/// renamed to `PATH` at the end, so that an interrupted or failed run
-/// never leaves a cut log under the name asked for (an interrupted one
-/// leaves the `.partial` file, whose name says what it is). `None` — write
-/// to `PATH` itself — when `PATH` exists and is not a plain file (a
-/// device such as `/dev/stdout`, a pipe, a symbolic link), which a rename
-/// would replace rather than write to.
+/// `gen -o PATH`: the log is written to `PATH.partial` and renamed to
+/// `PATH` when whole, so that a run that is interrupted or fails never
+/// leaves a cut log under the name asked for (a plain log cut at a line's
+/// end would replay as a shorter one). An interrupted run leaves the
+/// `.partial` file, whose name says what it is; a failed one removes it.
+///
+/// As a lock file would be, `PATH.partial` is made new, never opened
+/// where it exists (another `gen` may be writing it, or it is a link to
+/// something else), and an existing `PATH` is replaced only if it could
+/// have been written in place, keeping its permissions: the rename would
+/// otherwise ignore them. `PATH` that exists and is not a plain file (a
+/// device such as `/dev/stdout`, a pipe, a symbolic link) is written in
+/// place, as a rename would replace it rather than write to it.
+fn gen_to_file(options: &GenOptions, path: &Path, progress: &Progress) -> io::Result<()> {
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+    let cannot_create = |at: &Path, e: io::Error| {
+        io::Error::new(e.kind(), format!("cannot create {}: {e}", at.display()))
+    };
+    let gzip = gzip_named(path);
+    let Some(partial) = partial_path(path) else {
+        let file = File::create(path).map_err(|e| cannot_create(path, e))?;
+        return write_log_file(options, file, gzip, progress).map_err(named);
+    };
+    let kept = match std::fs::metadata(path) {
+        Ok(m) => {
+            OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| cannot_create(path, e))?;
+            Some(m.permissions())
+        }
+        Err(_) => None,
+    };
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&partial)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists => io::Error::new(
+                e.kind(),
+                format!(
+                    "{} exists: another gen may be writing {}, or one was interrupted; \
+                     remove it to go on",
+                    partial.display(),
+                    path.display()
+                ),
+            ),
+            _ => cannot_create(&partial, e),
+        })?;
+    let placed = write_log_file(options, file, gzip, progress)
+        .and_then(|()| kept.map_or(Ok(()), |p| std::fs::set_permissions(&partial, p)))
+        .and_then(|()| std::fs::rename(&partial, path));
+    if placed.is_err() {
+        // The partial file is this run's own: it was made new.
+        let _ = std::fs::remove_file(&partial);
+    }
+    placed.map_err(named)
+}
+
+/// `PATH.partial` for [`gen_to_file`], or `None` to write `PATH` in place:
+/// when it exists and is not a plain file, or cannot be looked at (a
+/// path through a file, say, which writing in place then names).
 fn partial_path(path: &Path) -> Option<PathBuf> {
     match std::fs::symlink_metadata(path) {
-        Ok(m) if !m.file_type().is_file() => None,
-        _ => {
-            let mut name = path.file_name()?.to_owned();
-            name.push(".partial");
-            Some(path.with_file_name(name))
-        }
+        Ok(m) if m.file_type().is_file() => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        _ => return None,
+    }
+    let mut name = path.file_name()?.to_owned();
+    name.push(".partial");
+    Some(path.with_file_name(name))
+}
+
+/// Writes the log `options` generate to `file`, gzipped or not.
+fn write_log_file(
+    options: &GenOptions,
+    file: File,
+    gzip: bool,
+    progress: &Progress,
+) -> io::Result<()> {
+    if gzip {
+        let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+        // Finished here, not on drop, so that an error writing the gzip
+        // trailer is reported rather than lost.
+        write_log(options, gz, progress)
+            .and_then(|gz| gz.finish())
+            .map(drop)
+    } else {
+        write_log(options, file, progress).map(drop)
     }
 }
 

@@ -119,11 +119,9 @@ pub struct Replay {
     /// Unresolved reads for the summary when lists are not kept.
     first_unresolved: Vec<ReadEntry>,
     /// Unresolved reads, whether or not the list is kept.
-    unresolved_reads: u64,
-    /// Launches of `fail_launches` that were skipped, so that the injected
-    /// failure changed nothing (SPEC Appendix A: a skip wins): (launch,
-    /// line), in log order.
-    skipped_injections: Vec<(u64, u64)>,
+    unresolved: u64,
+    /// Launches of `fail_launches` skipped anyway, in log order.
+    skipped_injections: Vec<SkippedInjection>,
     /// Failed captures, and failed host writes and graph replays, counted
     /// for the summary whether or not the lists are kept.
     failed_captures: u64,
@@ -136,6 +134,17 @@ pub struct Replay {
     /// Reads and syncs that answered the device fault.
     fault_answers: FaultAnswers,
     bindings: Vec<Binding>,
+}
+
+/// A launch of [`ReplayOptions::fail_launches`] that read tainted bytes
+/// and was skipped, as it would have been without the injection (see
+/// [`Replay::skipped_injections`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SkippedInjection {
+    /// The launch's number.
+    pub launch: u64,
+    /// The launch's line.
+    pub line: u64,
 }
 
 /// How many host reads and syncs answered `device_fault`, counted for the
@@ -162,7 +171,7 @@ impl Replay {
             first_tainted: Vec::new(),
             tainted: 0,
             first_unresolved: Vec::new(),
-            unresolved_reads: 0,
+            unresolved: 0,
             skipped_injections: Vec::new(),
             failed_captures: 0,
             failed_host_ops: 0,
@@ -226,7 +235,7 @@ impl Replay {
     /// How many reads did not resolve (SPEC §2: their memory is not live
     /// on the stream named), whether or not the list is kept.
     pub fn unresolved_read_count(&self) -> u64 {
-        self.unresolved_reads
+        self.unresolved
     }
 
     /// The unresolved reads the summary shows: all of them when lists are
@@ -236,10 +245,12 @@ impl Replay {
     }
 
     /// The launches named in [`ReplayOptions::fail_launches`] that were
-    /// skipped, as (launch, line) in log order: a skip takes precedence
-    /// over the launch's outcome, so the failure injected there changed
-    /// nothing, which the report alone cannot tell from a typo.
-    pub fn skipped_injections(&self) -> &[(u64, u64)] {
+    /// skipped anyway, in log order: a skip takes precedence over the
+    /// launch's outcome, so the failure injected there changed nothing,
+    /// which the report alone cannot tell from a typo. (A launch whose
+    /// log outcome is `dry_run` is not among them: injected, it is checked
+    /// rather than only resolved, so its skip is the injection's doing.)
+    pub fn skipped_injections(&self) -> &[SkippedInjection] {
         &self.skipped_injections
     }
 
@@ -388,6 +399,9 @@ impl Replay {
                 self.bindings.extend(bindings.iter().map(to_binding));
                 let number = world.launches();
                 let injected = self.options.fail_launches.contains(&number);
+                // An injected failure makes a dry run a launch that is
+                // checked, so its skip is the injection's doing.
+                let skipped_anyway = injected && !matches!(outcome, LogOutcome::DryRun);
                 let outcome = match (&outcome, injected) {
                     (_, true) => Outcome::Failed {
                         kind: "injected",
@@ -407,7 +421,7 @@ impl Replay {
                         bindings: &self.bindings,
                         outcome,
                     })
-                    .map_err(|e| in_binding(e, &bindings))?;
+                    .map_err(|e| in_binding(world, e, &bindings))?;
                 self.report.launches += 1;
                 let entry = match result.verdict {
                     Verdict::Ran => {
@@ -433,8 +447,11 @@ impl Replay {
                     }
                     Verdict::Skipped { failure, needed } => {
                         self.report.verdicts.skipped += 1;
-                        if injected {
-                            self.skipped_injections.push((result.launch, line));
+                        if skipped_anyway {
+                            self.skipped_injections.push(SkippedInjection {
+                                launch: result.launch,
+                                line,
+                            });
                         }
                         tally(&mut self.tallies, world, failure, true, ErrorInfo::default);
                         Some(Entry::Skipped {
@@ -477,7 +494,7 @@ impl Replay {
                 if world.read_failure(&read).map_err(text)?.is_some() {
                     self.tainted = self.tainted.saturating_add(1);
                 } else if world.resolve_binding(&read).map_err(text)?.is_none() {
-                    self.unresolved_reads = self.unresolved_reads.saturating_add(1);
+                    self.unresolved = self.unresolved.saturating_add(1);
                     if self.first_unresolved.len() < SUMMARY_READS {
                         self.first_unresolved.push(ReadEntry {
                             line,
@@ -505,7 +522,7 @@ impl Replay {
                 match entry.result {
                     LogRead::Tainted(_) => self.tainted = self.tainted.saturating_add(1),
                     LogRead::Unresolved => {
-                        self.unresolved_reads = self.unresolved_reads.saturating_add(1);
+                        self.unresolved = self.unresolved.saturating_add(1);
                     }
                     _ => {}
                 }
@@ -635,19 +652,17 @@ fn text(error: Error) -> String {
 
 /// A launch's error, naming the binding it is about as the parser names
 /// a binding's own errors (`in bindings[i]`): a range past its
-/// allocation's end is found only by the world, which knows the size.
-/// Bindings are checked in order, so the first with that memory and
-/// range is the one.
-fn in_binding(error: Error, bindings: &[LogBinding]) -> String {
-    let at = match error {
-        Error::RangePastEnd {
-            memory, start, end, ..
-        } => bindings
-            .iter()
-            .position(|b| b.memory == memory && b.range == Some((start, end))),
-        _ => None,
-    };
-    match at {
+/// allocation's end, or in strict mode a binding that does not resolve, is
+/// found only by the world. The world checks bindings in order and stops
+/// at the first that is bad input, so the first binding that, asked alone,
+/// gets the same error is the one; an error no binding gets alone (the
+/// launch's own stream) names none.
+fn in_binding(world: &World, error: Error, bindings: &[LogBinding]) -> String {
+    let alone = |b: &LogBinding| world.resolve_binding(&to_binding(b)).err();
+    match bindings
+        .iter()
+        .position(|b| alone(b).as_ref() == Some(&error))
+    {
         Some(i) => format!("{error} in bindings[{i}]"),
         None => error.to_string(),
     }

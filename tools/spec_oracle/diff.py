@@ -114,6 +114,9 @@ def edge_cases():
         # Gzip is also known by its first two bytes, whatever the name.
         "gzip_named_plain.jsonl": member + member,
         "gzip_named_plain_garbage_after.jsonl": member + b"garbage",
+        # A `.gz` name in any case says gzip, even of plain text.
+        "plain_named_upper.jsonl.GZ": sync,
+        "gzip_named_upper.jsonl.GZ": member,
     }.items():
         yield name, data, [[]]
     too_big = str(2 ** 64)

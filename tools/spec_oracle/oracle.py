@@ -734,7 +734,7 @@ def main(argv):
         with open(path, "rb") as fh:
             data = fh.read()
         # As the crate: gzip by name, or by gzip's magic in the first bytes.
-        if path.endswith(".gz") or data[:2] == b"\x1f\x8b":
+        if path.lower().endswith(".gz") or data[:2] == b"\x1f\x8b":
             data = gunzip(data)
     except Exception as e:  # noqa
         sys.stderr.write("error: %s\n" % e)
