@@ -947,12 +947,8 @@ fn the_readme_shows_exactly_what_its_first_command_prints() {
 fn a_fail_launch_past_the_last_launch_changes_nothing_and_is_noted_on_stderr() {
     let log = examples().join("skip_chain_three_kernels.jsonl");
     let log = log.to_str().unwrap();
-    let plain = taintworld(&["replay", "--json", log]);
-    let past = taintworld(&["replay", "--json", "--fail-launch", "99", log]);
-    assert!(past.status.success());
-    assert_eq!(past.stdout, plain.stdout);
     assert_eq!(
-        String::from_utf8_lossy(&past.stderr),
+        injected_in_vain(log, "99"),
         "note: --fail-launch 99: past the last launch (the log has 4 launches, 0 to 3), \
          so nothing was injected there\n"
     );
@@ -973,6 +969,17 @@ fn a_fail_launch_past_the_last_launch_changes_nothing_and_is_noted_on_stderr() {
         "{}",
         String::from_utf8_lossy(&within.stderr)
     );
+}
+
+/// What `replay --fail-launch NUMBER` of `log` says on stderr, having
+/// checked that it succeeds with the report of the log replayed without
+/// the flag: the injection changed nothing.
+fn injected_in_vain(log: &str, number: &str) -> String {
+    let plain = taintworld(&["replay", "--json", log]);
+    let injected = taintworld(&["replay", "--json", "--fail-launch", number, log]);
+    assert!(injected.status.success());
+    assert_eq!(injected.stdout, plain.stdout);
+    String::from_utf8_lossy(&injected.stderr).into_owned()
 }
 
 /// `args` run on a pseudo-terminal, as a person at a terminal runs them:
@@ -1113,12 +1120,8 @@ fn a_fail_launch_on_a_launch_that_is_skipped_anyway_changes_nothing_and_is_noted
     // Launch 0 fails; 1, 2 and 3 read what it poisoned and are skipped.
     let log = examples().join("skip_chain_three_kernels.jsonl");
     let log = log.to_str().unwrap();
-    let plain = taintworld(&["replay", "--json", log]);
-    let one = taintworld(&["replay", "--json", "--fail-launch", "2", log]);
-    assert!(one.status.success());
-    assert_eq!(one.stdout, plain.stdout);
     assert_eq!(
-        String::from_utf8_lossy(&one.stderr),
+        injected_in_vain(log, "2"),
         "note: --fail-launch: launch 2 (line 11) read tainted bytes and was skipped, \
          which wins over any outcome, so nothing was injected there\n"
     );

@@ -495,11 +495,8 @@ impl Summary {
                 }
             }
         }
-        let unshown = self.tainted_reads.saturating_sub(self.reads.len() as u64);
-        if unshown > 0 {
-            let reads = Count(unshown, "more tainted read", "more tainted reads");
-            writeln!(out, "… {reads} (--json lists every read)")?;
-        }
+        let more = ("more tainted read", "more tainted reads");
+        reads_left_out(&mut out, self.tainted_reads, self.reads.len(), more)?;
         // A read the log asked for gets an answer here even when it has
         // none to give: its memory was not live on the stream it named.
         for read in &self.unresolved {
@@ -509,13 +506,8 @@ impl Summary {
                 read.line, read.memory
             )?;
         }
-        let unshown = self
-            .unresolved_reads
-            .saturating_sub(self.unresolved.len() as u64);
-        if unshown > 0 {
-            let reads = Count(unshown, "more unresolved read", "more unresolved reads");
-            writeln!(out, "… {reads} (--json lists every read)")?;
-        }
+        let more = ("more unresolved read", "more unresolved reads");
+        reads_left_out(&mut out, self.unresolved_reads, self.unresolved.len(), more)?;
         if self.failed_captures > 0 {
             let captures = Count(self.failed_captures, "capture", "captures");
             writeln!(out, "{captures} failed")?;
@@ -581,6 +573,25 @@ impl Summary {
         }
         out.flush()
     }
+}
+
+/// The summary's line for the reads of one answer it did not show, if any:
+/// `total` of them, `shown` shown.
+fn reads_left_out(
+    out: &mut impl Write,
+    total: u64,
+    shown: usize,
+    (one, many): (&'static str, &'static str),
+) -> io::Result<()> {
+    let unshown = total.saturating_sub(shown as u64);
+    if unshown > 0 {
+        writeln!(
+            out,
+            "… {} (--json lists every read)",
+            Count(unshown, one, many)
+        )?;
+    }
+    Ok(())
 }
 
 /// A count and the noun that goes with it, one or many: `1 launch`,

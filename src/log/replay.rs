@@ -421,7 +421,7 @@ impl Replay {
                         bindings: &self.bindings,
                         outcome,
                     })
-                    .map_err(|e| in_binding(world, e, &bindings))?;
+                    .map_err(|e| in_binding(world, e, &self.bindings))?;
                 self.report.launches += 1;
                 let entry = match result.verdict {
                     Verdict::Ran => {
@@ -657,11 +657,10 @@ fn text(error: Error) -> String {
 /// at the first that is bad input, so the first binding that, asked alone,
 /// gets the same error is the one; an error no binding gets alone (the
 /// launch's own stream) names none.
-fn in_binding(world: &World, error: Error, bindings: &[LogBinding]) -> String {
-    let alone = |b: &LogBinding| world.resolve_binding(&to_binding(b)).err();
+fn in_binding(world: &World, error: Error, bindings: &[Binding]) -> String {
     match bindings
         .iter()
-        .position(|b| alone(b).as_ref() == Some(&error))
+        .position(|b| world.resolve_binding(b).err().as_ref() == Some(&error))
     {
         Some(i) => format!("{error} in bindings[{i}]"),
         None => error.to_string(),
