@@ -1376,3 +1376,52 @@ fn a_fail_launch_on_a_dry_run_makes_it_a_checked_launch_and_is_not_noted() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn freed_memory_named_again_is_said_to_have_been_freed_and_where() {
+    let log = log_of(
+        "freed_memory.jsonl",
+        &[
+            r#"{"op":"alloc","stream":0,"memory":1,"size":64}"#,
+            r#"{"op":"alloc","stream":0,"memory":2,"size":64}"#,
+            r#"{"op":"free","memory":1}"#,
+            r#"{"op":"read","binding":{"stream":0,"memory":1,"range":[0,8]}}"#,
+            r#"{"op":"read","binding":{"stream":0,"memory":3,"range":[0,8]}}"#,
+            r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":2,"access":"read"},{"stream":0,"memory":1,"access":"read"}],"outcome":"ok"}"#,
+            r#"{"op":"free","memory":1}"#,
+        ],
+    );
+    let log = log.to_str().unwrap();
+    // The second free stops the replay, naming the first.
+    let out = taintworld(&["replay", log]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: line 7: memory 1 is not a live allocation (freed at line 3)\n"
+    );
+    // In strict mode the read and the launch are bad input too, and say
+    // so; the read of memory that was never made has nothing to add.
+    let out = taintworld(&["replay", "--strict", "--keep-going", log]);
+    assert!(out.status.success());
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains(
+            "    line 4: binding of memory 1 on stream slot 0 does not resolve (strict mode) (memory 1 was freed at line 3)\n\
+             \x20   line 5: binding of memory 3 on stream slot 0 does not resolve (strict mode)\n\
+             \x20   line 6: binding of memory 1 on stream slot 0 does not resolve (strict mode) in bindings[1] (memory 1 was freed at line 3)\n\
+             \x20   line 7: memory 1 is not a live allocation (freed at line 3)\n"
+        ),
+        "{summary}"
+    );
+    // Without strict mode the reads are unresolved, and the summary says
+    // which was of freed memory.
+    let out = taintworld(&["replay", "--keep-going", log]);
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains(
+            "line 4: read of memory 1 did not resolve (it was freed at line 3)\n\
+             line 5: read of memory 3 did not resolve (no live allocation of that id on the stream it names)\n"
+        ),
+        "{summary}"
+    );
+}

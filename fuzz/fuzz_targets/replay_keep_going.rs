@@ -17,8 +17,18 @@ use libfuzzer_sys::fuzz_target;
 use taintworld::SyncResult;
 use taintworld::log::{
     CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, ProfileResult, ReadEntry,
-    ReadResult, ReplayOptions, SUMMARY_FAILURES, SUMMARY_READS, SUMMARY_REJECTED, replay,
+    REMEMBERED_LIFETIMES, ReadResult, Replay, ReplayOptions, SUMMARY_FAILURES, SUMMARY_READS,
+    SUMMARY_REJECTED, replay,
 };
+
+/// Each unresolved read the replay keeps, by line, with the line it says
+/// freed the read's memory.
+fn freed_lines(replay: &Replay) -> Vec<(u64, Option<u64>)> {
+    replay
+        .unresolved_reads()
+        .map(|r| (r.line, replay.unresolved_read_freed_at(r.line)))
+        .collect()
+}
 
 /// The numbers of the lines that are neither blank nor a comment, and of
 /// the blank or comment lines that are bad input all the same.
@@ -96,6 +106,7 @@ fuzz_target!(|data: &[u8]| {
     let fault_answers = done.fault_answers();
     let device_fault = done.device_fault();
     let read_counts = (done.tainted_read_count(), done.unresolved_read_count());
+    let freed_said = freed_lines(&done);
     let (report, world) = done.finish();
     let world = world.expect("finish always makes a world");
     if let Err(e) = world.check_invariants() {
@@ -220,6 +231,32 @@ fuzz_target!(|data: &[u8]| {
         "the tainted and unresolved reads counted are the listed ones"
     );
 
+    // Where each unresolved read's memory was freed, by a scan of the log:
+    // the newest accepted allocation or free of that id among the last
+    // REMEMBERED_LIFETIMES before the read, if it is a free.
+    let lifetimes: Vec<(u64, u64, bool)> = yielded
+        .iter()
+        .filter(|l| !rejected.contains(&l.number))
+        .filter_map(|l| match l.event {
+            Ok(Event::Alloc { memory, .. }) => Some((l.number, memory, false)),
+            Ok(Event::Free { memory }) => Some((l.number, memory, true)),
+            _ => None,
+        })
+        .collect();
+    let freed_expected: Vec<(u64, Option<u64>)> = unresolved_reads
+        .iter()
+        .map(|r| {
+            let before = lifetimes.partition_point(|e| e.0 < r.line);
+            let remembered = &lifetimes[before.saturating_sub(REMEMBERED_LIFETIMES)..before];
+            let newest = remembered.iter().rev().find(|e| e.1 == r.memory);
+            (r.line, newest.and_then(|e| e.2.then_some(e.0)))
+        })
+        .collect();
+    assert_eq!(
+        freed_said, freed_expected,
+        "an unresolved read names the free of its memory exactly when that is the newest remembered"
+    );
+
     assert_eq!(rejected_count, report.rejected.len() as u64);
     assert_eq!(
         tallied_skips + untallied.skipped,
@@ -270,6 +307,8 @@ fuzz_target!(|data: &[u8]| {
         summary.unresolved_reads().cloned().collect::<Vec<_>>(),
         first(&unresolved_reads)
     );
+    let shown = freed_expected.len().min(SUMMARY_READS);
+    assert_eq!(freed_lines(&summary), freed_expected[..shown]);
     let (short, _) = summary.finish();
     assert_eq!(short.verdicts, report.verdicts);
     assert_eq!(short.events, report.events);

@@ -378,8 +378,9 @@ struct Summary {
     reads: Vec<taintworld::log::ReadEntry>,
     /// Tainted reads in all, shown or not.
     tainted_reads: u64,
-    /// The unresolved reads shown.
-    unresolved: Vec<taintworld::log::ReadEntry>,
+    /// The unresolved reads shown, each with the line that freed its
+    /// memory when the replay knows it.
+    unresolved: Vec<(taintworld::log::ReadEntry, Option<u64>)>,
     /// Unresolved reads in all, shown or not.
     unresolved_reads: u64,
     failed_captures: u64,
@@ -408,7 +409,7 @@ impl Summary {
             unresolved: replay
                 .unresolved_reads()
                 .take(taintworld::log::SUMMARY_READS)
-                .cloned()
+                .map(|r| (r.clone(), replay.unresolved_read_freed_at(r.line)))
                 .collect(),
             unresolved_reads: replay.unresolved_read_count(),
             failed_captures: replay.failed_captures(),
@@ -499,12 +500,18 @@ impl Summary {
         reads_left_out(&mut out, self.tainted_reads, self.reads.len(), more)?;
         // A read the log asked for gets an answer here even when it has
         // none to give: its memory was not live on the stream it named.
-        for read in &self.unresolved {
-            writeln!(
-                out,
-                "line {}: read of memory {} did not resolve (no live allocation of that id on the stream it names)",
-                read.line, read.memory
-            )?;
+        for (read, freed) in &self.unresolved {
+            let (line, memory) = (read.line, read.memory);
+            match freed {
+                Some(freed) => writeln!(
+                    out,
+                    "line {line}: read of memory {memory} did not resolve (it was freed at line {freed})"
+                )?,
+                None => writeln!(
+                    out,
+                    "line {line}: read of memory {memory} did not resolve (no live allocation of that id on the stream it names)"
+                )?,
+            }
         }
         let more = ("more unresolved read", "more unresolved reads");
         reads_left_out(&mut out, self.unresolved_reads, self.unresolved.len(), more)?;

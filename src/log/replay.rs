@@ -2,7 +2,7 @@
 //! `taintworld` command, as a library call so that tests, benches and an
 //! embedding program get exactly what the command prints.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io;
 
 use crate::log::{
@@ -69,6 +69,13 @@ pub struct FailureTally {
 /// How many tainted reads the summary keeps when the lists are not kept.
 pub const SUMMARY_READS: usize = 5;
 
+/// How many allocations and frees a replay remembers, newest first, so
+/// that an error about a memory id that is not live can say where it was
+/// freed. Bounded so that a replay's memory does not grow with the log:
+/// a free older than the last this many allocations and frees goes
+/// unmentioned.
+pub const REMEMBERED_LIFETIMES: usize = 4096;
+
 /// How many rejected lines the summary keeps when the lists are not kept
 /// (all of them are counted).
 pub const SUMMARY_REJECTED: usize = 10;
@@ -134,6 +141,60 @@ pub struct Replay {
     /// Reads and syncs that answered the device fault.
     fault_answers: FaultAnswers,
     bindings: Vec<Binding>,
+    /// The last allocations and frees, to say where a dead id was freed.
+    lifetimes: Lifetimes,
+    /// Per unresolved read kept for the summary (by line): where its
+    /// memory was freed, if [`Lifetimes`] knew.
+    freed_reads: BTreeMap<u64, u64>,
+}
+
+/// The last [`REMEMBERED_LIFETIMES`] allocations and frees the replay
+/// applied: memory id, line, and whether it was the free. The newest entry
+/// of an id says whether it is dead because it was freed; when an id has
+/// no entry, its free (if any) is too old to name. Every allocation after
+/// a remembered free is newer, so remembered too: the note is never stale.
+#[derive(Debug, Default)]
+struct Lifetimes {
+    events: VecDeque<(u64, u64, bool)>,
+}
+
+impl Lifetimes {
+    fn remember(&mut self, memory: u64, line: u64, freed: bool) {
+        if self.events.len() == REMEMBERED_LIFETIMES {
+            self.events.pop_front();
+        }
+        self.events.push_back((memory, line, freed));
+    }
+
+    /// The line that freed `memory`, if that is the newest thing
+    /// remembered of it.
+    fn freed_at(&self, memory: u64) -> Option<u64> {
+        let &(_, line, freed) = self.events.iter().rev().find(|e| e.0 == memory)?;
+        freed.then_some(line)
+    }
+
+    /// `error` as text, saying where its memory was freed when the error
+    /// is that the memory is not live (a second free, or in strict mode a
+    /// binding that does not resolve) and the free is remembered.
+    fn text(&self, error: Error, text: String) -> String {
+        match error {
+            Error::UnknownMemory { memory } => match self.freed_at(memory) {
+                Some(line) => format!("{text} (freed at line {line})"),
+                None => text,
+            },
+            Error::Unresolved { memory, .. } => match self.freed_at(memory) {
+                Some(line) => format!("{text} (memory {memory} was freed at line {line})"),
+                None => text,
+            },
+            _ => text,
+        }
+    }
+
+    /// [`text`](Self::text) of the error alone.
+    fn explain(&self, error: Error) -> String {
+        let text = error.to_string();
+        self.text(error, text)
+    }
 }
 
 /// A launch of [`ReplayOptions::fail_launches`] that read tainted bytes
@@ -179,6 +240,8 @@ impl Replay {
             fault_line: None,
             fault_answers: FaultAnswers::default(),
             bindings: Vec::new(),
+            lifetimes: Lifetimes::default(),
+            freed_reads: BTreeMap::new(),
         }
     }
 
@@ -242,6 +305,24 @@ impl Replay {
     /// kept, else the first [`SUMMARY_READS`].
     pub fn unresolved_reads(&self) -> impl Iterator<Item = &ReadEntry> {
         self.reads_answered(&self.first_unresolved, |r| matches!(r, LogRead::Unresolved))
+    }
+
+    /// Where the memory of the unresolved read at `line` was freed, for a
+    /// read [`unresolved_reads`](Self::unresolved_reads) gives: the line of
+    /// the `free`, if it was among the last [`REMEMBERED_LIFETIMES`]
+    /// allocations and frees before the read and nothing allocated the id
+    /// again since. `None` for any other line, and for a read whose memory
+    /// is live on another stream or was never allocated.
+    pub fn unresolved_read_freed_at(&self, line: u64) -> Option<u64> {
+        self.freed_reads.get(&line).copied()
+    }
+
+    /// Keeps where the memory of the unresolved read at `line` was freed,
+    /// if that is known, for [`unresolved_read_freed_at`](Self::unresolved_read_freed_at).
+    fn note_freed_read(&mut self, line: u64, memory: u64) {
+        if let Some(freed) = self.lifetimes.freed_at(memory) {
+            self.freed_reads.insert(line, freed);
+        }
     }
 
     /// The launches named in [`ReplayOptions::fail_launches`] that were
@@ -380,15 +461,21 @@ impl Replay {
                     world
                         .alloc_failed(stream, memory, size, &e.kind, &e.message)
                         .map_err(text)?;
+                    self.lifetimes.remember(memory, line, false);
                     let error = || ErrorInfo::new(&e.kind, World::ALLOC_KERNEL, &e.message);
                     let f = failed_reservation(world, &e.kind, &e.message);
                     tally(&mut self.tallies, world, f, false, error);
                 }
                 _ => {
                     world.alloc(stream, memory, size).map_err(text)?;
+                    self.lifetimes.remember(memory, line, false);
                 }
             },
-            Event::Free { memory } => world.free(memory).map_err(text)?,
+            Event::Free { memory } => {
+                let lifetimes = &self.lifetimes;
+                world.free(memory).map_err(|e| lifetimes.explain(e))?;
+                self.lifetimes.remember(memory, line, true);
+            }
             Event::Launch {
                 kernel,
                 stream,
@@ -421,7 +508,7 @@ impl Replay {
                         bindings: &self.bindings,
                         outcome,
                     })
-                    .map_err(|e| in_binding(world, e, &self.bindings))?;
+                    .map_err(|e| in_binding(world, e, &self.bindings, &self.lifetimes))?;
                 self.report.launches += 1;
                 let entry = match result.verdict {
                     Verdict::Ran => {
@@ -468,9 +555,10 @@ impl Replay {
             }
             Event::HostWrite { binding, outcome } => {
                 let outcome = log_outcome(&outcome);
+                let lifetimes = &self.lifetimes;
                 let verdict = world
                     .host_write(&to_binding(&binding), outcome)
-                    .map_err(text)?;
+                    .map_err(|e| lifetimes.explain(e))?;
                 if let Verdict::Failed(f) = verdict {
                     let error = || error_of(outcome, World::HOST_WRITE_KERNEL);
                     tally(&mut self.tallies, world, f, false, error);
@@ -491,9 +579,18 @@ impl Replay {
                 // The summary has all the reports it shows: the cheap
                 // question does (same resolution, same errors, same count).
                 let read = to_binding(&binding);
-                if world.read_failure(&read).map_err(text)?.is_some() {
+                let lifetimes = &self.lifetimes;
+                if world
+                    .read_failure(&read)
+                    .map_err(|e| lifetimes.explain(e))?
+                    .is_some()
+                {
                     self.tainted = self.tainted.saturating_add(1);
-                } else if world.resolve_binding(&read).map_err(text)?.is_none() {
+                } else if world
+                    .resolve_binding(&read)
+                    .map_err(|e| lifetimes.explain(e))?
+                    .is_none()
+                {
                     self.unresolved = self.unresolved.saturating_add(1);
                     if self.first_unresolved.len() < SUMMARY_READS {
                         self.first_unresolved.push(ReadEntry {
@@ -501,11 +598,16 @@ impl Replay {
                             memory: binding.memory,
                             result: LogRead::Unresolved,
                         });
+                        self.note_freed_read(line, binding.memory);
                     }
                 }
             }
             Event::Read { binding } => {
-                let result = match world.read(&to_binding(&binding)).map_err(text)? {
+                let lifetimes = &self.lifetimes;
+                let result = match world
+                    .read(&to_binding(&binding))
+                    .map_err(|e| lifetimes.explain(e))?
+                {
                     ReadResult::Clean => LogRead::Clean,
                     ReadResult::Unresolved => LogRead::Unresolved,
                     ReadResult::Tainted(report) => LogRead::Tainted(taint(report)),
@@ -526,16 +628,23 @@ impl Replay {
                     }
                     _ => {}
                 }
-                if keep {
+                let unresolved = matches!(entry.result, LogRead::Unresolved);
+                let kept_unresolved = if keep {
                     self.report.reads.push(entry);
+                    unresolved
                 } else if matches!(entry.result, LogRead::Tainted(_))
                     && self.first_tainted.len() < SUMMARY_READS
                 {
                     self.first_tainted.push(entry);
-                } else if matches!(entry.result, LogRead::Unresolved)
-                    && self.first_unresolved.len() < SUMMARY_READS
-                {
+                    false
+                } else if unresolved && self.first_unresolved.len() < SUMMARY_READS {
                     self.first_unresolved.push(entry);
+                    true
+                } else {
+                    false
+                };
+                if kept_unresolved {
+                    self.note_freed_read(line, binding.memory);
                 }
             }
             Event::CaptureBegin { stream } => world.capture_begin(stream).map_err(text)?,
@@ -656,15 +765,17 @@ fn text(error: Error) -> String {
 /// found only by the world. The world checks bindings in order and stops
 /// at the first that is bad input, so the first binding that, asked alone,
 /// gets the same error is the one; an error no binding gets alone (the
-/// launch's own stream) names none.
-fn in_binding(world: &World, error: Error, bindings: &[Binding]) -> String {
-    match bindings
+/// launch's own stream) names none. A binding of freed memory says where
+/// it was freed, as [`Lifetimes::text`] does.
+fn in_binding(world: &World, error: Error, bindings: &[Binding], lifetimes: &Lifetimes) -> String {
+    let text = match bindings
         .iter()
         .position(|b| world.resolve_binding(b).err().as_ref() == Some(&error))
     {
         Some(i) => format!("{error} in bindings[{i}]"),
         None => error.to_string(),
-    }
+    };
+    lifetimes.text(error, text)
 }
 
 fn to_binding(b: &LogBinding) -> Binding {
@@ -756,5 +867,112 @@ fn tally(
     }
     if skip {
         entry.skipped += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{REMEMBERED_LIFETIMES, Replay, ReplayError, ReplayOptions, replay};
+    use crate::log::LogReader;
+
+    fn replayed(log: &str, options: ReplayOptions) -> Result<Replay, ReplayError> {
+        replay(LogReader::new(log.as_bytes()), options, |_| {})
+    }
+
+    fn alloc(memory: u64) -> String {
+        format!(r#"{{"op":"alloc","stream":0,"memory":{memory},"size":16}}"#)
+    }
+
+    fn free(memory: u64) -> String {
+        format!(r#"{{"op":"free","memory":{memory}}}"#)
+    }
+
+    fn read(memory: u64) -> String {
+        format!(r#"{{"op":"read","binding":{{"stream":0,"memory":{memory}}}}}"#)
+    }
+
+    /// The error of the log's last line, which must stop the replay.
+    fn last_error(lines: &[String]) -> String {
+        match replayed(&lines.join("\n"), ReplayOptions::default()) {
+            Err(ReplayError::BadLine { line, error }) => {
+                assert_eq!(line, lines.len() as u64, "{error}");
+                error
+            }
+            Err(e) => panic!("not a bad line: {e}"),
+            Ok(_) => panic!("the last line was accepted"),
+        }
+    }
+
+    /// A second free names the first one's line while it is among the
+    /// last allocations and frees remembered, and goes back to the plain
+    /// error once it has fallen out, never naming a line that is no
+    /// longer the id's story.
+    #[test]
+    fn a_second_free_names_the_first_while_it_is_remembered() {
+        let mut lines = vec![alloc(1), free(1)];
+        // With REMEMBERED_LIFETIMES - 2 events after it, the free is still
+        // remembered (it and its allocation fill the rest).
+        for memory in 0..(REMEMBERED_LIFETIMES as u64 - 1) / 2 {
+            lines.push(alloc(100 + memory));
+            lines.push(free(100 + memory));
+        }
+        lines.push(free(1));
+        assert_eq!(
+            last_error(&lines),
+            "memory 1 is not a live allocation (freed at line 2)"
+        );
+        // Two more events push it out.
+        lines.pop();
+        lines.extend([alloc(99), free(99), free(1)]);
+        assert_eq!(last_error(&lines), "memory 1 is not a live allocation");
+    }
+
+    /// An id allocated again after its free is live, so a read of it on
+    /// the right stream resolves; freed once more, the newest free is the
+    /// one named.
+    #[test]
+    fn an_id_freed_allocated_and_freed_again_is_named_with_its_newest_free() {
+        let lines = [alloc(1), free(1), alloc(1), read(1), free(1), free(1)];
+        assert_eq!(
+            last_error(&lines),
+            "memory 1 is not a live allocation (freed at line 5)"
+        );
+    }
+
+    /// The unresolved reads the summary keeps know where their memory was
+    /// freed, on the cheaper path past five tainted reads as well; a read
+    /// of memory that was never made, or that is live, knows nothing.
+    #[test]
+    fn an_unresolved_read_of_freed_memory_knows_the_line_of_the_free() {
+        let fail = r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":2,"access":"write"}],"outcome":{"failed":{"kind":"compile","message":"bad"}}}"#;
+        let mut lines = vec![
+            alloc(1),
+            alloc(2),
+            fail.to_string(),
+            free(1),
+            read(1),
+            read(7),
+        ];
+        lines.extend(std::iter::repeat_n(read(2), 5));
+        // Line 12 onwards: past five tainted reads.
+        lines.extend([read(1), read(2), alloc(1)]);
+        lines.push(r#"{"op":"read","binding":{"stream":1,"memory":1}}"#.to_string());
+        for keep_lists in [false, true] {
+            let options = ReplayOptions {
+                keep_lists,
+                ..ReplayOptions::default()
+            };
+            let r = replayed(&lines.join("\n"), options).expect("a valid log");
+            let unresolved: Vec<_> = r
+                .unresolved_reads()
+                .map(|read| (read.line, r.unresolved_read_freed_at(read.line)))
+                .collect();
+            assert_eq!(
+                unresolved,
+                [(5, Some(4)), (6, None), (12, Some(4)), (15, None)],
+                "keep_lists {keep_lists}"
+            );
+            assert_eq!(r.unresolved_read_freed_at(11), None, "a tainted read");
+        }
     }
 }
