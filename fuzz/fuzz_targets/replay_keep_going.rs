@@ -16,9 +16,9 @@ use std::collections::BTreeSet;
 use libfuzzer_sys::fuzz_target;
 use taintworld::SyncResult;
 use taintworld::log::{
-    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, ProfileResult, ReadEntry,
-    REMEMBERED_LIFETIMES, ReadResult, Replay, ReplayOptions, SUMMARY_FAILURES, SUMMARY_READS,
-    SUMMARY_REJECTED, replay,
+    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, ProfileResult,
+    REMEMBERED_LIFETIMES, ReadEntry, ReadResult, Replay, ReplayOptions, SUMMARY_FAILURES,
+    SUMMARY_READS, SUMMARY_REJECTED, replay,
 };
 
 /// Each unresolved read the replay keeps, by line, with the line it says
