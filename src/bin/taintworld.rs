@@ -228,26 +228,22 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
 /// failure injected there changed nothing, and the report looks as if the
 /// flag had not been given. `None` when no such launch was skipped.
 fn skipped_anyway(skipped: &[SkippedInjection]) -> Option<String> {
-    const LISTED: usize = 10;
     if skipped.is_empty() {
         return None;
     }
-    let mut launches: Vec<String> = skipped
-        .iter()
-        .take(LISTED)
-        .map(|s| format!("{} (line {})", s.launch, s.line))
-        .collect();
-    if skipped.len() > LISTED {
-        launches.push(format!("and {} more", skipped.len() - LISTED));
-    }
+    let launches = first_ten(
+        skipped
+            .iter()
+            .map(|s| format!("{} (line {})", s.launch, s.line)),
+        skipped.len(),
+    );
     let (launch, were) = if skipped.len() == 1 {
         ("launch", "was")
     } else {
         ("launches", "were")
     };
     Some(format!(
-        "note: --fail-launch: {launch} {} read tainted bytes and {were} skipped, which wins over any outcome, so nothing was injected there",
-        launches.join(", "),
+        "note: --fail-launch: {launch} {launches} read tainted bytes and {were} skipped, which wins over any outcome, so nothing was injected there"
     ))
 }
 
@@ -256,16 +252,11 @@ fn skipped_anyway(skipped: &[SkippedInjection]) -> Option<String> {
 /// the command says so rather than leave a typo looking like a failure
 /// that poisoned nothing. `None` when every number was a launch.
 fn past_the_last_launch(asked: &BTreeSet<u64>, launches: u64) -> Option<String> {
-    const LISTED: usize = 10;
     let past: Vec<u64> = asked.range(launches..).copied().collect();
     if past.is_empty() {
         return None;
     }
-    let listed: Vec<String> = past.iter().take(LISTED).map(u64::to_string).collect();
-    let mut numbers = listed.join(", ");
-    if past.len() > LISTED {
-        numbers.push_str(&format!(" and {} more", past.len() - LISTED));
-    }
+    let numbers = first_ten(past.iter().map(u64::to_string), past.len());
     let had = match launches {
         0 => "the log has no launches".to_owned(),
         1 => "the log has 1 launch, number 0".to_owned(),
@@ -274,6 +265,17 @@ fn past_the_last_launch(asked: &BTreeSet<u64>, launches: u64) -> Option<String> 
     Some(format!(
         "note: --fail-launch {numbers}: past the last launch ({had}), so nothing was injected there"
     ))
+}
+
+/// The first ten of `total` items, comma-separated, and how many more
+/// there are: "1, 2, … 10 and 3 more". One shape for both notes.
+fn first_ten(items: impl Iterator<Item = String>, total: usize) -> String {
+    const LISTED: usize = 10;
+    let mut list = items.take(LISTED).collect::<Vec<_>>().join(", ");
+    if total > LISTED {
+        list.push_str(&format!(" and {} more", total - LISTED));
+    }
+    list
 }
 
 /// A replay's bar, on a log file of known size.
@@ -801,6 +803,41 @@ mod tests {
                  past the last launch (the log has 50 launches, 0 to 49), \
                  so nothing was injected there"
             )
+        );
+    }
+
+    /// The note on injections in vain names each launch with its line, ten
+    /// at most, in the words the other note uses for the rest.
+    #[test]
+    fn the_note_names_the_launches_skipped_anyway_ten_at_most_as_the_other_note_does() {
+        let skipped = |n: u64| -> Vec<SkippedInjection> {
+            (0..n)
+                .map(|i| SkippedInjection {
+                    launch: 100 + i,
+                    line: 200 + i,
+                })
+                .collect()
+        };
+        assert_eq!(skipped_anyway(&skipped(0)), None);
+        assert_eq!(
+            skipped_anyway(&skipped(1)).as_deref(),
+            Some(
+                "note: --fail-launch: launch 100 (line 200) read tainted bytes and was skipped, \
+                 which wins over any outcome, so nothing was injected there"
+            )
+        );
+        let twelve = skipped_anyway(&skipped(12)).expect("a note");
+        assert!(
+            twelve.starts_with(
+                "note: --fail-launch: launches 100 (line 200), 101 (line 201), 102 (line 202), "
+            ),
+            "{twelve}"
+        );
+        assert!(
+            twelve.contains(
+                "108 (line 208), 109 (line 209) and 2 more read tainted bytes and were skipped"
+            ),
+            "{twelve}"
         );
     }
 
