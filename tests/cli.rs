@@ -1387,6 +1387,9 @@ fn freed_memory_named_again_is_said_to_have_been_freed_and_where() {
             r#"{"op":"free","memory":1}"#,
             r#"{"op":"read","binding":{"stream":0,"memory":1,"range":[0,8]}}"#,
             r#"{"op":"read","binding":{"stream":0,"memory":3,"range":[0,8]}}"#,
+            // Memory 1 was made on slot 0: live, it would not resolve on
+            // slot 1 either, so its free is no reason to give.
+            r#"{"op":"read","binding":{"stream":1,"memory":1,"range":[0,8]}}"#,
             r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":2,"access":"read"},{"stream":0,"memory":1,"access":"read"}],"outcome":"ok"}"#,
             r#"{"op":"free","memory":1}"#,
         ],
@@ -1397,10 +1400,10 @@ fn freed_memory_named_again_is_said_to_have_been_freed_and_where() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "error: line 7: memory 1 is not a live allocation (freed at line 3)\n"
+        "error: line 8: memory 1 is not a live allocation (freed at line 3)\n"
     );
-    // In strict mode the read and the launch are bad input too, and say
-    // so; the read of memory that was never made has nothing to add.
+    // In strict mode the reads and the launch are bad input too, and say
+    // so where the free is the reason.
     let out = taintworld(&["replay", "--strict", "--keep-going", log]);
     assert!(out.status.success());
     let summary = String::from_utf8_lossy(&out.stdout);
@@ -1408,8 +1411,9 @@ fn freed_memory_named_again_is_said_to_have_been_freed_and_where() {
         summary.contains(
             "    line 4: binding of memory 1 on stream slot 0 does not resolve (strict mode) (memory 1 was freed at line 3)\n\
              \x20   line 5: binding of memory 3 on stream slot 0 does not resolve (strict mode)\n\
-             \x20   line 6: binding of memory 1 on stream slot 0 does not resolve (strict mode) in bindings[1] (memory 1 was freed at line 3)\n\
-             \x20   line 7: memory 1 is not a live allocation (freed at line 3)\n"
+             \x20   line 6: binding of memory 1 on stream slot 1 does not resolve (strict mode)\n\
+             \x20   line 7: binding of memory 1 on stream slot 0 does not resolve (strict mode) in bindings[1] (memory 1 was freed at line 3)\n\
+             \x20   line 8: memory 1 is not a live allocation (freed at line 3)\n"
         ),
         "{summary}"
     );
@@ -1420,7 +1424,8 @@ fn freed_memory_named_again_is_said_to_have_been_freed_and_where() {
     assert!(
         summary.contains(
             "line 4: read of memory 1 did not resolve (it was freed at line 3)\n\
-             line 5: read of memory 3 did not resolve (no live allocation of that id on the stream it names)\n"
+             line 5: read of memory 3 did not resolve (no live allocation of that id on the stream it names)\n\
+             line 6: read of memory 1 did not resolve (no live allocation of that id on the stream it names)\n"
         ),
         "{summary}"
     );

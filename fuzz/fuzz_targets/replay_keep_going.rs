@@ -233,23 +233,46 @@ fuzz_target!(|data: &[u8]| {
 
     // Where each unresolved read's memory was freed, by a scan of the log:
     // the newest accepted allocation or free of that id among the last
-    // REMEMBERED_LIFETIMES before the read, if it is a free.
-    let lifetimes: Vec<(u64, u64, bool)> = yielded
-        .iter()
-        .filter(|l| !rejected.contains(&l.number))
+    // REMEMBERED_LIFETIMES before the read, if it is a free of an
+    // allocation made on the slot the read names; kept for the first
+    // SUMMARY_READS unresolved reads only.
+    let max_streams = match yielded.first() {
+        Some(l) if header_accepted => match &l.event {
+            Ok(Event::Header(h)) => h.max_streams,
+            _ => None,
+        },
+        _ => None,
+    }
+    .unwrap_or(taintworld::Config::default().max_streams);
+    let slot = |stream: u64| stream % max_streams;
+    let accepted = || yielded.iter().filter(|l| !rejected.contains(&l.number));
+    // (line, memory, the slot it was made on, whether this is the free)
+    let mut made_on = std::collections::HashMap::new();
+    let lifetimes: Vec<(u64, u64, u64, bool)> = accepted()
         .filter_map(|l| match l.event {
-            Ok(Event::Alloc { memory, .. }) => Some((l.number, memory, false)),
-            Ok(Event::Free { memory }) => Some((l.number, memory, true)),
+            Ok(Event::Alloc { stream, memory, .. }) => {
+                made_on.insert(memory, slot(stream));
+                Some((l.number, memory, slot(stream), false))
+            }
+            Ok(Event::Free { memory }) => Some((l.number, memory, made_on[&memory], true)),
+            _ => None,
+        })
+        .collect();
+    let read_slots: std::collections::HashMap<u64, u64> = accepted()
+        .filter_map(|l| match &l.event {
+            Ok(Event::Read { binding }) => Some((l.number, slot(binding.stream))),
             _ => None,
         })
         .collect();
     let freed_expected: Vec<(u64, Option<u64>)> = unresolved_reads
         .iter()
-        .map(|r| {
+        .enumerate()
+        .map(|(i, r)| {
             let before = lifetimes.partition_point(|e| e.0 < r.line);
             let remembered = &lifetimes[before.saturating_sub(REMEMBERED_LIFETIMES)..before];
             let newest = remembered.iter().rev().find(|e| e.1 == r.memory);
-            (r.line, newest.and_then(|e| e.2.then_some(e.0)))
+            let freed = newest.filter(|e| e.3 && e.2 == read_slots[&r.line] && i < SUMMARY_READS);
+            (r.line, freed.map(|e| e.0))
         })
         .collect();
     assert_eq!(

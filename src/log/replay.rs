@@ -2,7 +2,7 @@
 //! `taintworld` command, as a library call so that tests, benches and an
 //! embedding program get exactly what the command prints.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io;
 
 use crate::log::{
@@ -32,7 +32,7 @@ pub struct ReplayOptions {
     pub chain_limit: Option<u64>,
     /// Keep the report's lists (`launch_results`, `reads`, `rejected`, …).
     /// The JSON report needs them; the human summary keeps only the first
-    /// [`SUMMARY_READS`] tainted reads, the first [`SUMMARY_REJECTED`]
+    /// [`SUMMARY_READS`] tainted reads and as many unresolved ones, the first [`SUMMARY_REJECTED`]
     /// rejected lines and the tallies of the first [`SUMMARY_FAILURES`]
     /// failures (the rest only counted), so its memory stays bounded by the
     /// world's live state and not by the log's length.
@@ -143,46 +143,84 @@ pub struct Replay {
     bindings: Vec<Binding>,
     /// The last allocations and frees, to say where a dead id was freed.
     lifetimes: Lifetimes,
-    /// Per unresolved read kept for the summary (by line): where its
-    /// memory was freed, if [`Lifetimes`] knew.
+    /// Per unresolved read of the first [`SUMMARY_READS`] (by line): where
+    /// its memory was freed, if [`Lifetimes`] knew.
     freed_reads: BTreeMap<u64, u64>,
 }
 
 /// The last [`REMEMBERED_LIFETIMES`] allocations and frees the replay
-/// applied: memory id, line, and whether it was the free. The newest entry
-/// of an id says whether it is dead because it was freed; when an id has
-/// no entry, its free (if any) is too old to name. Every allocation after
-/// a remembered free is newer, so remembered too: the note is never stale.
+/// applied, and for each memory id among them the newest: whether it was
+/// the free, at which line, and the stream slot the freed allocation was
+/// made on. An id whose newest entry is its free is dead because it was
+/// freed; an id with no entry was freed too long ago to name, if at all.
+/// Every allocation after a remembered free is newer, so remembered too:
+/// the note is never stale. A look-up is one hash probe, whatever the
+/// number remembered.
 #[derive(Debug, Default)]
 struct Lifetimes {
-    events: VecDeque<(u64, u64, bool)>,
+    /// Memory id and sequence number, oldest first: what to forget next.
+    order: VecDeque<(u64, u64)>,
+    /// Per memory id, its newest entry.
+    newest: HashMap<u64, Lifetime>,
+    /// The number of the next entry.
+    next: u64,
+}
+
+/// The newest allocation or free of one memory id.
+#[derive(Clone, Copy, Debug)]
+struct Lifetime {
+    /// Its number among the entries, to tell whether forgetting the
+    /// oldest entry forgets this one.
+    entry: u64,
+    line: u64,
+    /// `Some(slot)` for a free of an allocation made on `slot`.
+    freed: Option<u64>,
 }
 
 impl Lifetimes {
-    fn remember(&mut self, memory: u64, line: u64, freed: bool) {
-        if self.events.len() == REMEMBERED_LIFETIMES {
-            self.events.pop_front();
+    /// Remembers an allocation of `memory` at `line`, or its free
+    /// (`freed`: the slot the allocation was made on), forgetting the
+    /// oldest entry past [`REMEMBERED_LIFETIMES`].
+    fn remember(&mut self, memory: u64, line: u64, freed: Option<u64>) {
+        if self.order.len() >= REMEMBERED_LIFETIMES
+            && let Some((old, entry)) = self.order.pop_front()
+            && self.newest.get(&old).is_some_and(|l| l.entry == entry)
+        {
+            self.newest.remove(&old);
         }
-        self.events.push_back((memory, line, freed));
+        let entry = self.next;
+        self.next = self.next.wrapping_add(1);
+        self.order.push_back((memory, entry));
+        self.newest.insert(memory, Lifetime { entry, line, freed });
+    }
+
+    /// The line that freed `memory` and the slot it had been made on, if
+    /// that free is the newest thing remembered of it.
+    fn freed_at(&self, memory: u64) -> Option<(u64, u64)> {
+        let l = self.newest.get(&memory)?;
+        Some((l.line, l.freed?))
     }
 
     /// The line that freed `memory`, if that is the newest thing
-    /// remembered of it.
-    fn freed_at(&self, memory: u64) -> Option<u64> {
-        let &(_, line, freed) = self.events.iter().rev().find(|e| e.0 == memory)?;
-        freed.then_some(line)
+    /// remembered of it and the allocation was made on `slot`: a binding
+    /// on another slot would not have resolved had it been live, so its
+    /// free is no reason to give.
+    fn freed_on(&self, memory: u64, slot: u64) -> Option<u64> {
+        self.freed_at(memory)
+            .and_then(|(line, made_on)| (made_on == slot).then_some(line))
     }
 
-    /// `error` as text, saying where its memory was freed when the error
-    /// is that the memory is not live (a second free, or in strict mode a
-    /// binding that does not resolve) and the free is remembered.
+    /// `error` as text (`text`), saying where its memory was freed when
+    /// the error is that the memory is not live and the free is
+    /// remembered: a second free, or in strict mode a binding on the slot
+    /// the memory was made on.
     fn text(&self, error: Error, text: String) -> String {
         match error {
             Error::UnknownMemory { memory } => match self.freed_at(memory) {
-                Some(line) => format!("{text} (freed at line {line})"),
+                Some((line, _)) => format!("{text} (freed at line {line})"),
                 None => text,
             },
-            Error::Unresolved { memory, .. } => match self.freed_at(memory) {
+            Error::Unresolved { memory, slot } => match self.freed_on(memory, slot) {
                 Some(line) => format!("{text} (memory {memory} was freed at line {line})"),
                 None => text,
             },
@@ -307,20 +345,33 @@ impl Replay {
         self.reads_answered(&self.first_unresolved, |r| matches!(r, LogRead::Unresolved))
     }
 
-    /// Where the memory of the unresolved read at `line` was freed, for a
-    /// read [`unresolved_reads`](Self::unresolved_reads) gives: the line of
-    /// the `free`, if it was among the last [`REMEMBERED_LIFETIMES`]
-    /// allocations and frees before the read and nothing allocated the id
-    /// again since. `None` for any other line, and for a read whose memory
-    /// is live on another stream or was never allocated.
+    /// Where the memory of the unresolved read at `line` was freed, for
+    /// one of the first [`SUMMARY_READS`] reads that did not resolve (those
+    /// the summary shows): the line of the `free`, if it was among the last
+    /// [`REMEMBERED_LIFETIMES`] allocations and frees before the read,
+    /// nothing allocated the id again since, and the allocation had been
+    /// made on the slot the read names (on another it would not have
+    /// resolved either). `None` for any other line, and for a read whose
+    /// memory is live on another stream or was never allocated.
     pub fn unresolved_read_freed_at(&self, line: u64) -> Option<u64> {
         self.freed_reads.get(&line).copied()
     }
 
-    /// Keeps where the memory of the unresolved read at `line` was freed,
-    /// if that is known, for [`unresolved_read_freed_at`](Self::unresolved_read_freed_at).
-    fn note_freed_read(&mut self, line: u64, memory: u64) {
-        if let Some(freed) = self.lifetimes.freed_at(memory) {
+    /// Keeps where the memory of the unresolved read at `line` (of
+    /// `binding`) was freed, if that is known and the read is one of the
+    /// first [`SUMMARY_READS`] unresolved (the summary shows no more), for
+    /// [`unresolved_read_freed_at`](Self::unresolved_read_freed_at).
+    fn note_freed_read(&mut self, line: u64, binding: &LogBinding) {
+        if self.unresolved > SUMMARY_READS as u64 {
+            return;
+        }
+        let Some(world) = &self.world else {
+            return;
+        };
+        let Ok(slot) = world.streams().slot_of(StreamRef::Id(binding.stream)) else {
+            return;
+        };
+        if let Some(freed) = self.lifetimes.freed_on(binding.memory, slot) {
             self.freed_reads.insert(line, freed);
         }
     }
@@ -461,20 +512,27 @@ impl Replay {
                     world
                         .alloc_failed(stream, memory, size, &e.kind, &e.message)
                         .map_err(text)?;
-                    self.lifetimes.remember(memory, line, false);
+                    self.lifetimes.remember(memory, line, None);
                     let error = || ErrorInfo::new(&e.kind, World::ALLOC_KERNEL, &e.message);
                     let f = failed_reservation(world, &e.kind, &e.message);
                     tally(&mut self.tallies, world, f, false, error);
                 }
                 _ => {
                     world.alloc(stream, memory, size).map_err(text)?;
-                    self.lifetimes.remember(memory, line, false);
+                    self.lifetimes.remember(memory, line, None);
                 }
             },
             Event::Free { memory } => {
+                let allocs = world.allocations();
+                let made_on = allocs
+                    .key_of(memory)
+                    .and_then(|k| Some(allocs.get(k)?.slot));
                 let lifetimes = &self.lifetimes;
                 world.free(memory).map_err(|e| lifetimes.explain(e))?;
-                self.lifetimes.remember(memory, line, true);
+                // Freed, it was live, so `made_on` is known.
+                if let Some(slot) = made_on {
+                    self.lifetimes.remember(memory, line, Some(slot));
+                }
             }
             Event::Launch {
                 kernel,
@@ -598,7 +656,7 @@ impl Replay {
                             memory: binding.memory,
                             result: LogRead::Unresolved,
                         });
-                        self.note_freed_read(line, binding.memory);
+                        self.note_freed_read(line, &binding);
                     }
                 }
             }
@@ -644,7 +702,7 @@ impl Replay {
                     false
                 };
                 if kept_unresolved {
-                    self.note_freed_read(line, binding.memory);
+                    self.note_freed_read(line, &binding);
                 }
             }
             Event::CaptureBegin { stream } => world.capture_begin(stream).map_err(text)?,
@@ -665,7 +723,10 @@ impl Replay {
                 }
             }
             Event::Replay { graph, outcome, .. } => {
-                let verdict = world.replay(graph, log_outcome(&outcome)).map_err(text)?;
+                let lifetimes = &self.lifetimes;
+                let verdict = world
+                    .replay(graph, log_outcome(&outcome))
+                    .map_err(|e| lifetimes.explain(e))?;
                 if let Verdict::Failed(f) = verdict {
                     let error = || error_of(log_outcome(&outcome), &World::graph_kernel(graph));
                     tally(&mut self.tallies, world, f, false, error);
@@ -939,12 +1000,15 @@ mod tests {
         );
     }
 
-    /// The unresolved reads the summary keeps know where their memory was
+    /// The unresolved reads the summary shows know where their memory was
     /// freed, on the cheaper path past five tainted reads as well; a read
-    /// of memory that was never made, or that is live, knows nothing.
+    /// of memory that was never made, that is live, or that was made on
+    /// another slot than the read names knows nothing, and past the first
+    /// five unresolved reads nothing is kept.
     #[test]
     fn an_unresolved_read_of_freed_memory_knows_the_line_of_the_free() {
         let fail = r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":2,"access":"write"}],"outcome":{"failed":{"kind":"compile","message":"bad"}}}"#;
+        let on_slot_1 = r#"{"op":"read","binding":{"stream":1,"memory":1}}"#.to_string();
         let mut lines = vec![
             alloc(1),
             alloc(2),
@@ -955,8 +1019,8 @@ mod tests {
         ];
         lines.extend(std::iter::repeat_n(read(2), 5));
         // Line 12 onwards: past five tainted reads.
-        lines.extend([read(1), read(2), alloc(1)]);
-        lines.push(r#"{"op":"read","binding":{"stream":1,"memory":1}}"#.to_string());
+        lines.extend([read(1), on_slot_1.clone(), read(2), read(1), read(1)]);
+        lines.extend([alloc(1), on_slot_1]);
         for keep_lists in [false, true] {
             let options = ReplayOptions {
                 keep_lists,
@@ -967,12 +1031,47 @@ mod tests {
                 .unresolved_reads()
                 .map(|read| (read.line, r.unresolved_read_freed_at(read.line)))
                 .collect();
-            assert_eq!(
-                unresolved,
-                [(5, Some(4)), (6, None), (12, Some(4)), (15, None)],
-                "keep_lists {keep_lists}"
-            );
-            assert_eq!(r.unresolved_read_freed_at(11), None, "a tainted read");
+            let shown = [
+                (5, Some(4)),
+                (6, None),
+                (12, Some(4)),
+                (13, None),
+                (15, Some(4)),
+            ];
+            assert_eq!(unresolved[..5], shown, "keep_lists {keep_lists}");
+            assert_eq!(r.unresolved_read_count(), 7, "keep_lists {keep_lists}");
+            for line in [14, 16, 18] {
+                assert_eq!(r.unresolved_read_freed_at(line), None, "line {line}");
+            }
+        }
+    }
+
+    /// In strict mode a graph replay that binds freed memory says where it
+    /// was freed, as a launch does.
+    #[test]
+    fn a_strict_replay_of_a_graph_over_freed_memory_says_where_it_was_freed() {
+        let lines = [
+            alloc(1),
+            r#"{"op":"capture_begin","stream":0}"#.to_string(),
+            r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":"ok"}"#.to_string(),
+            r#"{"op":"capture_end","stream":0,"graph":1}"#.to_string(),
+            free(1),
+            r#"{"op":"replay","graph":1,"stream":0,"outcome":"ok"}"#.to_string(),
+        ];
+        let options = ReplayOptions {
+            strict: true,
+            ..ReplayOptions::default()
+        };
+        match replayed(&lines.join("\n"), options) {
+            Err(ReplayError::BadLine { line, error }) => {
+                assert_eq!(line, 6);
+                assert_eq!(
+                    error,
+                    "binding of memory 1 on stream slot 0 does not resolve (strict mode) \
+                     (memory 1 was freed at line 5)"
+                );
+            }
+            other => panic!("not the replay's bad line: {:?}", other.err()),
         }
     }
 }
