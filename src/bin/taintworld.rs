@@ -235,7 +235,6 @@ fn skipped_anyway(skipped: &[SkippedInjection]) -> Option<String> {
         skipped
             .iter()
             .map(|s| format!("{} (line {})", s.launch, s.line)),
-        skipped.len(),
     );
     let (launch, were) = if skipped.len() == 1 {
         ("launch", "was")
@@ -256,7 +255,7 @@ fn past_the_last_launch(asked: &BTreeSet<u64>, launches: u64) -> Option<String> 
     if past.is_empty() {
         return None;
     }
-    let numbers = first_ten(past.iter().map(u64::to_string), past.len());
+    let numbers = first_ten(past.iter().map(u64::to_string));
     let had = match launches {
         0 => "the log has no launches".to_owned(),
         1 => "the log has 1 launch, number 0".to_owned(),
@@ -267,10 +266,11 @@ fn past_the_last_launch(asked: &BTreeSet<u64>, launches: u64) -> Option<String> 
     ))
 }
 
-/// The first ten of `total` items, comma-separated, and how many more
-/// there are: "1, 2, … 10 and 3 more". One shape for both notes.
-fn first_ten(items: impl Iterator<Item = String>, total: usize) -> String {
+/// The first ten items, comma-separated, and how many more there are:
+/// "1, 2, … 10 and 3 more". One shape for both notes.
+fn first_ten(items: impl ExactSizeIterator<Item = String>) -> String {
     const LISTED: usize = 10;
+    let total = items.len();
     let mut list = items.take(LISTED).collect::<Vec<_>>().join(", ");
     if total > LISTED {
         list.push_str(&format!(" and {} more", total - LISTED));
