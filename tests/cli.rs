@@ -801,10 +801,15 @@ fn the_summary_lists_the_first_twenty_failures_and_ten_rejected_lines_and_counts
     let summary = String::from_utf8(out.stdout).unwrap();
     let listed: Vec<&str> = summary
         .lines()
-        .filter(|l| l.starts_with("failure "))
+        .filter(|l| l.starts_with("failure ") && !l.contains(" taints "))
         .collect();
     assert_eq!(listed.len(), 20, "{summary}");
     assert!(listed[19].starts_with("failure 20: compile in k: error 19 "));
+    // What the last failure taints at the end is named all the same.
+    assert!(
+        summary.contains("failure 25 taints memory 1 (1 allocation, 16 bytes)\n"),
+        "{summary}"
+    );
     assert!(
         summary.contains(
             "… failures past the first 20 failed 5 more operations (launches, host writes, replays, reservations) and skipped 3 more launches (--json lists the launches, host writes and replays by failure id)"
@@ -909,6 +914,7 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
         "line 9: device fault (device in device: illegal address); 1 read and 1 sync after it answered device_fault",
         "1 unresolved binding",
         "final: 1 live failure, 2 tainted allocations, 4104 tainted bytes, 2 claims",
+        "failure 1 taints memory 1, 3 (2 allocations, 4104 bytes)",
     ];
     assert_eq!(summary.lines().collect::<Vec<_>>(), expected, "{summary}");
     // The JSON report agrees on the occurrences and the fault's answers.
@@ -1427,6 +1433,85 @@ fn freed_memory_named_again_is_said_to_have_been_freed_and_where() {
              line 5: read of memory 3 did not resolve (no live allocation of that id on the stream it names)\n\
              line 6: read of memory 1 did not resolve (no live allocation of that id on the stream it names)\n"
         ),
+        "{summary}"
+    );
+}
+
+/// The README's first set-up command prints what the README shows, line
+/// for line: the block is the documentation a newcomer reads first.
+#[test]
+fn the_readme_shows_exactly_what_the_main_job_prints() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("the README");
+    let shown = readme
+        .split("The first prints:\n\n```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the README shows the main job's output");
+    let log = examples().join("skip_chain_three_kernels.jsonl");
+    let printed = summary_of(&log);
+    assert_eq!(printed, shown);
+}
+
+#[test]
+fn the_summary_names_what_each_failure_taints_at_the_end_and_what_it_tainted_that_was_freed() {
+    let mut lines = vec![
+        r#"{"op":"alloc","stream":0,"memory":100,"size":8}"#.to_string(),
+        r#"{"op":"launch","kernel":"fill","stream":0,"bindings":[{"stream":0,"memory":100,"access":"write"}],"outcome":{"failed":{"kind":"compile","message":"bad"}}}"#.to_string(),
+    ];
+    // Fourteen launches read it and are skipped, tainting what they write.
+    for m in 1..=14 {
+        lines.push(format!(
+            r#"{{"op":"alloc","stream":0,"memory":{m},"size":16}}"#
+        ));
+        lines.push(format!(
+            r#"{{"op":"launch","kernel":"use","stream":0,"bindings":[{{"stream":0,"memory":100,"access":"read"}},{{"stream":0,"memory":{m},"access":"write"}}],"outcome":"ok"}}"#
+        ));
+    }
+    lines.push(r#"{"op":"free","memory":3}"#.to_string());
+    lines.push(r#"{"op":"free","memory":100}"#.to_string());
+    let log = scratch("poisoned.jsonl");
+    std::fs::write(&log, lines.join("\n")).unwrap();
+    let summary = summary_of(&log);
+    assert!(
+        summary.contains(
+            "failure 1: compile in fill: bad (1 occurrence, skipped 14 launches; \
+             2 allocations freed while tainted, 24 bytes)\n"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(
+            "final: 1 live failure, 13 tainted allocations, 208 tainted bytes, 13 claims\n\
+             failure 1 taints memory 1, 2, 4, 5, 6, 7, 8, 9, 10, 11 and 3 more (13 allocations, 208 bytes)\n"
+        ),
+        "{summary}"
+    );
+}
+
+#[test]
+fn past_twenty_failures_that_taint_at_the_end_one_line_counts_the_bytes_of_the_rest() {
+    let mut lines = Vec::new();
+    for m in 1..=22 {
+        lines.push(format!(
+            r#"{{"op":"alloc","stream":0,"memory":{m},"size":{m}}}"#
+        ));
+        lines.push(format!(
+            r#"{{"op":"launch","kernel":"k","stream":0,"bindings":[{{"stream":0,"memory":{m},"access":"write"}}],"outcome":{{"failed":{{"kind":"compile","message":"error {m}"}}}}}}"#
+        ));
+    }
+    let log = scratch("twenty_two_poisoners.jsonl");
+    std::fs::write(&log, lines.join("\n")).unwrap();
+    let summary = summary_of(&log);
+    let taints: Vec<&str> = summary.lines().filter(|l| l.contains(" taints ")).collect();
+    assert_eq!(taints.len(), 20, "{summary}");
+    assert_eq!(
+        taints[19],
+        "failure 20 taints memory 20 (1 allocation, 20 bytes)"
+    );
+    // Memory 21 and 22 hold 43 bytes.
+    assert!(
+        summary.ends_with("\n… 2 more failures taint 43 more bytes\n"),
         "{summary}"
     );
 }

@@ -682,7 +682,9 @@ fn without_the_lists_a_replay_keeps_a_bounded_summary_and_counts_the_rest() {
             replayed.untallied(),
             Untallied {
                 failed: 7,
-                skipped: 1
+                skipped: 1,
+                freed: 0,
+                freed_bytes: 0,
             }
         );
         let (r, _) = replayed.finish();

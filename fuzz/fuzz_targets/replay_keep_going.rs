@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use libfuzzer_sys::fuzz_target;
 use taintworld::SyncResult;
 use taintworld::log::{
-    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, ProfileResult,
+    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, POISONED_SHOWN, ProfileResult,
     REMEMBERED_LIFETIMES, ReadEntry, ReadResult, Replay, ReplayOptions, SUMMARY_FAILURES,
     SUMMARY_READS, SUMMARY_REJECTED, replay,
 };
@@ -107,6 +107,7 @@ fuzz_target!(|data: &[u8]| {
     let device_fault = done.device_fault();
     let read_counts = (done.tainted_read_count(), done.unresolved_read_count());
     let freed_said = freed_lines(&done);
+    let poisoned = done.poisoned();
     let (report, world) = done.finish();
     let world = world.expect("finish always makes a world");
     if let Err(e) = world.check_invariants() {
@@ -230,6 +231,30 @@ fuzz_target!(|data: &[u8]| {
         (tainted_reads.len() as u64, unresolved_reads.len() as u64),
         "the tainted and unresolved reads counted are the listed ones"
     );
+
+    // What each failure taints at the end adds up to the final state.
+    let f = &report.final_state;
+    assert!(poisoned.len() as u64 <= f.live_failures);
+    assert_eq!(
+        poisoned.iter().map(|p| p.bytes).sum::<u128>(),
+        f.tainted_bytes,
+        "the failures' tainted bytes are the world's"
+    );
+    let most = poisoned.iter().map(|p| p.allocations).max().unwrap_or(0);
+    let all: u64 = poisoned.iter().map(|p| p.allocations).sum();
+    assert!(most <= f.tainted_allocations && f.tainted_allocations <= all);
+    assert!(poisoned.windows(2).all(|w| w[0].failure < w[1].failure));
+    for p in &poisoned {
+        assert!(p.allocations >= 1 && p.bytes >= u128::from(p.allocations));
+        assert_eq!(
+            p.memory.len() as u64,
+            p.allocations.min(POISONED_SHOWN as u64)
+        );
+        assert!(
+            p.memory.windows(2).all(|w| w[0] < w[1]),
+            "smallest ids first"
+        );
+    }
 
     // Where each unresolved read's memory was freed, by a scan of the log:
     // the newest accepted allocation or free of that id among the last

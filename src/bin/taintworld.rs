@@ -235,6 +235,7 @@ fn skipped_anyway(skipped: &[SkippedInjection]) -> Option<String> {
         skipped
             .iter()
             .map(|s| format!("{} (line {})", s.launch, s.line)),
+        skipped.len() as u64,
     );
     let (launch, were) = if skipped.len() == 1 {
         ("launch", "was")
@@ -255,7 +256,7 @@ fn past_the_last_launch(asked: &BTreeSet<u64>, launches: u64) -> Option<String> 
     if past.is_empty() {
         return None;
     }
-    let numbers = first_ten(past.iter().map(u64::to_string));
+    let numbers = first_ten(past.iter().map(u64::to_string), past.len() as u64);
     let had = match launches {
         0 => "the log has no launches".to_owned(),
         1 => "the log has 1 launch, number 0".to_owned(),
@@ -266,14 +267,14 @@ fn past_the_last_launch(asked: &BTreeSet<u64>, launches: u64) -> Option<String> 
     ))
 }
 
-/// The first ten items, comma-separated, and how many more there are:
-/// "1, 2, … 10 and 3 more". One shape for both notes.
-fn first_ten(items: impl ExactSizeIterator<Item = String>) -> String {
+/// The first ten of `total` items (`items` may hold only those),
+/// comma-separated, and how many more there are: "1, 2, … 10 and 3 more".
+/// One shape for every list the command cuts short.
+fn first_ten(items: impl Iterator<Item = String>, total: u64) -> String {
     const LISTED: usize = 10;
-    let total = items.len();
     let mut list = items.take(LISTED).collect::<Vec<_>>().join(", ");
-    if total > LISTED {
-        list.push_str(&format!(" and {} more", total - LISTED));
+    if total > LISTED as u64 {
+        list.push_str(&format!(" and {} more", total - LISTED as u64));
     }
     list
 }
@@ -390,6 +391,8 @@ struct Summary {
     invalid_profiles: u64,
     device_fault: Option<(u64, taintworld::ErrorInfo)>,
     fault_answers: taintworld::log::FaultAnswers,
+    /// What each live failure taints at the end.
+    poisoned: Vec<taintworld::log::Poisoned>,
 }
 
 impl Summary {
@@ -419,6 +422,7 @@ impl Summary {
             invalid_profiles: replay.invalid_profiles(),
             device_fault: replay.device_fault(),
             fault_answers: replay.fault_answers(),
+            poisoned: replay.poisoned(),
         }
     }
 
@@ -439,15 +443,19 @@ impl Summary {
             writeln!(out, "no failures")?;
         }
         for (id, t) in &self.failures {
-            writeln!(
+            write!(
                 out,
-                "failure {id}: {} in {}: {} ({}, skipped {})",
+                "failure {id}: {} in {}: {} ({}, skipped {}",
                 Shown(&t.error.kind),
                 Shown(&t.error.kernel),
                 Shown(&t.error.message),
                 Count(t.occurrences, "occurrence", "occurrences"),
                 Count(t.skipped, "launch", "launches"),
             )?;
+            match freed_while_tainted(t.freed, t.freed_bytes) {
+                Some(freed) => writeln!(out, "; {freed})")?,
+                None => writeln!(out, ")")?,
+            }
         }
         let left_out = self.untallied;
         if left_out != taintworld::log::Untallied::default() {
@@ -458,6 +466,9 @@ impl Summary {
                 Count(left_out.failed, "more operation", "more operations"),
                 Count(left_out.skipped, "more launch", "more launches"),
             )?;
+            if let Some(freed) = freed_while_tainted(left_out.freed, left_out.freed_bytes) {
+                writeln!(out, "… and their {freed}")?;
+            }
         }
         for read in &self.reads {
             if let ReadResult::Tainted(r) = &read.result {
@@ -566,6 +577,27 @@ impl Summary {
             Count(f.tainted_bytes, "tainted byte", "tainted bytes"),
             Count(f.claims, "claim", "claims")
         )?;
+        // Which buffers each failure poisoned, the first failures by id.
+        let shown = self.poisoned.len().min(taintworld::log::SUMMARY_FAILURES);
+        for p in &self.poisoned[..shown] {
+            writeln!(
+                out,
+                "failure {} taints memory {} ({}, {})",
+                p.failure,
+                first_ten(p.memory.iter().map(u64::to_string), p.allocations),
+                Count(p.allocations, "allocation", "allocations"),
+                Count(p.bytes, "byte", "bytes"),
+            )?;
+        }
+        if let Some(rest) = self.poisoned.get(shown..).filter(|r| !r.is_empty()) {
+            let bytes = rest.iter().fold(0u128, |b, p| b.saturating_add(p.bytes));
+            writeln!(
+                out,
+                "… {} taint {}",
+                Count(rest.len(), "more failure", "more failures"),
+                Count(bytes, "more byte", "more bytes"),
+            )?;
+        }
         if self.rejected > 0 {
             writeln!(out, "{} rejected:", Count(self.rejected, "line", "lines"))?;
             let shown = report.rejected.len().min(taintworld::log::SUMMARY_REJECTED);
@@ -582,6 +614,19 @@ impl Summary {
         }
         out.flush()
     }
+}
+
+/// The words for how many allocations were freed while they carried a
+/// failure, if any: what it poisoned that the
+/// program then let go, which the final counts no longer show.
+fn freed_while_tainted(freed: u64, bytes: u128) -> Option<String> {
+    (freed > 0).then(|| {
+        format!(
+            "{} freed while tainted, {}",
+            Count(freed, "allocation", "allocations"),
+            Count(bytes, "byte", "bytes")
+        )
+    })
 }
 
 /// The summary's line for the reads of one answer it did not show, if any:

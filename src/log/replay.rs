@@ -11,8 +11,9 @@ use crate::log::{
     ReadResult as LogRead, Rejected, Report, SyncEntry, TaintReport as LogTaint,
 };
 use crate::{
-    Binding, CaptureResult, Config, Error, ErrorInfo, FailureId, Launch, MemoryRef, Outcome,
-    ProfileResult, ReadResult, StreamRef, SyncResult, TaintReport, Verdict, World,
+    Allocation, Binding, CaptureResult, Config, Error, ErrorInfo, FailureId, FailureKey, Launch,
+    MemoryRef, Outcome, ProfileResult, ReadResult, StreamRef, SyncResult, TaintReport, Verdict,
+    World,
 };
 
 /// How a replay is run: the command line's options.
@@ -64,10 +65,37 @@ pub struct FailureTally {
     pub occurrences: u64,
     /// Launches it skipped.
     pub skipped: u64,
+    /// Allocations freed while they carried it: buffers whose contents
+    /// it had made garbage when the program let them go (a training
+    /// step's log frees most of what a failure poisoned before it ends).
+    pub freed: u64,
+    /// The bytes of those allocations that carried it.
+    pub freed_bytes: u128,
 }
 
 /// How many tainted reads the summary keeps when the lists are not kept.
 pub const SUMMARY_READS: usize = 5;
+
+/// How many memory ids [`Poisoned`] names of the allocations a failure
+/// taints (the smallest ids); the rest are counted.
+pub const POISONED_SHOWN: usize = 10;
+
+/// What one live failure taints in the world as it stands: how many
+/// allocations carry it, how many of their bytes, and the smallest of
+/// their memory ids. What an engineer injecting a failure wants to see:
+/// which buffers it poisoned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Poisoned {
+    /// The failure's id.
+    pub failure: u64,
+    /// The allocations holding at least one claim of it.
+    pub allocations: u64,
+    /// The bytes carrying it, summed over those allocations.
+    pub bytes: u128,
+    /// The memory ids of the first [`POISONED_SHOWN`] of them, smallest
+    /// first.
+    pub memory: Vec<u64>,
+}
 
 /// How many allocations and frees a replay remembers, newest first, so
 /// that an error about a memory id that is not live can say where it was
@@ -98,6 +126,11 @@ pub struct Untallied {
     pub failed: u64,
     /// Launches skipped by a failure that has no tally.
     pub skipped: u64,
+    /// Allocations freed while carrying a failure that has no tally,
+    /// counted once a failure (one carrying two is counted twice).
+    pub freed: u64,
+    /// The bytes of those allocations that carried such failures.
+    pub freed_bytes: u128,
 }
 
 /// The summary's failure tallies: at most [`SUMMARY_FAILURES`] of them,
@@ -386,6 +419,55 @@ impl Replay {
         &self.skipped_injections
     }
 
+    /// What each live failure taints now, by failure id: only failures
+    /// that some allocation carries (a failure held only by a doomed
+    /// capture window or a skip record taints no byte). O(claims log
+    /// claims), for the end of a replay; the bytes of all of them sum to
+    /// the report's `final.tainted_bytes`.
+    pub fn poisoned(&self) -> Vec<Poisoned> {
+        let Some(world) = &self.world else {
+            return Vec::new();
+        };
+        let failures = &world.graph().failures;
+        // (failure id, memory id, bytes) a claim, then merged.
+        let mut claims: Vec<(u64, u64, u64)> = world
+            .allocations()
+            .iter()
+            .flat_map(|(_, a)| {
+                a.claims.iter().filter_map(|c| {
+                    let id = failures.get(c.failure)?.id.get();
+                    Some((id, a.memory, c.end.saturating_sub(c.start)))
+                })
+            })
+            .collect();
+        claims.sort_unstable();
+        let mut out: Vec<Poisoned> = Vec::new();
+        let mut last = None;
+        for (failure, memory, bytes) in claims {
+            let new_failure = out.last().is_none_or(|p| p.failure != failure);
+            if new_failure {
+                out.push(Poisoned {
+                    failure,
+                    allocations: 0,
+                    bytes: 0,
+                    memory: Vec::new(),
+                });
+            }
+            let Some(p) = out.last_mut() else {
+                continue;
+            };
+            p.bytes = p.bytes.saturating_add(u128::from(bytes));
+            if new_failure || last != Some(memory) {
+                p.allocations += 1;
+                if p.memory.len() < POISONED_SHOWN {
+                    p.memory.push(memory);
+                }
+            }
+            last = Some(memory);
+        }
+        out
+    }
+
     /// How many captures have ended failed, whether or not lists are kept.
     pub fn failed_captures(&self) -> u64 {
         self.failed_captures
@@ -524,14 +606,17 @@ impl Replay {
             },
             Event::Free { memory } => {
                 let allocs = world.allocations();
-                let made_on = allocs
-                    .key_of(memory)
-                    .and_then(|k| Some(allocs.get(k)?.slot));
+                let alloc = allocs.key_of(memory).and_then(|k| allocs.get(k));
+                let made_on = alloc.map(|a| a.slot);
+                let carried = alloc.map(|a| carried(world, a)).unwrap_or_default();
                 let lifetimes = &self.lifetimes;
                 world.free(memory).map_err(|e| lifetimes.explain(e))?;
                 // Freed, it was live, so `made_on` is known.
                 if let Some(slot) = made_on {
                     self.lifetimes.remember(memory, line, Some(slot));
+                }
+                for (id, error, bytes) in carried {
+                    freed_tainted(&mut self.tallies, id, error, bytes);
                 }
             }
             Event::Launch {
@@ -895,6 +980,60 @@ fn failed_reservation(world: &World, kind: &str, message: &str) -> FailureId {
 /// Notes a failed or skipping outcome of failure `id` for the summary;
 /// `error` is the failure's error when the world has already pruned it
 /// (a failure that claimed nothing is gone by the time it is tallied).
+/// The failures `alloc` carries, each once with its error and the bytes
+/// of `alloc` that carry it, by failure id; nothing for a clean
+/// allocation. O(claims log claims).
+fn carried(world: &World, alloc: &Allocation) -> Vec<(u64, ErrorInfo, u64)> {
+    if alloc.claims.is_empty() {
+        return Vec::new();
+    }
+    let failures = &world.graph().failures;
+    let mut bytes: Vec<(FailureId, u64, FailureKey)> = alloc
+        .claims
+        .iter()
+        .filter_map(|c| {
+            let id = failures.get(c.failure)?.id;
+            Some((id, c.end.saturating_sub(c.start), c.failure))
+        })
+        .collect();
+    bytes.sort_unstable_by_key(|b| b.0);
+    let mut out: Vec<(u64, ErrorInfo, u64)> = Vec::new();
+    for (id, n, key) in bytes {
+        match out.last_mut() {
+            Some(last) if last.0 == id.get() => last.2 = last.2.saturating_add(n),
+            _ => {
+                let error = failures.get(key).map(|f| f.error.clone());
+                out.push((id.get(), error.unwrap_or_default(), n));
+            }
+        }
+    }
+    out
+}
+
+/// Counts an allocation freed while it carried failure `id` (`bytes` of
+/// it did), against the failure's tally, or among the untallied past
+/// [`SUMMARY_FAILURES`].
+fn freed_tainted(tallies: &mut Tallies, id: u64, error: ErrorInfo, bytes: u64) {
+    let bytes = u128::from(bytes);
+    if tallies.by_id.len() >= SUMMARY_FAILURES && !tallies.by_id.contains_key(&id) {
+        let untallied = &mut tallies.untallied;
+        untallied.freed += 1;
+        untallied.freed_bytes = untallied.freed_bytes.saturating_add(bytes);
+        return;
+    }
+    // A failure that taints bytes failed an operation or skipped a launch,
+    // so it has its tally already; made here all the same.
+    let entry = tallies.by_id.entry(id).or_insert_with(|| FailureTally {
+        error,
+        occurrences: 0,
+        skipped: 0,
+        freed: 0,
+        freed_bytes: 0,
+    });
+    entry.freed += 1;
+    entry.freed_bytes = entry.freed_bytes.saturating_add(bytes);
+}
+
 fn tally(
     tallies: &mut Tallies,
     world: &World,
@@ -919,6 +1058,8 @@ fn tally(
             error: info.map_or_else(error, |f| f.error.clone()),
             occurrences: 0,
             skipped: 0,
+            freed: 0,
+            freed_bytes: 0,
         });
     match info {
         Some(f) => entry.occurrences = f.occurrences,
@@ -933,7 +1074,9 @@ fn tally(
 
 #[cfg(test)]
 mod tests {
-    use super::{REMEMBERED_LIFETIMES, Replay, ReplayError, ReplayOptions, replay};
+    use super::{
+        REMEMBERED_LIFETIMES, Replay, ReplayError, ReplayOptions, SUMMARY_FAILURES, replay,
+    };
     use crate::log::LogReader;
 
     fn replayed(log: &str, options: ReplayOptions) -> Result<Replay, ReplayError> {
@@ -1073,5 +1216,78 @@ mod tests {
             }
             other => panic!("not the replay's bad line: {:?}", other.err()),
         }
+    }
+
+    fn launch(kernel: &str, bindings: &[(u64, &str)], failed: bool) -> String {
+        let bindings: Vec<String> = bindings
+            .iter()
+            .map(|(m, a)| format!(r#"{{"stream":0,"memory":{m},"access":"{a}"}}"#))
+            .collect();
+        let outcome = if failed {
+            format!(r#"{{"failed":{{"kind":"compile","message":"{kernel} broke"}}}}"#)
+        } else {
+            r#""ok""#.to_string()
+        };
+        format!(
+            r#"{{"op":"launch","kernel":"{kernel}","stream":0,"bindings":[{}],"outcome":{outcome}}}"#,
+            bindings.join(",")
+        )
+    }
+
+    /// What each failure taints at the end is counted by allocation and
+    /// byte, its smallest memory ids named, and the bytes of all of them
+    /// are the report's tainted bytes; what it tainted and the program
+    /// freed is counted on its tally.
+    #[test]
+    fn a_failure_names_what_it_taints_at_the_end_and_counts_what_was_freed_tainted() {
+        let mut lines: Vec<String> = (1..=14).map(alloc).collect();
+        // Failure 1 taints memory 1, and launches reading it taint 2..=13;
+        // memory 14 is written whole by a launch of its own failure (2).
+        lines.push(launch("a", &[(1, "write")], true));
+        for m in 2..=13 {
+            lines.push(launch("b", &[(1, "read"), (m, "write")], false));
+        }
+        lines.push(launch("c", &[(14, "write")], true));
+        lines.extend([free(2), free(3), free(14)]);
+        let r = replayed(&lines.join("\n"), ReplayOptions::default()).expect("a valid log");
+        let poisoned = r.poisoned();
+        assert_eq!(poisoned.len(), 1, "failure 2's only carrier was freed");
+        let p = &poisoned[0];
+        assert_eq!((p.failure, p.allocations, p.bytes), (1, 11, 11 * 16));
+        assert_eq!(p.memory, [1, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+        let tallies = r.tallies();
+        assert_eq!((tallies[&1].freed, tallies[&1].freed_bytes), (2, 32));
+        assert_eq!((tallies[&2].freed, tallies[&2].freed_bytes), (1, 16));
+        let (report, _) = r.finish();
+        assert_eq!(report.final_state.tainted_bytes, p.bytes);
+    }
+
+    /// One allocation carrying two failures counts once for each, with
+    /// the bytes each holds; past the first SUMMARY_FAILURES failures the
+    /// frees are counted among the untallied.
+    #[test]
+    fn an_allocation_freed_carrying_two_failures_counts_for_each_and_past_twenty_untallied() {
+        let range = |m: u64, start: u64, end: u64| {
+            format!(
+                r#"{{"op":"launch","kernel":"k{start}","stream":0,"bindings":[{{"stream":0,"memory":{m},"range":[{start},{end}],"access":"write"}}],"outcome":{{"failed":{{"kind":"compile","message":"broke at {start}"}}}}}}"#
+            )
+        };
+        let mut lines = vec![alloc(1), range(1, 0, 4), range(1, 4, 16), free(1)];
+        let r = replayed(&lines.join("\n"), ReplayOptions::default()).expect("a valid log");
+        let freed: Vec<_> = r
+            .tallies()
+            .values()
+            .map(|t| (t.freed, t.freed_bytes))
+            .collect();
+        assert_eq!(freed, [(1, 4), (1, 12)]);
+        assert!(r.poisoned().is_empty());
+        // Twenty failures more, each on its own allocation, freed.
+        for m in 2..=21 {
+            lines.extend([alloc(m), range(m, 0, 3), free(m)]);
+        }
+        let r = replayed(&lines.join("\n"), ReplayOptions::default()).expect("a valid log");
+        assert_eq!(r.tallies().len(), SUMMARY_FAILURES);
+        let untallied = r.untallied();
+        assert_eq!((untallied.freed, untallied.freed_bytes), (2, 6));
     }
 }
