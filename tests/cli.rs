@@ -801,7 +801,10 @@ fn the_summary_lists_the_first_twenty_failures_and_ten_rejected_lines_and_counts
     let summary = String::from_utf8(out.stdout).unwrap();
     let listed: Vec<&str> = summary
         .lines()
-        .filter(|l| l.starts_with("failure ") && !l.contains(" taints "))
+        // A tally's line, "failure N: …", not what one taints.
+        .filter(|l| {
+            l.starts_with("failure ") && l.split(' ').nth(1).is_some_and(|id| id.ends_with(':'))
+        })
         .collect();
     assert_eq!(listed.len(), 20, "{summary}");
     assert!(listed[19].starts_with("failure 20: compile in k: error 19 "));
@@ -1503,7 +1506,10 @@ fn past_twenty_failures_that_taint_at_the_end_one_line_counts_the_bytes_of_the_r
     let log = scratch("twenty_two_poisoners.jsonl");
     std::fs::write(&log, lines.join("\n")).unwrap();
     let summary = summary_of(&log);
-    let taints: Vec<&str> = summary.lines().filter(|l| l.contains(" taints ")).collect();
+    let taints: Vec<&str> = summary
+        .lines()
+        .filter(|l| l.starts_with("failure ") && l.contains(" taints memory "))
+        .collect();
     assert_eq!(taints.len(), 20, "{summary}");
     assert_eq!(
         taints[19],
@@ -1512,6 +1518,13 @@ fn past_twenty_failures_that_taint_at_the_end_one_line_counts_the_bytes_of_the_r
     // Memory 21 and 22 hold 43 bytes.
     assert!(
         summary.ends_with("\n… 2 more failures taint 43 more bytes\n"),
+        "{summary}"
+    );
+    // One left out takes the verb's singular.
+    std::fs::write(&log, lines[..42].join("\n")).unwrap();
+    let summary = summary_of(&log);
+    assert!(
+        summary.ends_with("\n… 1 more failure taints 21 more bytes\n"),
         "{summary}"
     );
 }

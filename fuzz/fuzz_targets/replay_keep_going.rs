@@ -16,9 +16,9 @@ use std::collections::BTreeSet;
 use libfuzzer_sys::fuzz_target;
 use taintworld::SyncResult;
 use taintworld::log::{
-    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, POISONED_SHOWN, ProfileResult,
-    REMEMBERED_LIFETIMES, ReadEntry, ReadResult, Replay, ReplayOptions, SUMMARY_FAILURES,
-    SUMMARY_READS, SUMMARY_REJECTED, replay,
+    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, POISONED_SHOWN, PoisonedRest,
+    ProfileResult, REMEMBERED_LIFETIMES, ReadEntry, ReadResult, Replay, ReplayOptions,
+    SUMMARY_FAILURES, SUMMARY_READS, SUMMARY_REJECTED, replay,
 };
 
 /// Each unresolved read the replay keeps, by line, with the line it says
@@ -107,7 +107,22 @@ fuzz_target!(|data: &[u8]| {
     let device_fault = done.device_fault();
     let read_counts = (done.tainted_read_count(), done.unresolved_read_count());
     let freed_said = freed_lines(&done);
-    let poisoned = done.poisoned();
+    let (poisoned, nothing_left) = done.poisoned(usize::MAX);
+    assert_eq!(nothing_left, PoisonedRest::default());
+    let (first, rest) = done.poisoned(SUMMARY_FAILURES);
+    assert_eq!(
+        first[..],
+        poisoned[..first.len()],
+        "the first are the smallest ids"
+    );
+    assert_eq!(
+        rest,
+        PoisonedRest {
+            failures: (poisoned.len() - first.len()) as u64,
+            bytes: poisoned[first.len()..].iter().map(|p| p.bytes).sum(),
+        },
+        "the rest counted"
+    );
     let (report, world) = done.finish();
     let world = world.expect("finish always makes a world");
     if let Err(e) = world.check_invariants() {

@@ -204,14 +204,14 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
         ReplayError::BadLine { line, error } => format!("error: line {line}: {error}"),
         ReplayError::Io(e) => format!("error: {e}"),
     })?;
-    let summary = Summary::of(&replay);
+    // The summary's parts, which `--json` does not print, are not made.
+    let summary = (!json).then(|| Summary::of(&replay));
     let skipped_injections = replay.skipped_injections().to_vec();
     let (report, _) = replay.finish();
     let stdout = io::stdout().lock();
-    let written = if json {
-        report.write_json(stdout)
-    } else {
-        summary.write(&report, stdout)
+    let written = match summary {
+        Some(summary) => summary.write(&report, stdout),
+        None => report.write_json(stdout),
     };
     quiet_on_closed_pipe(written).map_err(|e| format!("error: writing the report: {e}"))?;
     if let Some(note) = past_the_last_launch(&asked, report.launches) {
@@ -391,8 +391,11 @@ struct Summary {
     invalid_profiles: u64,
     device_fault: Option<(u64, taintworld::ErrorInfo)>,
     fault_answers: taintworld::log::FaultAnswers,
-    /// What each live failure taints at the end.
-    poisoned: Vec<taintworld::log::Poisoned>,
+    /// What the first live failures taint at the end, and the rest.
+    poisoned: (
+        Vec<taintworld::log::Poisoned>,
+        taintworld::log::PoisonedRest,
+    ),
 }
 
 impl Summary {
@@ -422,7 +425,7 @@ impl Summary {
             invalid_profiles: replay.invalid_profiles(),
             device_fault: replay.device_fault(),
             fault_answers: replay.fault_answers(),
-            poisoned: replay.poisoned(),
+            poisoned: replay.poisoned(taintworld::log::SUMMARY_FAILURES),
         }
     }
 
@@ -578,8 +581,8 @@ impl Summary {
             Count(f.claims, "claim", "claims")
         )?;
         // Which buffers each failure poisoned, the first failures by id.
-        let shown = self.poisoned.len().min(taintworld::log::SUMMARY_FAILURES);
-        for p in &self.poisoned[..shown] {
+        let (first, rest) = &self.poisoned;
+        for p in first {
             writeln!(
                 out,
                 "failure {} taints memory {} ({}, {})",
@@ -589,13 +592,17 @@ impl Summary {
                 Count(p.bytes, "byte", "bytes"),
             )?;
         }
-        if let Some(rest) = self.poisoned.get(shown..).filter(|r| !r.is_empty()) {
-            let bytes = rest.iter().fold(0u128, |b, p| b.saturating_add(p.bytes));
+        if rest.failures > 0 {
             writeln!(
                 out,
-                "… {} taint {}",
-                Count(rest.len(), "more failure", "more failures"),
-                Count(bytes, "more byte", "more bytes"),
+                "… {} {} {}",
+                Count(rest.failures, "more failure", "more failures"),
+                if rest.failures == 1 {
+                    "taints"
+                } else {
+                    "taint"
+                },
+                Count(rest.bytes, "more byte", "more bytes"),
             )?;
         }
         if self.rejected > 0 {

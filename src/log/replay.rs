@@ -2,7 +2,7 @@
 //! `taintworld` command, as a library call so that tests, benches and an
 //! embedding program get exactly what the command prints.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::io;
 
 use crate::log::{
@@ -11,9 +11,8 @@ use crate::log::{
     ReadResult as LogRead, Rejected, Report, SyncEntry, TaintReport as LogTaint,
 };
 use crate::{
-    Allocation, Binding, CaptureResult, Config, Error, ErrorInfo, FailureId, FailureKey, Launch,
-    MemoryRef, Outcome, ProfileResult, ReadResult, StreamRef, SyncResult, TaintReport, Verdict,
-    World,
+    Allocation, Binding, CaptureResult, Config, Error, ErrorInfo, FailureId, Launch, MemoryRef,
+    Outcome, ProfileResult, ReadResult, StreamRef, SyncResult, TaintReport, Verdict, World,
 };
 
 /// How a replay is run: the command line's options.
@@ -97,6 +96,27 @@ pub struct Poisoned {
     pub memory: Vec<u64>,
 }
 
+/// What the failures [`Replay::poisoned`] leaves out taint, counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoisonedRest {
+    /// How many failures that some allocation carries were left out.
+    pub failures: u64,
+    /// The bytes carrying them.
+    pub bytes: u128,
+}
+
+/// Keeps `memory` among the [`POISONED_SHOWN`] smallest ids of `ids`
+/// (sorted, each once).
+fn keep_smallest(ids: &mut Vec<u64>, memory: u64) {
+    let Err(at) = ids.binary_search(&memory) else {
+        return;
+    };
+    if at < POISONED_SHOWN {
+        ids.insert(at, memory);
+        ids.truncate(POISONED_SHOWN);
+    }
+}
+
 /// How many allocations and frees a replay remembers, newest first, so
 /// that an error about a memory id that is not live can say where it was
 /// freed. Bounded so that a replay's memory does not grow with the log:
@@ -126,8 +146,8 @@ pub struct Untallied {
     pub failed: u64,
     /// Launches skipped by a failure that has no tally.
     pub skipped: u64,
-    /// Allocations freed while carrying a failure that has no tally,
-    /// counted once a failure (one carrying two is counted twice).
+    /// Allocations freed while carrying a failure that has no tally, each
+    /// once however many such failures it carried.
     pub freed: u64,
     /// The bytes of those allocations that carried such failures.
     pub freed_bytes: u128,
@@ -419,53 +439,54 @@ impl Replay {
         &self.skipped_injections
     }
 
-    /// What each live failure taints now, by failure id: only failures
-    /// that some allocation carries (a failure held only by a doomed
-    /// capture window or a skip record taints no byte). O(claims log
-    /// claims), for the end of a replay; the bytes of all of them sum to
-    /// the report's `final.tainted_bytes`.
-    pub fn poisoned(&self) -> Vec<Poisoned> {
+    /// What the first `first` failures by id that some allocation carries
+    /// taint now, and what the rest taint, counted. A failure held only by
+    /// a doomed capture window or a skip record taints no byte and is not
+    /// among them. One pass over the failures and one over the claims,
+    /// with memory for `first` failures only; the bytes of all of them sum
+    /// to the report's `final.tainted_bytes`.
+    pub fn poisoned(&self, first: usize) -> (Vec<Poisoned>, PoisonedRest) {
+        let mut rest = PoisonedRest::default();
         let Some(world) = &self.world else {
-            return Vec::new();
+            return (Vec::new(), rest);
         };
         let failures = &world.graph().failures;
-        // (failure id, memory id, bytes) a claim, then merged.
-        let mut claims: Vec<(u64, u64, u64)> = world
-            .allocations()
-            .iter()
-            .flat_map(|(_, a)| {
-                a.claims.iter().filter_map(|c| {
-                    let id = failures.get(c.failure)?.id.get();
-                    Some((id, a.memory, c.end.saturating_sub(c.start)))
-                })
+        // The `first` smallest ids among the failures that have carriers.
+        let mut smallest: BinaryHeap<(u64, u64)> = BinaryHeap::new();
+        let mut carrying: u64 = 0;
+        for (_, f) in failures.iter().filter(|(_, f)| f.carriers > 0) {
+            carrying += 1;
+            smallest.push((f.id.get(), f.carriers));
+            if smallest.len() > first {
+                smallest.pop();
+            }
+        }
+        let mut shown: Vec<Poisoned> = smallest
+            .into_sorted_vec()
+            .into_iter()
+            .map(|(failure, allocations)| Poisoned {
+                failure,
+                allocations,
+                bytes: 0,
+                memory: Vec::new(),
             })
             .collect();
-        claims.sort_unstable();
-        let mut out: Vec<Poisoned> = Vec::new();
-        let mut last = None;
-        for (failure, memory, bytes) in claims {
-            let new_failure = out.last().is_none_or(|p| p.failure != failure);
-            if new_failure {
-                out.push(Poisoned {
-                    failure,
-                    allocations: 0,
-                    bytes: 0,
-                    memory: Vec::new(),
-                });
-            }
-            let Some(p) = out.last_mut() else {
-                continue;
-            };
-            p.bytes = p.bytes.saturating_add(u128::from(bytes));
-            if new_failure || last != Some(memory) {
-                p.allocations += 1;
-                if p.memory.len() < POISONED_SHOWN {
-                    p.memory.push(memory);
+        rest.failures = carrying.saturating_sub(shown.len() as u64);
+        for (_, a) in world.allocations().iter() {
+            for c in a.claims.iter() {
+                let bytes = u128::from(c.end.saturating_sub(c.start));
+                let id = failures.get(c.failure).map_or(0, |f| f.id.get());
+                match shown.binary_search_by_key(&id, |p| p.failure) {
+                    Ok(i) => {
+                        let p = &mut shown[i];
+                        p.bytes = p.bytes.saturating_add(bytes);
+                        keep_smallest(&mut p.memory, a.memory);
+                    }
+                    Err(_) => rest.bytes = rest.bytes.saturating_add(bytes),
                 }
             }
-            last = Some(memory);
         }
-        out
+        (shown, rest)
     }
 
     /// How many captures have ended failed, whether or not lists are kept.
@@ -615,9 +636,7 @@ impl Replay {
                 if let Some(slot) = made_on {
                     self.lifetimes.remember(memory, line, Some(slot));
                 }
-                for (id, error, bytes) in carried {
-                    freed_tainted(&mut self.tallies, id, error, bytes);
-                }
+                freed_tainted(&mut self.tallies, &carried);
             }
             Event::Launch {
                 kernel,
@@ -977,63 +996,66 @@ fn failed_reservation(world: &World, kind: &str, message: &str) -> FailureId {
         .map_or(FailureId::numbered(failures.minted()), |f| f.id)
 }
 
-/// Notes a failed or skipping outcome of failure `id` for the summary;
-/// `error` is the failure's error when the world has already pruned it
-/// (a failure that claimed nothing is gone by the time it is tallied).
-/// The failures `alloc` carries, each once with its error and the bytes
-/// of `alloc` that carry it, by failure id; nothing for a clean
-/// allocation. O(claims log claims).
-fn carried(world: &World, alloc: &Allocation) -> Vec<(u64, ErrorInfo, u64)> {
+/// The failures `alloc` carries, each once with the bytes of `alloc`
+/// that carry it, by failure id; nothing for a clean allocation.
+/// O(claims log claims).
+fn carried(world: &World, alloc: &Allocation) -> Vec<(u64, u64)> {
     if alloc.claims.is_empty() {
         return Vec::new();
     }
     let failures = &world.graph().failures;
-    let mut bytes: Vec<(FailureId, u64, FailureKey)> = alloc
+    let mut bytes: Vec<(u64, u64)> = alloc
         .claims
         .iter()
         .filter_map(|c| {
-            let id = failures.get(c.failure)?.id;
-            Some((id, c.end.saturating_sub(c.start), c.failure))
+            Some((
+                failures.get(c.failure)?.id.get(),
+                c.end.saturating_sub(c.start),
+            ))
         })
         .collect();
     bytes.sort_unstable_by_key(|b| b.0);
-    let mut out: Vec<(u64, ErrorInfo, u64)> = Vec::new();
-    for (id, n, key) in bytes {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for (id, n) in bytes {
         match out.last_mut() {
-            Some(last) if last.0 == id.get() => last.2 = last.2.saturating_add(n),
-            _ => {
-                let error = failures.get(key).map(|f| f.error.clone());
-                out.push((id.get(), error.unwrap_or_default(), n));
-            }
+            Some(last) if last.0 == id => last.1 = last.1.saturating_add(n),
+            _ => out.push((id, n)),
         }
     }
     out
 }
 
-/// Counts an allocation freed while it carried failure `id` (`bytes` of
-/// it did), against the failure's tally, or among the untallied past
-/// [`SUMMARY_FAILURES`].
-fn freed_tainted(tallies: &mut Tallies, id: u64, error: ErrorInfo, bytes: u64) {
-    let bytes = u128::from(bytes);
-    if tallies.by_id.len() >= SUMMARY_FAILURES && !tallies.by_id.contains_key(&id) {
-        let untallied = &mut tallies.untallied;
-        untallied.freed += 1;
-        untallied.freed_bytes = untallied.freed_bytes.saturating_add(bytes);
-        return;
+/// Counts one allocation freed while it carried the failures of
+/// `carried` (each with its bytes): against each failure's tally, and
+/// once among the untallied, with the bytes of the failures that have no
+/// tally, if it carried any (those past [`SUMMARY_FAILURES`]; a failure
+/// that taints bytes has failed an operation or skipped a launch, so one
+/// within them has its tally already).
+fn freed_tainted(tallies: &mut Tallies, carried: &[(u64, u64)]) {
+    let mut untallied: Option<u128> = None;
+    for &(id, bytes) in carried {
+        let bytes = u128::from(bytes);
+        match tallies.by_id.get_mut(&id) {
+            Some(t) => {
+                t.freed += 1;
+                t.freed_bytes = t.freed_bytes.saturating_add(bytes);
+            }
+            None => {
+                let sum = untallied.get_or_insert(0);
+                *sum = sum.saturating_add(bytes);
+            }
+        }
     }
-    // A failure that taints bytes failed an operation or skipped a launch,
-    // so it has its tally already; made here all the same.
-    let entry = tallies.by_id.entry(id).or_insert_with(|| FailureTally {
-        error,
-        occurrences: 0,
-        skipped: 0,
-        freed: 0,
-        freed_bytes: 0,
-    });
-    entry.freed += 1;
-    entry.freed_bytes = entry.freed_bytes.saturating_add(bytes);
+    if let Some(bytes) = untallied {
+        let u = &mut tallies.untallied;
+        u.freed += 1;
+        u.freed_bytes = u.freed_bytes.saturating_add(bytes);
+    }
 }
 
+/// Notes a failed or skipping outcome of failure `id` for the summary;
+/// `error` is the failure's error when the world has already pruned it
+/// (a failure that claimed nothing is gone by the time it is tallied).
 fn tally(
     tallies: &mut Tallies,
     world: &World,
@@ -1075,7 +1097,8 @@ fn tally(
 #[cfg(test)]
 mod tests {
     use super::{
-        REMEMBERED_LIFETIMES, Replay, ReplayError, ReplayOptions, SUMMARY_FAILURES, replay,
+        PoisonedRest, REMEMBERED_LIFETIMES, Replay, ReplayError, ReplayOptions, SUMMARY_FAILURES,
+        replay,
     };
     use crate::log::LogReader;
 
@@ -1250,7 +1273,8 @@ mod tests {
         lines.push(launch("c", &[(14, "write")], true));
         lines.extend([free(2), free(3), free(14)]);
         let r = replayed(&lines.join("\n"), ReplayOptions::default()).expect("a valid log");
-        let poisoned = r.poisoned();
+        let (poisoned, rest) = r.poisoned(usize::MAX);
+        assert_eq!(rest, PoisonedRest::default());
         assert_eq!(poisoned.len(), 1, "failure 2's only carrier was freed");
         let p = &poisoned[0];
         assert_eq!((p.failure, p.allocations, p.bytes), (1, 11, 11 * 16));
@@ -1280,14 +1304,43 @@ mod tests {
             .map(|t| (t.freed, t.freed_bytes))
             .collect();
         assert_eq!(freed, [(1, 4), (1, 12)]);
-        assert!(r.poisoned().is_empty());
-        // Twenty failures more, each on its own allocation, freed.
-        for m in 2..=21 {
+        assert!(r.poisoned(usize::MAX).0.is_empty());
+        // Twenty failures more, each on its own allocation, freed; the
+        // last holds two untallied failures and counts once.
+        for m in 2..=20 {
             lines.extend([alloc(m), range(m, 0, 3), free(m)]);
         }
+        lines.extend([alloc(21), range(21, 0, 3), range(21, 3, 5), free(21)]);
         let r = replayed(&lines.join("\n"), ReplayOptions::default()).expect("a valid log");
         assert_eq!(r.tallies().len(), SUMMARY_FAILURES);
         let untallied = r.untallied();
-        assert_eq!((untallied.freed, untallied.freed_bytes), (2, 6));
+        assert_eq!((untallied.freed, untallied.freed_bytes), (2, 3 + 5));
+    }
+
+    /// Asked for the first few failures, the list is those with the
+    /// smallest ids, each whole, and the rest are counted with their bytes.
+    #[test]
+    fn the_failures_past_the_first_asked_for_are_counted_with_their_bytes() {
+        let mut lines = Vec::new();
+        for m in 1..=5 {
+            lines.push(format!(
+                r#"{{"op":"alloc","stream":0,"memory":{m},"size":{m}}}"#
+            ));
+            lines.push(launch(&format!("k{m}"), &[(m, "write")], true));
+        }
+        let r = replayed(&lines.join("\n"), ReplayOptions::default()).expect("a valid log");
+        let (all, none) = r.poisoned(usize::MAX);
+        assert_eq!(none, PoisonedRest::default());
+        let (first, rest) = r.poisoned(2);
+        assert_eq!(first, all[..2]);
+        assert_eq!(first.iter().map(|p| p.failure).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(
+            rest,
+            PoisonedRest {
+                failures: 3,
+                bytes: 3 + 4 + 5
+            }
+        );
+        assert_eq!(r.poisoned(0).1.bytes, 15);
     }
 }
