@@ -1528,3 +1528,52 @@ fn past_twenty_failures_that_taint_at_the_end_one_line_counts_the_bytes_of_the_r
         "{summary}"
     );
 }
+
+#[test]
+fn a_live_failure_that_taints_no_byte_is_said_to_be_held_by_the_capture_window_it_doomed() {
+    let fail = |stream: u64, memory: u64| {
+        format!(
+            r#"{{"op":"launch","kernel":"k","stream":{stream},"bindings":[{{"stream":{stream},"memory":{memory},"access":"write"}}],"outcome":{{"failed":{{"kind":"compile","message":"bad {memory}"}}}}}}"#
+        )
+    };
+    let mut lines = vec![
+        r#"{"op":"alloc","stream":0,"memory":1,"size":16}"#.to_string(),
+        r#"{"op":"alloc","stream":1,"memory":2,"size":16}"#.to_string(),
+        r#"{"op":"capture_begin","stream":0}"#.to_string(),
+        fail(0, 1),
+        r#"{"op":"free","memory":1}"#.to_string(),
+    ];
+    let log = scratch("pinned.jsonl");
+    std::fs::write(&log, lines.join("\n")).unwrap();
+    let summary = summary_of(&log);
+    assert!(
+        summary.ends_with(
+            "final: 1 live failure, 0 tainted allocations, 0 tainted bytes, 0 claims\n\
+             1 live failure taints no byte: only the open capture window it doomed holds it\n"
+        ),
+        "{summary}"
+    );
+    // A second window, doomed by a second failure, whose buffer is freed.
+    lines.extend([
+        r#"{"op":"capture_begin","stream":1}"#.to_string(),
+        fail(1, 2),
+        r#"{"op":"free","memory":2}"#.to_string(),
+    ]);
+    std::fs::write(&log, lines.join("\n")).unwrap();
+    let summary = summary_of(&log);
+    assert!(
+        summary.ends_with(
+            "2 live failures taint no byte: only the open capture windows they doomed hold them\n"
+        ),
+        "{summary}"
+    );
+    // Once the windows end, the failures go.
+    lines.extend([
+        r#"{"op":"capture_end","stream":0,"graph":1}"#.to_string(),
+        r#"{"op":"capture_end","stream":1,"graph":2}"#.to_string(),
+    ]);
+    std::fs::write(&log, lines.join("\n")).unwrap();
+    let summary = summary_of(&log);
+    assert!(!summary.contains("no byte"), "{summary}");
+    assert!(summary.contains("final: 0 live failures"), "{summary}");
+}

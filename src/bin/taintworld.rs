@@ -605,6 +605,22 @@ impl Summary {
                 Count(rest.bytes, "more byte", "more bytes"),
             )?;
         }
+        // A live failure no allocation carries is pinned by the capture
+        // window it doomed, which has not ended: the final count holds it.
+        let carrying = (first.len() as u64).saturating_add(rest.failures);
+        let pinned = f.live_failures.saturating_sub(carrying);
+        if pinned > 0 {
+            let (verb, windows) = if pinned == 1 {
+                ("taints", "the open capture window it doomed holds it")
+            } else {
+                ("taint", "the open capture windows they doomed hold them")
+            };
+            writeln!(
+                out,
+                "{} {verb} no byte: only {windows}",
+                Count(pinned, "live failure", "live failures"),
+            )?;
+        }
         if self.rejected > 0 {
             writeln!(out, "{} rejected:", Count(self.rejected, "line", "lines"))?;
             let shown = report.rejected.len().min(taintworld::log::SUMMARY_REJECTED);
