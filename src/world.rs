@@ -158,9 +158,11 @@ fn plain<B: Bind>(
 /// Every method that can reject its input returns a `Result`; on `Err` the
 /// world is exactly as it was before the call (`device_fault`, which takes
 /// any error, returns nothing). Nothing reachable from input panics.
-/// The world holds no locks and is `Send`. Its only state outside itself
-/// is one process-wide atomic counter, from which each world (and each
-/// clone) draws the stamp that marks the rows it makes (see [`Resolved`]).
+/// The world holds no locks and is `Send` and `Sync`, so a scheduler can
+/// keep it on its device thread (`tests/device_thread.rs`). Its only state
+/// outside itself is one process-wide atomic counter, from which each
+/// world (and each clone) draws the stamp that marks the rows it makes
+/// (see [`Resolved`]).
 ///
 /// ```
 /// use taintworld::{Access, Binding, Launch, Outcome, ReadResult, Verdict, World};
