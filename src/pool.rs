@@ -296,7 +296,8 @@ pub enum PoolError<E> {
 /// slots that stream ids fold onto, then `num_special` special ones.
 ///
 /// Costs: one `Option<Stream>` per slot, allocated up front; every look-up
-/// is O(1).
+/// is O(1). The pool holds nothing but its factory and streams, so it moves
+/// to a device thread whenever they can (`tests/device_thread.rs`).
 #[derive(Debug)]
 pub struct StreamPool<F: StreamFactory> {
     /// One entry per slot; `None` until the slot's stream is created.
