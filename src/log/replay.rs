@@ -281,7 +281,8 @@ impl Lifetimes {
         }
     }
 
-    /// [`text`](Self::text) of the error alone.
+    /// [`text`](Self::text) of the error alone: how every error the world
+    /// gives a replayed line becomes that line's error.
     fn explain(&self, error: Error) -> String {
         let text = error.to_string();
         self.text(error, text)
@@ -614,14 +615,16 @@ impl Replay {
                 Some(LogOutcome::Failed(e)) => {
                     world
                         .alloc_failed(stream, memory, size, &e.kind, &e.message)
-                        .map_err(text)?;
+                        .map_err(|e| self.lifetimes.explain(e))?;
                     self.lifetimes.remember(memory, line, None);
                     let error = || ErrorInfo::new(&e.kind, World::ALLOC_KERNEL, &e.message);
                     let f = failed_reservation(world, &e.kind, &e.message);
                     tally(&mut self.tallies, world, f, false, error);
                 }
                 _ => {
-                    world.alloc(stream, memory, size).map_err(text)?;
+                    world
+                        .alloc(stream, memory, size)
+                        .map_err(|e| self.lifetimes.explain(e))?;
                     self.lifetimes.remember(memory, line, None);
                 }
             },
@@ -630,8 +633,7 @@ impl Replay {
                 let alloc = allocs.key_of(memory).and_then(|k| allocs.get(k));
                 let made_on = alloc.map(|a| a.slot);
                 let carried = alloc.map(|a| carried(world, a)).unwrap_or_default();
-                let lifetimes = &self.lifetimes;
-                world.free(memory).map_err(|e| lifetimes.explain(e))?;
+                world.free(memory).map_err(|e| self.lifetimes.explain(e))?;
                 // Freed, it was live, so `made_on` is known.
                 if let Some(slot) = made_on {
                     self.lifetimes.remember(memory, line, Some(slot));
@@ -717,10 +719,9 @@ impl Replay {
             }
             Event::HostWrite { binding, outcome } => {
                 let outcome = log_outcome(&outcome);
-                let lifetimes = &self.lifetimes;
                 let verdict = world
                     .host_write(&to_binding(&binding), outcome)
-                    .map_err(|e| lifetimes.explain(e))?;
+                    .map_err(|e| self.lifetimes.explain(e))?;
                 if let Verdict::Failed(f) = verdict {
                     let error = || error_of(outcome, World::HOST_WRITE_KERNEL);
                     tally(&mut self.tallies, world, f, false, error);
@@ -741,16 +742,15 @@ impl Replay {
                 // The summary has all the reports it shows: the cheap
                 // question does (same resolution, same errors, same count).
                 let read = to_binding(&binding);
-                let lifetimes = &self.lifetimes;
                 if world
                     .read_failure(&read)
-                    .map_err(|e| lifetimes.explain(e))?
+                    .map_err(|e| self.lifetimes.explain(e))?
                     .is_some()
                 {
                     self.tainted = self.tainted.saturating_add(1);
                 } else if world
                     .resolve_binding(&read)
-                    .map_err(|e| lifetimes.explain(e))?
+                    .map_err(|e| self.lifetimes.explain(e))?
                     .is_none()
                 {
                     self.unresolved = self.unresolved.saturating_add(1);
@@ -765,10 +765,9 @@ impl Replay {
                 }
             }
             Event::Read { binding } => {
-                let lifetimes = &self.lifetimes;
                 let result = match world
                     .read(&to_binding(&binding))
-                    .map_err(|e| lifetimes.explain(e))?
+                    .map_err(|e| self.lifetimes.explain(e))?
                 {
                     ReadResult::Clean => LogRead::Clean,
                     ReadResult::Unresolved => LogRead::Unresolved,
@@ -809,9 +808,14 @@ impl Replay {
                     self.note_freed_read(line, &binding);
                 }
             }
-            Event::CaptureBegin { stream } => world.capture_begin(stream).map_err(text)?,
+            Event::CaptureBegin { stream } => world
+                .capture_begin(stream)
+                .map_err(|e| self.lifetimes.explain(e))?,
             Event::CaptureEnd { stream, graph } => {
-                let result = match world.capture_end(stream, graph).map_err(text)? {
+                let result = match world
+                    .capture_end(stream, graph)
+                    .map_err(|e| self.lifetimes.explain(e))?
+                {
                     CaptureResult::Ok => LogCapture::Ok,
                     CaptureResult::Failed(report) => {
                         self.failed_captures += 1;
@@ -827,10 +831,9 @@ impl Replay {
                 }
             }
             Event::Replay { graph, outcome, .. } => {
-                let lifetimes = &self.lifetimes;
                 let verdict = world
                     .replay(graph, log_outcome(&outcome))
-                    .map_err(|e| lifetimes.explain(e))?;
+                    .map_err(|e| self.lifetimes.explain(e))?;
                 if let Verdict::Failed(f) = verdict {
                     let error = || error_of(log_outcome(&outcome), &World::graph_kernel(graph));
                     tally(&mut self.tallies, world, f, false, error);
@@ -844,10 +847,17 @@ impl Replay {
                     }
                 }
             }
-            Event::GraphDestroy { graph } => world.graph_destroy(graph).map_err(text)?,
-            Event::ProfileBegin { profile } => world.profile_begin(profile).map_err(text)?,
+            Event::GraphDestroy { graph } => world
+                .graph_destroy(graph)
+                .map_err(|e| self.lifetimes.explain(e))?,
+            Event::ProfileBegin { profile } => world
+                .profile_begin(profile)
+                .map_err(|e| self.lifetimes.explain(e))?,
             Event::ProfileEnd { profile } => {
-                let result = match world.profile_end(profile).map_err(text)? {
+                let result = match world
+                    .profile_end(profile)
+                    .map_err(|e| self.lifetimes.explain(e))?
+                {
                     ProfileResult::Valid => LogProfile::Valid,
                     ProfileResult::Invalid { failure, error: e } => {
                         self.invalid_profiles += 1;
@@ -918,10 +928,6 @@ pub fn replay(
         progress(number);
     }
     Ok(replay)
-}
-
-fn text(error: Error) -> String {
-    error.to_string()
 }
 
 /// A launch's error, naming the binding it is about as the parser names
