@@ -723,6 +723,37 @@ fn release_pieces(
     mut lost: Option<&mut Lost>,
 ) -> Pieces {
     let mut pieces = Pieces::new();
+    if lost.is_none()
+        && let [first, middle @ .., last] = window
+    {
+        // A counted set, whose caller recounts the window's failures: a
+        // write carving through many claims. The window's claims are
+        // disjoint and sorted, so only the first can begin before the
+        // range and only the last can end after it; every claim between
+        // is released whole, and costs only its record's reference.
+        let keep_left = first.start < start;
+        if keep_left {
+            pieces.push(Claim {
+                end: start,
+                ..*first
+            });
+        }
+        adjust_refs(first.origin, u32::from(keep_left), records);
+        for c in middle {
+            if let Origin::Skip(r) = c.origin {
+                records.drop_ref(r);
+            }
+        }
+        let keep_right = last.end > end;
+        if keep_right {
+            pieces.push(Claim {
+                start: end,
+                ..*last
+            });
+        }
+        adjust_refs(last.origin, u32::from(keep_right), records);
+        return pieces;
+    }
     for c in window {
         let mut kept = 0u32;
         if c.start < start {
@@ -878,22 +909,39 @@ fn recount_window(
     for p in pieces {
         *counts.entry(p.failure).or_default() += 1;
     }
-    let runs = || window.chunk_by(|a, b| a.failure == b.failure);
-    for run in runs() {
-        if let [first, ..] = run
-            && let Some(n) = counts.get_mut(&first.failure)
-        {
-            *n = n.saturating_sub(run.len());
+    let mut emptied = false;
+    for (failure, len) in runs(window) {
+        if let Some(n) = counts.get_mut(&failure) {
+            *n = n.saturating_sub(len);
+            emptied |= *n == 0;
         }
     }
-    for run in runs() {
-        if let [first, ..] = run
-            && counts.get(&first.failure) == Some(&0)
-        {
-            counts.remove(&first.failure);
-            failures.lose_carrier(first.failure);
+    // Most writes leave every failure some claim: nothing to walk again.
+    if !emptied {
+        return;
+    }
+    for (failure, _) in runs(window) {
+        if counts.get(&failure) == Some(&0) {
+            counts.remove(&failure);
+            failures.lose_carrier(failure);
         }
     }
+}
+
+/// The runs of claims of one failure in `window`, in order: each run's
+/// failure and length.
+#[inline]
+fn runs(window: &[Claim]) -> impl Iterator<Item = (FailureKey, usize)> + '_ {
+    let mut rest = window;
+    core::iter::from_fn(move || {
+        let failure = rest.first()?.failure;
+        let len = rest
+            .iter()
+            .position(|c| c.failure != failure)
+            .unwrap_or(rest.len());
+        rest = rest.get(len..).unwrap_or_default();
+        Some((failure, len))
+    })
 }
 
 /// A claim of `origin` was replaced by `kept` pieces of itself.
