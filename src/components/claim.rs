@@ -637,9 +637,13 @@ impl ClaimSet {
 /// Whether `window` already claims all of `new`'s bytes with its label.
 #[inline]
 fn holds(window: &[Claim], new: Claim) -> bool {
-    window
-        .iter()
-        .any(|c| c.same_label(new.failure, new.origin) && c.start <= new.start && new.end <= c.end)
+    // A claim holding all of `new`'s bytes leaves room in the window only
+    // for one claim touching it on each side: a longer window is never
+    // held, and is not scanned.
+    window.len() <= 3
+        && window.iter().any(|c| {
+            c.same_label(new.failure, new.origin) && c.start <= new.start && new.end <= c.end
+        })
 }
 
 /// What replaces `window` — the claims overlapping or touching `new`'s
@@ -662,7 +666,8 @@ fn taint_pieces(
     let mut merged = new;
     let mut left: Option<Claim> = None;
     let mut right: Option<Claim> = None;
-    for c in window {
+    let (head, middle, tail) = ends_and_middle(window, lost.is_none());
+    let mut take = |c: &Claim, records: &mut Records| {
         if c.same_label(failure, origin) {
             merged.start = merged.start.min(c.start);
             merged.end = merged.end.max(c.end);
@@ -670,16 +675,16 @@ fn taint_pieces(
             if let Origin::Skip(r) = c.origin {
                 records.drop_ref(r);
             }
-            continue;
+            return;
         }
         // Another label: it keeps only what lies outside the range.
         if c.end <= start {
             left = Some(*c);
-            continue;
+            return;
         }
         if c.start >= end {
             right = Some(*c);
-            continue;
+            return;
         }
         let mut kept = 0u32;
         if c.start < start {
@@ -697,7 +702,13 @@ fn taint_pieces(
         {
             lost.push(c.failure);
         }
-    }
+    };
+    head.iter().for_each(|c| take(c, records));
+    // Between the ends every claim lies inside the range: fused into the
+    // new claim or cut away whole, it gives up its record's reference and
+    // nothing else.
+    drop_refs(middle, records);
+    tail.iter().for_each(|c| take(c, records));
     if let Origin::Skip(r) = origin {
         records.add_ref(r);
     }
@@ -710,6 +721,36 @@ fn taint_pieces(
         pieces.push(right);
     }
     pieces
+}
+
+/// `window` as its first claim, the claims between, and its last claim,
+/// when `split` and it has claims between; else all of it as the first
+/// part. The window of a change is sorted and disjoint, so only its ends
+/// can reach past the changed range: the claims between lie inside it.
+/// Only a set that counts its claims per failure splits (its caller
+/// recounts the window, so no claim's failure need be listed): the sets
+/// a window of many claims is in.
+#[inline(always)]
+fn ends_and_middle(window: &[Claim], split: bool) -> (&[Claim], &[Claim], &[Claim]) {
+    match window {
+        [first, middle @ .., last] if split && !middle.is_empty() => (
+            core::slice::from_ref(first),
+            middle,
+            core::slice::from_ref(last),
+        ),
+        _ => (window, &[], &[]),
+    }
+}
+
+/// The claims of `middle`, each changed away whole, give up their records'
+/// references.
+#[inline(always)]
+fn drop_refs(middle: &[Claim], records: &mut Records) {
+    for c in middle {
+        if let Origin::Skip(r) = c.origin {
+            records.drop_ref(r);
+        }
+    }
 }
 
 /// What replaces `window` — the claims overlapping `[start, end)` — when
@@ -727,10 +768,9 @@ fn release_pieces(
         && let [first, middle @ .., last] = window
     {
         // A counted set, whose caller recounts the window's failures: a
-        // write carving through many claims. The window's claims are
-        // disjoint and sorted, so only the first can begin before the
-        // range and only the last can end after it; every claim between
-        // is released whole, and costs only its record's reference.
+        // write carving through many claims. Only the window's ends can
+        // reach past the range (see [`ends_and_middle`]); every claim
+        // between is released whole.
         let keep_left = first.start < start;
         if keep_left {
             pieces.push(Claim {
@@ -739,11 +779,7 @@ fn release_pieces(
             });
         }
         adjust_refs(first.origin, u32::from(keep_left), records);
-        for c in middle {
-            if let Origin::Skip(r) = c.origin {
-                records.drop_ref(r);
-            }
-        }
+        drop_refs(middle, records);
         let keep_right = last.end > end;
         if keep_right {
             pieces.push(Claim {
