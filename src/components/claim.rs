@@ -728,8 +728,8 @@ fn taint_pieces(
 /// part. The window of a change is sorted and disjoint, so only its ends
 /// can reach past the changed range: the claims between lie inside it.
 /// Only a set that counts its claims per failure splits (its caller
-/// recounts the window, so no claim's failure need be listed): the sets
-/// a window of many claims is in.
+/// recounts the window, so no claim's failure need be listed), the only
+/// sets whose windows hold many claims.
 #[inline(always)]
 fn ends_and_middle(window: &[Claim], split: bool) -> (&[Claim], &[Claim], &[Claim]) {
     match window {
@@ -768,9 +768,10 @@ fn release_pieces(
         && let [first, middle @ .., last] = window
     {
         // A counted set, whose caller recounts the window's failures: a
-        // write carving through many claims. Only the window's ends can
-        // reach past the range (see [`ends_and_middle`]); every claim
-        // between is released whole.
+        // write carving through many claims. The window is sorted and
+        // disjoint, so only its first claim can begin before the range
+        // and only its last can end after it; every claim between is
+        // released whole.
         let keep_left = first.start < start;
         if keep_left {
             pieces.push(Claim {
@@ -952,7 +953,7 @@ fn recount_window(
             emptied |= *n == 0;
         }
     }
-    // Most writes leave every failure some claim: nothing to walk again.
+    // Most changes leave every failure some claim: nothing to walk again.
     if !emptied {
         return;
     }
