@@ -759,56 +759,50 @@ fn drop_refs(middle: &[Claim], records: &mut Records) {
 /// failure that lost bytes.
 fn release_pieces(
     window: &[Claim],
-    (start, end): (u64, u64),
+    range: (u64, u64),
     records: &mut Records,
     mut lost: Option<&mut Lost>,
 ) -> Pieces {
     let mut pieces = Pieces::new();
-    if lost.is_none()
-        && let [first, middle @ .., last] = window
-    {
-        // A counted set, whose caller recounts the window's failures: a
-        // write carving through many claims. The window is sorted and
-        // disjoint, so only its first claim can begin before the range
-        // and only its last can end after it; every claim between is
-        // released whole.
-        let keep_left = first.start < start;
-        if keep_left {
-            pieces.push(Claim {
-                end: start,
-                ..*first
-            });
-        }
-        adjust_refs(first.origin, u32::from(keep_left), records);
-        drop_refs(middle, records);
-        let keep_right = last.end > end;
-        if keep_right {
-            pieces.push(Claim {
-                start: end,
-                ..*last
-            });
-        }
-        adjust_refs(last.origin, u32::from(keep_right), records);
-        return pieces;
+    let (head, middle, tail) = ends_and_middle(window, lost.is_none());
+    for c in head {
+        release_from(c, range, &mut pieces, records, lost.as_deref_mut());
     }
-    for c in window {
-        let mut kept = 0u32;
-        if c.start < start {
-            pieces.push(Claim { end: start, ..*c });
-            kept += 1;
-        }
-        if c.end > end {
-            pieces.push(Claim { start: end, ..*c });
-            kept += 1;
-        }
-        adjust_refs(c.origin, kept, records);
-        if let Some(lost) = lost.as_deref_mut()
-            && !lost.contains(&c.failure)
-        {
-            lost.push(c.failure);
-        }
+    // A write carving through many claims releases those between the
+    // ends whole.
+    drop_refs(middle, records);
+    for c in tail {
+        release_from(c, range, &mut pieces, records, lost.as_deref_mut());
     }
     pieces
+}
+
+/// What claim `c` keeps of itself outside `[start, end)`, pushed onto
+/// `pieces`, its record's references moved with it; its failure listed in
+/// `lost` (when given).
+#[inline(always)]
+fn release_from(
+    c: &Claim,
+    (start, end): (u64, u64),
+    pieces: &mut Pieces,
+    records: &mut Records,
+    lost: Option<&mut Lost>,
+) {
+    let mut kept = 0u32;
+    if c.start < start {
+        pieces.push(Claim { end: start, ..*c });
+        kept += 1;
+    }
+    if c.end > end {
+        pieces.push(Claim { start: end, ..*c });
+        kept += 1;
+    }
+    adjust_refs(c.origin, kept, records);
+    if let Some(lost) = lost
+        && !lost.contains(&c.failure)
+    {
+        lost.push(c.failure);
+    }
 }
 
 /// The claims of `tree` that overlap `[start, end)`, a non-empty range,
