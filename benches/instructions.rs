@@ -13,7 +13,9 @@
 //!             carrying a failure) | w2 | w3 (W3's checks: the crate's `check_reads`
 //!             on rows, the baseline's scan) | w3-searched (the same, the
 //!             baseline binary-searching) | w3-carve (W3's write
-//!             carving 100 claims, a fresh clone each) | w4 | w5 |
+//!             carving 100 claims, a fresh clone each) | w3-fail (the
+//!             same write failing, a new failure's claim over the 100) |
+//!             w4 | w5 |
 //!             w5-registered (W5 with one string a kernel, registered
 //!             with the world) | w5-gpt2, w5-resnet (W5's steps from the
 //!             real GPT-2 or ResNet training-step log, launch 3 failing) |
@@ -35,8 +37,8 @@ use taintworld::systems::check_reads;
 use taintworld::{Outcome, Resolved, World};
 use workloads::{
     GPT2, KernelNames, RESNET, TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps,
-    run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve,
-    w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_steps,
+    run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_fail_base,
+    w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -63,6 +65,7 @@ fn main() {
         ("w3", _) => run_w3(side, iterations, n, false),
         ("w3-searched", _) => run_w3(side, iterations, n, true),
         ("w3-carve", _) => run_w3_carve(side, iterations),
+        ("w3-fail", _) => run_w3_fail(side, iterations),
         _ => {
             let (mut pair, prepared, kernel, units) = match workload {
                 "w1" => {
@@ -80,7 +83,7 @@ fn main() {
                 other => {
                     eprintln!(
                         "unknown workload {other}: w1, w1-single, w1-single-claimed, w2, w3, \
-                         w3-searched, w3-carve, w4, w5, w5-registered, w5-gpt2, \
+                         w3-searched, w3-carve, w3-fail, w4, w5, w5-registered, w5-gpt2, \
                          w5-gpt2-registered, w5-gpt2-warm, w5-resnet, w5-resnet-warm or \
                          w5-two-streams"
                     );
@@ -224,6 +227,23 @@ fn run_w3_carve(side: &str, iterations: usize) -> usize {
             black_box(world.host_write(black_box(&binding), Outcome::Ok)).expect("valid write");
         }
         _ => base.written(std::slice::from_ref(black_box(&base_binding))),
+    });
+    iterations
+}
+
+/// The same write failing, as `systems.rs` times it; per write.
+fn run_w3_fail(side: &str, iterations: usize) -> usize {
+    let pair = w3_fragmented();
+    let carve = w3_carve(&pair);
+    let (binding, base_binding) = (carve.binding(), carve.base_binding());
+    let kernel: Rc<str> = Rc::from(World::HOST_WRITE_KERNEL);
+    on_clones(&pair, iterations, |world, base| match side {
+        "crate" | "rows" => {
+            black_box(w3_fail_world(world, black_box(&binding)));
+        }
+        _ => {
+            black_box(w3_fail_base(base, &kernel, black_box(&base_binding)));
+        }
     });
     iterations
 }

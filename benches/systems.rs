@@ -27,7 +27,8 @@ use taintworld::{
 use workloads::{
     Both, GPT2, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS, W5_FAILED_LAUNCH,
     base_kernels, base_steps, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean,
-    w2_chain, w3_carve, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_steps,
+    w2_chain, w3_carve, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real,
+    w5_training, world_steps,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -337,6 +338,26 @@ fn w3(c: &mut Criterion) {
         b.iter_batched_ref(
             || pair.base.clone(),
             |base| base.written(std::slice::from_ref(&base_binding)),
+            BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+
+    // The same write failing: a new failure's claim where the 100 claims
+    // and their gaps were (the taint through a window of many claims).
+    let mut group = c.benchmark_group("w3_write_failing_100_claims");
+    group.bench_function("crate", |b| {
+        b.iter_batched_ref(
+            || pair.world.clone(),
+            |world| w3_fail_world(world, &binding),
+            BatchSize::PerIteration,
+        )
+    });
+    let kernel: Rc<str> = Rc::from(World::HOST_WRITE_KERNEL);
+    group.bench_function("baseline", |b| {
+        b.iter_batched_ref(
+            || pair.base.clone(),
+            |base| w3_fail_base(base, &kernel, &base_binding),
             BatchSize::PerIteration,
         )
     });

@@ -18,8 +18,9 @@ use taintworld::systems::check_reads;
 use taintworld::{Access, Outcome, ReadResult, World};
 use workloads::{
     GPT2, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS, W3_CLAIMS, W5_FAILED_LAUNCH,
-    Work, base_kernels, base_verdict, w1_clean, w2_chain, w3_carve, w3_fragmented, w3_reads,
-    w4_retaint, w5_real, w5_training, world_claimed, world_row_verdicts, world_verdicts,
+    Work, base_kernels, base_verdict, w1_clean, w2_chain, w3_carve, w3_fail_base, w3_fail_world,
+    w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_claimed, world_row_verdicts,
+    world_verdicts,
 };
 
 /// How many times `agree` runs a batch workload on both sides: the benches
@@ -206,6 +207,28 @@ fn the_fragmented_allocation_answers_every_check_alike_and_carves_alike() {
         .unwrap();
     pair.base.written(&[carve.base_binding()]);
     assert_eq!(pair.world.stats().claims, W3_CLAIMS - 100);
+    assert_eq!(world_claimed(&pair.world), pair.base.claimed());
+}
+
+/// The benched failing write: both sides give it a new failure and leave
+/// one claim of it where the 100 claims and their gaps were.
+#[test]
+fn the_fragmented_allocation_takes_a_failed_write_alike() {
+    let mut pair = w3_fragmented();
+    let write = w3_carve(&pair);
+    let world = base_verdict(w3_fail_world(&mut pair.world, &write.binding()));
+    let kernel: Rc<str> = Rc::from(World::HOST_WRITE_KERNEL);
+    let base = w3_fail_base(&mut pair.base, &kernel, &write.base_binding());
+    assert_eq!(world, base);
+    assert!(
+        matches!(base, BaseVerdict::Failed(2)),
+        "a second failure: {base:?}"
+    );
+    let stats = pair.world.stats();
+    assert_eq!(
+        (stats.claims, stats.live_failures),
+        (W3_CLAIMS - 100 + 1, 2)
+    );
     assert_eq!(world_claimed(&pair.world), pair.base.claimed());
 }
 

@@ -5,7 +5,9 @@
 
 use std::rc::Rc;
 
-use taintworld::{Access, AllocKey, Bind, Binding, Launch, Outcome, Resolved, StreamRef, World};
+use taintworld::{
+    Access, AllocKey, Bind, Binding, Launch, Outcome, Resolved, StreamRef, Verdict, World,
+};
 
 use crate::baseline::{BaseBinding, BaseVerdict, Baseline, Location};
 
@@ -372,6 +374,27 @@ pub fn w3_reads(pair: &Pair, count: usize) -> Vec<Both> {
 pub fn w3_carve(pair: &Pair) -> Both {
     let start = 200 * W3_KIB;
     pair.bind(0, start, start + 200 * W3_KIB, Access::Write)
+}
+
+/// The error of W3's write failing: a host copy into the fragmented
+/// allocation that fails, so its 200 KiB carry a new failure and the 100
+/// claims it crosses are cut away (no target: the taint through a window
+/// of many claims, as the carving above is the release through one).
+pub const W3_FAILED_COPY: (&str, &str) = ("copy", "host copy failed");
+
+/// W3's carving write, failed, on the world: a failed host write.
+pub fn w3_fail_world(world: &mut World, binding: &Binding) -> Verdict {
+    let (kind, message) = W3_FAILED_COPY;
+    world
+        .host_write(binding, Outcome::Failed { kind, message })
+        .expect("valid write")
+}
+
+/// The same on the baseline: the seed's launch of the host write's
+/// kernel, failed (`kernel` is made once, outside the timing, as the
+/// world's name is a constant).
+pub fn w3_fail_base(base: &mut Baseline, kernel: &Rc<str>, binding: &BaseBinding) -> BaseVerdict {
+    base.launch(kernel, std::slice::from_ref(binding), Some(W3_FAILED_COPY))
 }
 
 /// W4: the same kernel failing on the same buffer `launches` times.
