@@ -193,8 +193,8 @@
 //! | what | bytes |
 //! | --- | --- |
 //! | an allocation's [`Footprint`](components::allocation::Footprint) (what every binding touches) | 16 |
-//! | an allocation's row ([`Allocation`]) | 80 |
-//! | a clean allocation, all told (footprint, row, memory-id index) | about 170, no heap memory of its own |
+//! | an allocation's row ([`Allocation`]) | 88 |
+//! | a clean allocation, all told (footprint, row, memory-id index) | about 180, no heap memory of its own |
 //! | a [`Claim`] (the first of an allocation inline) | 32 and the vector's growth slack (32.8 measured at 4,000 an allocation); about 77 in the B-tree of a set of more than 4,096 |
 //! | a [`Failure`] | 120; about 220 with its strings and index entries |
 //! | a [`SkipRecord`] (kernel names interned) | 56 |
@@ -210,10 +210,10 @@
 //! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 17.5 | 63 |
 //! | a clean binding, one `launch` call a launch | 48.5 / 31.0 | 63 |
 //! | the same, beside an allocation carrying a failure | 47.5 / 34.0 | 63 |
-//! | a skipped launch of a chain (1 read, 1 write) | 561 / 452 | 672 |
-//! | a kernel failing again on the same buffer | 279 / 208 | 536 |
-//! | a launch of a training step with an early failure | 1,030 / 874 | 869 |
-//! | the same, its kernel names registered | 945 / 790 | 869 |
+//! | a skipped launch of a chain (1 read, 1 write) | 567 / 458 | 672 |
+//! | a kernel failing again on the same buffer | 282 / 211 | 544 |
+//! | a launch of a training step with an early failure | 1,036 / 868 | 869 |
+//! | the same, its kernel names registered | 951 / 779 | 869 |
 //!
 //! The training step is where the crate does more than the seed's design:
 //! every skip keeps a record of its cause for as long as its bytes live, so

@@ -184,6 +184,40 @@ fn a_memory_id_reused_after_free_inherits_nothing() {
     assert_eq!(w.stats().live_failures, 0);
 }
 
+/// A free by key finds the memory id's index entry where the allocation
+/// left it, or by the id once the index has grown and moved it: either
+/// way the id is free again and no other id is touched.
+#[test]
+fn frees_by_key_before_and_after_the_memory_index_grows_free_exactly_their_ids() {
+    let mut w = World::default();
+    let early: Vec<_> = (0..8).map(|m| w.alloc(0, m, 16).unwrap()).collect();
+    // The index grows several times past its first 8 entries: the early
+    // allocations' entries move.
+    let late: Vec<_> = (8..1000).map(|m| w.alloc(0, m, 16).unwrap()).collect();
+    for &key in early.iter().chain(late.iter().rev().take(8)) {
+        w.free(key).unwrap();
+    }
+    w.check_invariants().unwrap();
+    assert_eq!(w.stats().allocations, 1000 - 16);
+    for m in (0..8).chain(992..1000) {
+        assert_eq!(
+            w.read(&reads(0, m)).unwrap(),
+            ReadResult::Unresolved,
+            "memory {m}"
+        );
+        w.alloc(0, m, 32).unwrap();
+    }
+    for m in 8..992 {
+        assert_eq!(
+            w.read(&reads(0, m)).unwrap(),
+            ReadResult::Clean,
+            "memory {m}"
+        );
+        assert!(w.alloc(0, m, 16).is_err(), "memory {m} is still live");
+    }
+    w.check_invariants().unwrap();
+}
+
 #[test]
 fn a_stale_key_does_not_reach_the_allocation_that_reuses_its_memory_id() {
     let mut w = World::default();

@@ -141,6 +141,12 @@ impl World {
                 self.allocs.len()
             ));
         }
+        if self.allocs.indexed() != rows {
+            return Err(format!(
+                "{} memory ids indexed for {rows} allocations",
+                self.allocs.indexed()
+            ));
+        }
         for window in self.windows.values() {
             if let Some(doom) = window.doom {
                 *pins.entry(doom.failure).or_default() += 1;
