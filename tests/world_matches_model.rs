@@ -1,8 +1,8 @@
 //! The world and the per-byte model, driven with the same random operations:
 //! every result and the whole observable state must agree after every step,
 //! and SPEC.md §10's invariants must hold. A second world takes the same
-//! launches in batches (half of them naming live memory by key) and must end
-//! up identical to the first; a third takes them in batches of pre-resolved
+//! launches in batches (half of them naming live memory by key) and frees
+//! live memory by key, and must end up identical to the first; a third takes them in batches of pre-resolved
 //! rows ([`World::resolve_binding`]) and must too.
 //!
 //! Random bindings mostly miss (another slot, a freed id, a range past the
@@ -410,7 +410,7 @@ fn step(
         Op::Free { memory } => {
             let expected = m.free(*memory).is_ok();
             prop_assert_eq!(a.free(*memory).is_ok(), expected);
-            prop_assert_eq!(b.free(*memory).is_ok(), expected);
+            prop_assert_eq!(bridge::free_keyed(b, *memory).is_ok(), expected);
             prop_assert_eq!(c.free(*memory).is_ok(), expected);
         }
         Op::Launch(l) => {

@@ -1,9 +1,10 @@
 //! (b) The world driven by arbitrary operation sequences, every step checked
 //! against the per-byte model of the tests (tests/model/mod.rs), exactly as
 //! tests/world_matches_model.rs compares them: the one-at-a-time world `a`,
-//! the batching world `b`, the world `r` that takes every launch as a batch
-//! of pre-resolved rows, and the model must give the same results and the
-//! same observable state after every operation, and `a` must keep SPEC §10.
+//! the batching world `b` (which frees live memory by key), the world `r`
+//! that takes every launch as a batch of pre-resolved rows, and the model
+//! must give the same results and the same observable state after every
+//! operation, and `a` must keep SPEC §10.
 //! A write scope (SPEC §6b) is a launch whose outcome is its body's: `a`
 //! and `b` run it through `World::scope`, the model and `r` as the launch.
 //!
@@ -306,7 +307,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
             let mem = memory.get();
             let expected = m.free(mem).is_ok();
             assert_eq!(a.free(mem).is_ok(), expected);
-            assert_eq!(b.free(mem).is_ok(), expected);
+            assert_eq!(bridge::free_keyed(b, mem).is_ok(), expected);
             assert_eq!(r.free(mem).is_ok(), expected);
             let _ = h.free(mem);
         }

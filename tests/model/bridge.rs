@@ -31,6 +31,17 @@ pub fn to_binding(b: &MBinding) -> Binding {
     }
 }
 
+/// Frees `memory` as a scheduler holding keys would: by the key of its
+/// allocation when its memory id is live in `world` (the free that removes
+/// the id's index entry where the row says it is), else by the id, which
+/// is bad input the same way.
+pub fn free_keyed(world: &mut World, memory: u64) -> Result<(), Error> {
+    match world.allocations().key_of(memory) {
+        Some(key) => world.free(key),
+        None => world.free(memory),
+    }
+}
+
 /// The binding a scheduler holding keys would make of `binding`: by the
 /// key of its allocation when its memory id is live in `world`, and on the
 /// allocation's own slot when its stream folds onto that slot — the common
