@@ -321,7 +321,7 @@ fn w3(c: &mut Criterion) {
 
     // Each side's clone is written in place (`iter_batched_ref`): taken by
     // value and handed back, the state is moved in and out inside the timed
-    // region, two copies of an 840-byte `World` against two of a 152-byte
+    // region, two copies of an 856-byte `World` against two of a 152-byte
     // `Baseline`, which only the crate's side feels.
     let mut group = c.benchmark_group("w3_write_carving_100_claims");
     let carve = w3_carve(&pair);

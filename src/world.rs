@@ -426,7 +426,6 @@ impl World {
             size,
             claims,
             unbacked,
-            indexed_at: 0,
         };
         let key = vacancy.fill(allocation, claimed);
         self.prune();

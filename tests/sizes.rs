@@ -16,7 +16,7 @@ use taintworld::{
 #[test]
 fn each_component_has_the_size_the_docs_state() {
     assert_eq!(size_of::<Footprint>(), 16, "the hot part of an allocation");
-    assert_eq!(size_of::<Allocation>(), 88, "an allocation's row");
+    assert_eq!(size_of::<Allocation>(), 80, "an allocation's row");
     assert_eq!(size_of::<Claim>(), 32);
     assert_eq!(
         size_of::<ClaimSet>(),

@@ -19,7 +19,7 @@ new_key_type! {
     pub struct AllocKey;
 }
 
-/// One allocation entity's row. A clean one is 88 bytes and owns no heap
+/// One allocation entity's row. A clean one is 80 bytes and owns no heap
 /// memory; its hot fields are mirrored in its [`Footprint`].
 #[derive(Clone, Debug)]
 pub struct Allocation {
@@ -36,9 +36,15 @@ pub struct Allocation {
     /// `[0, size)` of this failure for its whole life, which writes do not
     /// release and taints do not replace.
     pub unbacked: Option<FailureKey>,
-    /// Where its memory id's entry sat in the memory-id index when it was
-    /// made (see [`Allocations`]).
-    pub(crate) indexed_at: usize,
+}
+
+/// An allocation's row as the store keeps it: the [`Allocation`] and where
+/// its memory id's entry sat in the memory-id index when it was made (see
+/// [`Allocations`]). 88 bytes.
+#[derive(Clone, Debug)]
+struct Row {
+    allocation: Allocation,
+    indexed_at: usize,
 }
 
 /// The few fields every binding touches — the allocation's size, its slot,
@@ -64,7 +70,7 @@ pub struct Footprint {
 /// [`Allocations::vacancy`]).
 pub(crate) struct Vacancy<'a> {
     hot: &'a mut SlotMap<AllocKey, Footprint>,
-    rows: &'a mut SlotMap<AllocKey, Allocation>,
+    rows: &'a mut SlotMap<AllocKey, Row>,
     index: &'a mut HashTable<(u64, AllocKey)>,
     hasher: &'a DefaultHashBuilder,
     hash: u64,
@@ -75,7 +81,7 @@ impl Vacancy<'_> {
     /// says whether its claim set holds any claim, which the caller that
     /// made the set knows without asking it.
     #[inline]
-    pub(crate) fn fill(self, mut allocation: Allocation, claimed: bool) -> AllocKey {
+    pub(crate) fn fill(self, allocation: Allocation, claimed: bool) -> AllocKey {
         debug_assert_eq!(claimed, !allocation.claims.is_empty());
         let key = self.hot.insert(Footprint {
             size: allocation.size,
@@ -84,13 +90,16 @@ impl Vacancy<'_> {
             claimed,
         });
         let hasher = self.hasher;
-        allocation.indexed_at = self
+        let indexed_at = self
             .index
             .insert_unique(self.hash, (allocation.memory, key), |&(memory, _)| {
                 hasher.hash_one(memory)
             })
             .bucket_index();
-        let row = self.rows.insert(allocation);
+        let row = self.rows.insert(Row {
+            allocation,
+            indexed_at,
+        });
         debug_assert_eq!(row, key, "the footprints and rows hand out keys in step");
         key
     }
@@ -111,14 +120,14 @@ impl Vacancy<'_> {
 /// row.
 ///
 /// The index is a hash table of `(memory id, key)`, and each row keeps the
-/// place its entry took (`indexed_at`). A free by key — what
-/// a scheduler that keeps keys does, as often as it launches in a real
-/// program — removes the entry found there, with no hash and no probe: in
-/// the ResNet step's log, warm, the index's part of a free went from about
-/// 90 instructions to about 39. The table moves its entries when it grows,
-/// so the entry found there is checked to be this key's, and a free whose
-/// entry has moved finds it by the id as before. The row is 8 bytes larger
-/// for it.
+/// place its entry took: the store's rows are the [`Allocation`]s with that
+/// place beside them, 88 bytes. A free by key — what a scheduler that keeps
+/// keys does, as often as it launches in a real program — removes the
+/// entry found there, with no hash and no probe: in the warm ResNet step,
+/// the index's part of the frees went from 185 instructions a launch to 80
+/// (about two frees a launch). The table moves its entries when it grows
+/// or rehashes in place, so the entry found there is checked to be this
+/// key's, and a free whose entry has moved finds it by the id as before.
 ///
 /// Costs: a binding by key is one slot-map look-up into 24-byte entries, no
 /// hashing; by memory id one hash-table probe first. A clean allocation
@@ -128,7 +137,7 @@ impl Vacancy<'_> {
 #[derive(Clone, Debug, Default)]
 pub struct Allocations {
     hot: SlotMap<AllocKey, Footprint>,
-    rows: SlotMap<AllocKey, Allocation>,
+    rows: SlotMap<AllocKey, Row>,
     by_memory: HashTable<(u64, AllocKey)>,
     hasher: DefaultHashBuilder,
 }
@@ -144,7 +153,7 @@ impl Allocations {
     /// The live allocation behind `key`.
     #[inline]
     pub fn get(&self, key: AllocKey) -> Option<&Allocation> {
-        self.rows.get(key)
+        self.rows.get(key).map(|row| &row.allocation)
     }
 
     /// Releases `[start, end)` of the allocation behind `key` (see
@@ -159,7 +168,10 @@ impl Allocations {
         failures: &mut Failures,
         records: &mut Records,
     ) {
-        let Some(row) = self.rows.get_mut(key) else {
+        let Some(Row {
+            allocation: row, ..
+        }) = self.rows.get_mut(key)
+        else {
             return;
         };
         if row.unbacked.is_some() {
@@ -187,7 +199,10 @@ impl Allocations {
         failures: &mut Failures,
         records: &mut Records,
     ) {
-        let Some(row) = self.rows.get_mut(key) else {
+        let Some(Row {
+            allocation: row, ..
+        }) = self.rows.get_mut(key)
+        else {
             return;
         };
         if row.unbacked.is_none()
@@ -217,7 +232,7 @@ impl Allocations {
 
     /// Every live allocation, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (AllocKey, &Allocation)> {
-        self.rows.iter()
+        self.rows.iter().map(|(key, row)| (key, &row.allocation))
     }
 
     /// How many allocations are alive.
@@ -236,7 +251,7 @@ impl Allocations {
     /// break a world on purpose to see the invariant check notice.
     #[cfg(test)]
     pub(crate) fn row_mut(&mut self, key: AllocKey) -> Option<&mut Allocation> {
-        self.rows.get_mut(key)
+        self.rows.get_mut(key).map(|row| &mut row.allocation)
     }
 
     /// Marks the footprint behind `key` claimed, past every rule: only for
@@ -282,8 +297,8 @@ impl Allocations {
         let Some(row) = self.rows.get_mut(key) else {
             return false;
         };
-        row.claims.clear(failures, records);
-        let (memory, at) = (row.memory, row.indexed_at);
+        row.allocation.claims.clear(failures, records);
+        let (memory, at) = (row.allocation.memory, row.indexed_at);
         match self.by_memory.get_bucket_entry(at) {
             Ok(entry) if entry.get().1 == key => {
                 entry.remove();
@@ -314,7 +329,7 @@ impl Allocations {
         };
         let ((_, key), _) = entry.remove();
         if let Some(row) = self.rows.get_mut(key) {
-            row.claims.clear(failures, records);
+            row.allocation.claims.clear(failures, records);
         }
         self.rows.remove(key);
         self.hot.remove(key).is_some()
