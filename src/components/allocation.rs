@@ -106,8 +106,9 @@ impl Vacancy<'_> {
 }
 
 /// The allocation store: a slot map of [`Footprint`]s (the hot part), a
-/// second slot map of [`Allocation`] rows under the same keys, and the
-/// index from live memory id to key.
+/// second slot map of rows under the same keys (each an [`Allocation`]
+/// and where its memory id is indexed), and the index from live memory
+/// id to key.
 ///
 /// The two slot maps are only ever changed together — an insert into each
 /// when an allocation is made, a removal of the same key from each when it
@@ -333,5 +334,19 @@ impl Allocations {
         }
         self.rows.remove(key);
         self.hot.remove(key).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Allocation, Row};
+    use core::mem::size_of;
+
+    /// The stored row is the public `Allocation` and one word: the crate
+    /// docs' "80 + 8", which `tests/sizes.rs` cannot see.
+    #[test]
+    fn a_stored_row_is_its_allocation_and_one_word() {
+        assert_eq!(size_of::<Allocation>(), 80);
+        assert_eq!(size_of::<Row>(), 88);
     }
 }
