@@ -93,7 +93,7 @@ impl Vacancy<'_> {
         let indexed_at = self
             .index
             .insert_unique(self.hash, (allocation.memory, key), |&(memory, _)| {
-                hasher.hash_one(memory)
+                id_hash(hasher, memory)
             })
             .bucket_index();
         let row = self.rows.insert(Row {
@@ -103,6 +103,13 @@ impl Vacancy<'_> {
         debug_assert_eq!(row, key, "the footprints and rows hand out keys in step");
         key
     }
+}
+
+/// How the memory-id index hashes an id: every look-up, insert and
+/// rehash of the index goes through this one function.
+#[inline(always)]
+fn id_hash(hasher: &DefaultHashBuilder, memory: u64) -> u64 {
+    hasher.hash_one(memory)
 }
 
 /// The allocation store: a slot map of [`Footprint`]s (the hot part), a
@@ -219,7 +226,12 @@ impl Allocations {
     /// The key of the live allocation with memory id `memory`.
     #[inline]
     pub fn key_of(&self, memory: u64) -> Option<AllocKey> {
-        let hash = self.hasher.hash_one(memory);
+        self.indexed_key(id_hash(&self.hasher, memory), memory)
+    }
+
+    /// The key the index holds for `memory`, whose hash is `hash`.
+    #[inline(always)]
+    fn indexed_key(&self, hash: u64, memory: u64) -> Option<AllocKey> {
         self.by_memory
             .find(hash, |&(id, _)| id == memory)
             .map(|&(_, key)| key)
@@ -271,8 +283,8 @@ impl Allocations {
     /// id again).
     #[inline]
     pub(crate) fn vacancy(&mut self, memory: u64) -> Option<Vacancy<'_>> {
-        let hash = self.hasher.hash_one(memory);
-        if self.by_memory.find(hash, |&(id, _)| id == memory).is_some() {
+        let hash = id_hash(&self.hasher, memory);
+        if self.indexed_key(hash, memory).is_some() {
             return None;
         }
         Some(Vacancy {
@@ -305,12 +317,19 @@ impl Allocations {
                 entry.remove();
             }
             _ => {
-                let hash = self.hasher.hash_one(memory);
+                let hash = id_hash(&self.hasher, memory);
                 if let Ok(entry) = self.by_memory.find_entry(hash, |&(_, k)| k == key) {
                     entry.remove();
                 }
             }
         }
+        self.remove_both(key)
+    }
+
+    /// Removes `key` from both slot maps, the one place that does, so that
+    /// they keep handing out the same keys. Whether it was alive.
+    #[inline(always)]
+    fn remove_both(&mut self, key: AllocKey) -> bool {
         self.rows.remove(key);
         self.hot.remove(key).is_some()
     }
@@ -324,7 +343,7 @@ impl Allocations {
         failures: &mut Failures,
         records: &mut Records,
     ) -> bool {
-        let hash = self.hasher.hash_one(memory);
+        let hash = id_hash(&self.hasher, memory);
         let Ok(entry) = self.by_memory.find_entry(hash, |&(id, _)| id == memory) else {
             return false;
         };
@@ -332,8 +351,7 @@ impl Allocations {
         if let Some(row) = self.rows.get_mut(key) {
             row.allocation.claims.clear(failures, records);
         }
-        self.rows.remove(key);
-        self.hot.remove(key).is_some()
+        self.remove_both(key)
     }
 }
 
