@@ -13,7 +13,8 @@
 //!             carrying a failure) | w2 | w3 (W3's checks: the crate's `check_reads`
 //!             on rows, the baseline's scan) | w3-searched (the same, the
 //!             baseline binary-searching) | w3-carve (W3's write
-//!             carving 100 claims, a fresh clone each) | w3-fail (the
+//!             carving 100 claims, a fresh clone each) | w3-carve-mid
+//!             (the same through the middle 100) | w3-fail (the
 //!             same write failing, a new failure's claim over the 100) |
 //!             w4 | w5 |
 //!             w5-registered (W5 with one string a kernel, registered
@@ -22,6 +23,8 @@
 //!             w5-gpt2-registered (the GPT-2 step's names registered) |
 //!             w5-gpt2-warm, w5-resnet-warm (the same steps from a world
 //!             that has made and freed their allocations once) |
+//!             w5-gpt2-new-ids, w5-resnet-new-ids (the same from a world
+//!             that has made and freed as many of other memory ids) |
 //!             w5-two-streams (the real two-stream log's steps)
 //!   side:     crate | rows (pre-resolved) | baseline
 //! ```
@@ -36,9 +39,10 @@ use baseline::Baseline;
 use taintworld::systems::check_reads;
 use taintworld::{Outcome, Resolved, World};
 use workloads::{
-    GPT2, KernelNames, RESNET, TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps,
-    run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_fail_base,
-    w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_steps,
+    Allocs, GPT2, KernelNames, RESNET, TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps,
+    run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_carve_mid,
+    w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training,
+    world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -64,7 +68,8 @@ fn main() {
         ("w1-single-claimed", _) => run_w1_single(side, iterations, n, true),
         ("w3", _) => run_w3(side, iterations, n, false),
         ("w3-searched", _) => run_w3(side, iterations, n, true),
-        ("w3-carve", _) => run_w3_carve(side, iterations),
+        ("w3-carve", _) => run_w3_carve(side, iterations, w3_carve),
+        ("w3-carve-mid", _) => run_w3_carve(side, iterations, w3_carve_mid),
         ("w3-fail", _) => run_w3_fail(side, iterations),
         _ => {
             let (mut pair, prepared, kernel, units) = match workload {
@@ -83,9 +88,9 @@ fn main() {
                 other => {
                     eprintln!(
                         "unknown workload {other}: w1, w1-single, w1-single-claimed, w2, w3, \
-                         w3-searched, w3-carve, w3-fail, w4, w5, w5-registered, w5-gpt2, \
-                         w5-gpt2-registered, w5-gpt2-warm, w5-resnet, w5-resnet-warm or \
-                         w5-two-streams"
+                         w3-searched, w3-carve, w3-carve-mid, w3-fail, w4, w5, w5-registered, w5-gpt2, \
+                         w5-gpt2-registered, w5-gpt2-warm, w5-resnet, w5-resnet-warm, \
+                         w5-gpt2-new-ids, w5-resnet-new-ids or w5-two-streams"
                     );
                     std::process::exit(2);
                 }
@@ -215,12 +220,16 @@ fn measured<T>(work: impl FnOnce() -> T) -> T {
     work()
 }
 
-/// W3's write that carves through 100 claims, on a fresh clone per
-/// iteration as `systems.rs` times it (the clones made outside
-/// [`measured`]); per write. `crate` and `rows` alike: one binding.
-fn run_w3_carve(side: &str, iterations: usize) -> usize {
+/// W3's write that carves through 100 claims (where `carve` puts it), on
+/// a fresh clone per iteration as `systems.rs` times it (the clones made
+/// outside [`measured`]); per write. `crate` and `rows` alike: one binding.
+fn run_w3_carve(
+    side: &str,
+    iterations: usize,
+    carve: fn(&workloads::Pair) -> workloads::Both,
+) -> usize {
     let pair = w3_fragmented();
-    let carve = w3_carve(&pair);
+    let carve = carve(&pair);
     let (binding, base_binding) = (carve.binding(), carve.base_binding());
     on_clones(&pair, iterations, |world, base| match side {
         "crate" | "rows" => {
@@ -261,32 +270,54 @@ fn on_clones(pair: &workloads::Pair, iterations: usize, step: impl Fn(&mut World
     drop(bases);
 }
 
-/// A real log's file name in `examples/logs/real/`, and whether its steps
-/// start from a warm world.
-type RealLog = (&'static str, bool);
+/// A real log's file name in `examples/logs/real/`, and how its steps
+/// make their allocations (from an empty world or a warm one).
+type RealLog = (&'static str, Allocs);
 
 /// The W5-shaped workloads: each one's name, how its kernels are named, and
 /// the real log it replays (and whether from a warm world), if any.
-const W5_SHAPED: [(&str, KernelNames, Option<RealLog>); 8] = [
+const W5_SHAPED: [(&str, KernelNames, Option<RealLog>); 10] = [
     ("w5", KernelNames::PerLaunch, None),
     ("w5-registered", KernelNames::Registered, None),
-    ("w5-gpt2", KernelNames::PerLaunch, Some((GPT2, false))),
+    (
+        "w5-gpt2",
+        KernelNames::PerLaunch,
+        Some((GPT2, Allocs::InSteps)),
+    ),
     (
         "w5-gpt2-registered",
         KernelNames::Registered,
-        Some((GPT2, false)),
+        Some((GPT2, Allocs::InSteps)),
     ),
-    ("w5-gpt2-warm", KernelNames::PerLaunch, Some((GPT2, true))),
-    ("w5-resnet", KernelNames::PerLaunch, Some((RESNET, false))),
+    (
+        "w5-gpt2-warm",
+        KernelNames::PerLaunch,
+        Some((GPT2, Allocs::InStepsWarm)),
+    ),
+    (
+        "w5-resnet",
+        KernelNames::PerLaunch,
+        Some((RESNET, Allocs::InSteps)),
+    ),
     (
         "w5-resnet-warm",
         KernelNames::PerLaunch,
-        Some((RESNET, true)),
+        Some((RESNET, Allocs::InStepsWarm)),
+    ),
+    (
+        "w5-gpt2-new-ids",
+        KernelNames::PerLaunch,
+        Some((GPT2, Allocs::InStepsWarmNewIds)),
+    ),
+    (
+        "w5-resnet-new-ids",
+        KernelNames::PerLaunch,
+        Some((RESNET, Allocs::InStepsWarmNewIds)),
     ),
     (
         "w5-two-streams",
         KernelNames::PerLaunch,
-        Some((TWO_STREAMS, false)),
+        Some((TWO_STREAMS, Allocs::InSteps)),
     ),
 ];
 
@@ -294,9 +325,9 @@ const W5_SHAPED: [(&str, KernelNames, Option<RealLog>); 8] = [
 /// clones are made outside [`measured`]): the generated log's, or with
 /// `real` a real log's (launch 3 failing as in W5), from an empty world or
 /// a warm one (see `w5_real`).
-fn run_w5(side: &str, iterations: usize, names: KernelNames, real: Option<(&str, bool)>) -> usize {
+fn run_w5(side: &str, iterations: usize, names: KernelNames, real: Option<RealLog>) -> usize {
     let (pair, prepared, steps) = match real {
-        Some((file, warm)) => w5_real(file, names, Some(W5_FAILED_LAUNCH), warm),
+        Some((file, allocs)) => w5_real(file, names, Some(W5_FAILED_LAUNCH), allocs),
         None => w5_training(20_000, names),
     };
     let launches = prepared.launches();

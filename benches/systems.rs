@@ -25,10 +25,10 @@ use taintworld::{
 };
 
 use workloads::{
-    Both, GPT2, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS, W5_FAILED_LAUNCH,
+    Allocs, Both, GPT2, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS, W5_FAILED_LAUNCH,
     base_kernels, base_steps, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean,
-    w2_chain, w3_carve, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real,
-    w5_training, world_steps,
+    w2_chain, w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads,
+    w4_retaint, w5_real, w5_training, world_steps,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -319,29 +319,17 @@ fn w3(c: &mut Criterion) {
     }
     group.finish();
 
-    // Each side's clone is written in place (`iter_batched_ref`): taken by
-    // value and handed back, the state is moved in and out inside the timed
-    // region, two copies of an 856-byte `World` against two of a 152-byte
-    // `Baseline`, which only the crate's side feels.
-    let mut group = c.benchmark_group("w3_write_carving_100_claims");
-    let carve = w3_carve(&pair);
-    let binding = carve.binding();
-    group.bench_function("crate", |b| {
-        b.iter_batched_ref(
-            || pair.world.clone(),
-            |world| world.host_write(&binding, Outcome::Ok).unwrap(),
-            BatchSize::PerIteration,
-        )
-    });
-    let base_binding = carve.base_binding();
-    group.bench_function("baseline", |b| {
-        b.iter_batched_ref(
-            || pair.base.clone(),
-            |base| base.written(std::slice::from_ref(&base_binding)),
-            BatchSize::PerIteration,
-        )
-    });
-    group.finish();
+    // A tenth of the way in, and through the middle of the set, where a
+    // change moves the most claims either way.
+    bench_carving(c, "w3_write_carving_100_claims", &pair, &w3_carve(&pair));
+    bench_carving(
+        c,
+        "w3_write_carving_100_claims_mid_set",
+        &pair,
+        &w3_carve_mid(&pair),
+    );
+    let binding = w3_carve(&pair).binding();
+    let base_binding = w3_carve(&pair).base_binding();
 
     // The same write failing: a new failure's claim where the 100 claims
     // and their gaps were (the taint through a window of many claims).
@@ -358,6 +346,32 @@ fn w3(c: &mut Criterion) {
         b.iter_batched_ref(
             || pair.base.clone(),
             |base| w3_fail_base(base, &kernel, &base_binding),
+            BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
+/// One W3 write, `carve`, as `name`: each side on a fresh clone of
+/// `pair`. Each clone is written in place (`iter_batched_ref`): taken by
+/// value and handed back, the state is moved in and out inside the timed
+/// region, two copies of an 856-byte `World` against two of a 152-byte
+/// `Baseline`, which only the crate's side feels.
+fn bench_carving(c: &mut Criterion, name: &str, pair: &Pair, carve: &Both) {
+    let mut group = c.benchmark_group(name);
+    let binding = carve.binding();
+    group.bench_function("crate", |b| {
+        b.iter_batched_ref(
+            || pair.world.clone(),
+            |world| world.host_write(&binding, Outcome::Ok).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
+    let base_binding = carve.base_binding();
+    group.bench_function("baseline", |b| {
+        b.iter_batched_ref(
+            || pair.base.clone(),
+            |base| base.written(std::slice::from_ref(&base_binding)),
             BatchSize::PerIteration,
         )
     });
@@ -410,23 +424,26 @@ fn w5_named(c: &mut Criterion, name: &str, names: KernelNames) {
 /// 160 of 228 launches are skipped, between runs, and the ResNet step,
 /// where one is. Per launch, every other event of the log included:
 /// allocations, frees, host writes and reads. Each from an empty world (as
-/// `taintworld replay` starts) and from a warm one, which has made and
+/// `taintworld replay` starts), from a warm one, which has made and
 /// freed the step's allocations once (as a scheduler's world has after
-/// its first step), the baseline likewise.
+/// its first step), the baseline likewise; the ResNet step also from a
+/// world warmed by as many allocations of other memory ids, as a runtime
+/// that never reuses an id is at its second step.
 fn w5_real_logs(c: &mut Criterion) {
     let mut group = c.benchmark_group("w5_real_per_launch");
-    for (param, file, warm) in [
-        ("gpt2", GPT2, false),
-        ("resnet", RESNET, false),
-        ("gpt2-warm", GPT2, true),
-        ("resnet-warm", RESNET, true),
-        ("two-streams", TWO_STREAMS, false),
+    for (param, file, allocs) in [
+        ("gpt2", GPT2, Allocs::InSteps),
+        ("resnet", RESNET, Allocs::InSteps),
+        ("gpt2-warm", GPT2, Allocs::InStepsWarm),
+        ("resnet-warm", RESNET, Allocs::InStepsWarm),
+        ("resnet-new-ids", RESNET, Allocs::InStepsWarmNewIds),
+        ("two-streams", TWO_STREAMS, Allocs::InSteps),
     ] {
         let names = KernelNames::PerLaunch;
         bench_steps(
             &mut group,
             param,
-            w5_real(file, names, Some(W5_FAILED_LAUNCH), warm),
+            w5_real(file, names, Some(W5_FAILED_LAUNCH), allocs),
             names,
         );
     }

@@ -17,10 +17,10 @@ use baseline::{BaseBinding, BaseVerdict, Baseline, RECORDS_KEPT};
 use taintworld::systems::check_reads;
 use taintworld::{Access, Outcome, ReadResult, World};
 use workloads::{
-    GPT2, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS, W3_CLAIMS, W5_FAILED_LAUNCH,
-    Work, base_kernels, base_verdict, w1_clean, w2_chain, w3_carve, w3_fail_base, w3_fail_world,
-    w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_claimed, world_row_verdicts,
-    world_verdicts,
+    Allocs, GPT2, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS, W3_CLAIMS,
+    W5_FAILED_LAUNCH, Work, base_kernels, base_verdict, w1_clean, w2_chain, w3_carve, w3_carve_mid,
+    w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training,
+    world_claimed, world_row_verdicts, world_verdicts,
 };
 
 /// How many times `agree` runs a batch workload on both sides: the benches
@@ -208,6 +208,17 @@ fn the_fragmented_allocation_answers_every_check_alike_and_carves_alike() {
     pair.base.written(&[carve.base_binding()]);
     assert_eq!(pair.world.stats().claims, W3_CLAIMS - 100);
     assert_eq!(world_claimed(&pair.world), pair.base.claimed());
+    // The benched write through the middle of the set, then the first
+    // write again over what is left: both sides alike after each.
+    let mut pair = w3_fragmented();
+    for carve in [w3_carve_mid(&pair), w3_carve(&pair)] {
+        pair.world
+            .host_write(&carve.binding(), Outcome::Ok)
+            .unwrap();
+        pair.base.written(&[carve.base_binding()]);
+        assert_eq!(world_claimed(&pair.world), pair.base.claimed());
+    }
+    assert_eq!(pair.world.stats().claims, W3_CLAIMS - 200);
 }
 
 /// The benched failing write: both sides give it a new failure and leave
@@ -281,27 +292,31 @@ fn the_real_two_stream_step_gives_the_same_verdicts_and_reads_on_both() {
     });
 }
 
-/// A real log's step held to agree on both sides from an empty world and
-/// from a warm one, with as many launches skipped as `expected` allows of
+/// A real log's step held to agree on both sides from an empty world,
+/// from a warm one and from one warmed by other memory ids, with as many launches skipped as `expected` allows of
 /// how many there are, and no record left: the log frees every
 /// allocation by its end, and the claims take their records with them.
 fn real_step_agrees_both_ways(file: &str, expected: impl Fn(usize, usize) -> bool) {
-    for warm in [false, true] {
-        let (skipped, launches, records) = real_step_agrees(file, warm);
+    for allocs in [
+        Allocs::InSteps,
+        Allocs::InStepsWarm,
+        Allocs::InStepsWarmNewIds,
+    ] {
+        let (skipped, launches, records) = real_step_agrees(file, allocs);
         assert!(
             expected(skipped, launches),
-            "{file}, warm {warm}: {skipped} of {launches} skipped"
+            "{file}, {allocs:?}: {skipped} of {launches} skipped"
         );
-        assert_eq!(records, 0, "{file}, warm {warm}: records live at the end");
+        assert_eq!(records, 0, "{file}, {allocs:?}: records live at the end");
     }
 }
 
-/// A real log's step, launch 3 failing, from an empty world or a `warm`
-/// one, held to agree on both sides; returns how many launches were
+/// A real log's step, launch 3 failing, its allocations made as `allocs`
+/// says, held to agree on both sides; returns how many launches were
 /// skipped, of how many, and the records left.
-fn real_step_agrees(file: &str, warm: bool) -> (usize, usize, usize) {
+fn real_step_agrees(file: &str, allocs: Allocs) -> (usize, usize, usize) {
     let names = KernelNames::PerLaunch;
-    let workload = w5_real(file, names, Some(W5_FAILED_LAUNCH), warm);
+    let workload = w5_real(file, names, Some(W5_FAILED_LAUNCH), allocs);
     let launches = workload.1.work.len();
     let (skipped, records) = steps_agree(workload, names);
     (skipped, launches, records)

@@ -370,9 +370,18 @@ pub fn w3_reads(pair: &Pair, count: usize) -> Vec<Both> {
         .collect()
 }
 
-/// The W3 write that carves through 100 claims (and the 100 gaps between).
+/// The W3 write that carves through 100 claims (and the 100 gaps between),
+/// a tenth of the way into the allocation: 100 claims before it, 800
+/// after.
 pub fn w3_carve(pair: &Pair) -> Both {
     let start = 200 * W3_KIB;
+    pair.bind(0, start, start + 200 * W3_KIB, Access::Write)
+}
+
+/// The same write through the middle 100 claims: 450 before it and 450
+/// after, the most a change to the set moves either way.
+pub fn w3_carve_mid(pair: &Pair) -> Both {
+    let start = 900 * W3_KIB;
     pair.bind(0, start, start + 200 * W3_KIB, Access::Write)
 }
 
@@ -495,8 +504,15 @@ pub enum Allocs {
     InSteps,
     /// The same from a world — and a baseline — that has made and freed
     /// the log's allocations once: its stores have the room the step
-    /// needs, as a scheduler's world has after its first step.
+    /// needs, as a scheduler's world has after its first step, and the
+    /// step makes the memory ids it freed again, as a runtime that names
+    /// memory by a caching allocator's addresses does.
     InStepsWarm,
+    /// The same from a world and a baseline that have made and freed as
+    /// many allocations of other memory ids: a runtime that never reuses
+    /// an id (as the recorder of `examples/logs/real/` numbers storages)
+    /// at its second step.
+    InStepsWarmNewIds,
 }
 
 /// The bindings of the W5 host writes and reads, by step (`None` for a
@@ -643,15 +659,19 @@ pub const TWO_STREAMS: &str = "two_streams.jsonl.gz";
 /// read here — outside any timed loop — with launch `fail` failing, or
 /// none: every event of the log is a step (allocations and frees included,
 /// where the log makes them) but its header, from an empty world or, when
-/// `warm`, one that has made and freed the log's allocations once. What `w5_from_events` cannot
+/// warm (`allocs`: [`Allocs::InStepsWarm`] or [`Allocs::InStepsWarmNewIds`]). What `w5_from_events` cannot
 /// mirror on both sides (a capture, a profile, a failed host write) makes
 /// it panic, naming the event, rather than time something else.
 pub fn w5_real(
     file: &str,
     names: KernelNames,
     fail: Option<usize>,
-    warm: bool,
+    allocs: Allocs,
 ) -> (Pair, Prepared, Vec<Step>) {
+    assert!(
+        allocs != Allocs::Before,
+        "a real log's step makes its allocations"
+    );
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples/logs/real")
         .join(file);
@@ -663,25 +683,28 @@ pub fn w5_real(
                 .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), line.number))
         })
         .collect();
-    let allocs = if warm {
-        Allocs::InStepsWarm
-    } else {
-        Allocs::InSteps
-    };
     w5_from_events(&events, names, fail, allocs)
 }
 
 /// Makes and frees `allocations` (stream, memory id, size) on both sides
-/// once, and gives the baseline's vectors room for as many again: the
-/// stores then hold the room a second run of them needs, as a scheduler's
-/// do after its first step.
-fn warm_up(world: &mut World, base: &mut Baseline, allocations: &[(u64, u64, u64)]) {
+/// once, each id made `id_offset` higher (wrapping), and gives the
+/// baseline's vectors room for as many again: the stores then hold the
+/// room a second run of them needs, as a scheduler's do after its first
+/// step.
+fn warm_up(
+    world: &mut World,
+    base: &mut Baseline,
+    allocations: &[(u64, u64, u64)],
+    id_offset: u64,
+) {
     let mut per_slot = std::collections::BTreeMap::new();
     let made: Vec<_> = allocations
         .iter()
         .map(|&(stream, memory, size)| {
             *per_slot.entry(stream as usize).or_insert(0) += 1;
-            let key = world.alloc(stream, memory, size).expect("fresh id");
+            let key = world
+                .alloc(stream, memory.wrapping_add(id_offset), size)
+                .expect("fresh id");
             (key, base.alloc(stream as usize, memory, size))
         })
         .collect();
@@ -725,8 +748,11 @@ fn w5_from_events(
             _ => None,
         })
         .collect();
-    if allocs == Allocs::InStepsWarm {
-        warm_up(&mut world, &mut base, &allocations);
+    match allocs {
+        Allocs::InStepsWarm => warm_up(&mut world, &mut base, &allocations, 0),
+        // Far from any id a log names.
+        Allocs::InStepsWarmNewIds => warm_up(&mut world, &mut base, &allocations, 1 << 62),
+        Allocs::Before | Allocs::InSteps => {}
     }
     // A replica of both sides replays the log's allocations and frees
     // alone: the keys and locations they get are those the steps' own

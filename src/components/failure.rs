@@ -14,6 +14,13 @@ new_key_type! {
     pub struct FailureKey;
 }
 
+impl FailureKey {
+    /// The null key, as a constant: what a claim set's dead slot names
+    /// (no failure is ever stored under it).
+    pub(crate) const DEAD: FailureKey =
+        FailureKey(slotmap::KeyData::from_ffi((1 << 32) | 0xffff_ffff));
+}
+
 /// The public name of a failure: minted `1, 2, 3, …` in order of creation and
 /// never reused, so two implementations of SPEC.md name the same failure
 /// with the same number.

@@ -123,6 +123,12 @@ impl World {
                     if in_tree { "in" } else { "not in" }
                 ));
             }
+            if !a.claims.dead_slots_agree() {
+                return Err(format!(
+                    "memory {}: the claim set's dead slots are not as it counts them",
+                    a.memory
+                ));
+            }
             // The row, its footprint and the memory-id index agree.
             rows += 1;
             let agrees = self.allocs.footprint(key).is_some_and(|f| {
