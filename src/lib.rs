@@ -173,9 +173,13 @@
 //!   check jumps on its answer, which random answers mispredict, and the
 //!   baseline's counted answer compiles to conditional moves. With each
 //!   answer acted on, as a caller that skips or runs a launch acts on it,
-//!   both jump and the two are about even. A write carving through
-//!   100 claims is slower than the baseline's, whose ranges are 16 bytes to
-//!   the crate's 32-byte claims (`docs/performance.md`).
+//!   both jump and the two are about even. A change that leaves fewer
+//!   claims in a set of more than 32 shifts the claims on its shorter
+//!   side (those before it go into dead slots at the vector's front), so
+//!   a write carving through 100 claims near either end of W3's 1,000
+//!   moves few; through the middle it moves 450 either way and is slower
+//!   than the baseline's, whose ranges are 16 bytes to the crate's
+//!   32-byte claims (`docs/performance.md`).
 //! * `hashbrown` (with its default `foldhash` hasher) joins the core
 //!   dependencies: the memory-id index and the failure identity index need
 //!   a hash table in `no_std`, and its `HashTable` finds a failure by

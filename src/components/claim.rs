@@ -72,21 +72,22 @@ impl Claim {
 /// them all 5.4 s more.
 ///
 /// A change in the middle of a sorted vector shifts the claims on one side
-/// of it. In a set of more than [`COUNTED_ABOVE`] claims that is the
-/// shorter side: a change that leaves fewer claims moves those before its
-/// window up and leaves dead slots at the front of the vector (claims
-/// ending at 0, which the binary search passes over), and one that adds
-/// claims moves them back into the dead slots. A write carving 100 claims
-/// a tenth of the way into W3's 1,000 moves 100 claims instead of 800
-/// (28,047 → 3,322 instructions); through the middle, 450 either way.
-/// The shift is nothing for the claims a buffer usually holds but made
-/// 100,000 one-byte taints landing in descending order take 3.2–3.3 s to
-/// replay. So a set of more than [`TREE_ABOVE`] claims keeps them in a
-/// B-tree by `start`
-/// instead, where a change costs O(log n) for each claim it touches, and
-/// goes back to the vector at [`FLAT_AT`]. Below that, the vector's binary
-/// search over contiguous memory is what keeps a read check fast (W3's
-/// 1,000 claims).
+/// of it. In a counted set (one that has held more than [`COUNTED_ABOVE`]
+/// claims and not shrunk to [`UNCOUNTED_AT`]) a change that leaves fewer
+/// claims shifts the shorter side: it moves the claims before its window
+/// up and leaves dead slots at the front of the vector (claims ending at
+/// 0, which the binary search passes over). One that adds claims moves
+/// those before it back into dead slots when they are fewer than those
+/// after and there are dead slots enough, and shifts the tail otherwise.
+/// A write carving 100 claims a tenth of the way into W3's 1,000 moves
+/// 100 claims instead of 800 (28,047 → 3,322 instructions); through the
+/// middle, 450 either way. The shift is nothing for the claims a buffer
+/// usually holds but made 100,000 one-byte taints landing in descending
+/// order take 3.2–3.3 s to replay. So a set of more than [`TREE_ABOVE`]
+/// claims keeps them in a B-tree by `start` instead, where a change costs
+/// O(log n) for each claim it touches, and goes back to the vector at
+/// [`FLAT_AT`]. Below that, the vector's binary search over contiguous
+/// memory is what keeps a read check fast (W3's 1,000 claims).
 ///
 /// A clone copies the claims and counts them nowhere: it agrees only with a
 /// clone of the stores made with it, as when a whole [`World`](crate::World)
@@ -401,9 +402,10 @@ impl ClaimSet {
     /// Moves the set between its forms after a change to how many claims
     /// it has: counted past [`COUNTED_ABOVE`] claims, uncounted at
     /// [`UNCOUNTED_AT`]; in a tree past [`TREE_ABOVE`], back in the vector
-    /// at [`FLAT_AT`]. A vector with more dead slots than claims, or about
-    /// to leave the counted form, drops its dead slots first: each claim
-    /// moves once for at least as many that went.
+    /// at [`FLAT_AT`]. A vector with more dead slots than claims drops
+    /// them, each claim moving once for at least as many that went; so
+    /// does one leaving the counted form, and one going into the tree
+    /// leaves them behind (both O(n) changes anyway).
     #[inline]
     fn recount(&mut self) {
         let n = self.len();
@@ -421,10 +423,6 @@ impl ClaimSet {
             }
             return;
         };
-        if large.dead > 0 && (large.dead > n || n > TREE_ABOVE || n <= UNCOUNTED_AT) {
-            self.claims.drain(..large.dead);
-            large.dead = 0;
-        }
         match large.tree.take() {
             // One wide release can take a set in its tree down past both
             // thresholds: back in the vector, and then uncounted below.
@@ -432,7 +430,13 @@ impl ClaimSet {
             Some(tree) => large.tree = Some(tree),
             None if n > TREE_ABOVE => {
                 let claims = core::mem::take(&mut self.claims);
-                large.tree = Some(claims.into_iter().map(|c| (c.start, c)).collect());
+                let live = claims.into_iter().skip(large.dead);
+                large.tree = Some(live.map(|c| (c.start, c)).collect());
+                large.dead = 0;
+            }
+            None if large.dead > n || (large.dead > 0 && n <= UNCOUNTED_AT) => {
+                self.claims.drain(..large.dead);
+                large.dead = 0;
             }
             None => {}
         }
@@ -453,7 +457,8 @@ impl ClaimSet {
     /// fuses with any claim of the same failure and origin it overlaps or
     /// touches. Tainting bytes already claimed the same way changes nothing.
     /// O(log n + k) for k claims touched, plus, in a set of at most
-    /// [`TREE_ABOVE`] claims, the shift of the tail.
+    /// [`TREE_ABOVE`] claims, the shift of the claims on one side (see
+    /// [`ClaimSet`]).
     ///
     /// Returns whether the set was empty and now holds a claim: the one way
     /// a taint changes whether an allocation is claimed, which its
@@ -577,7 +582,8 @@ impl ClaimSet {
     /// Removes the bytes `[start, end)` from every claim, and only those
     /// bytes: something wrote them, so they no longer carry anything.
     /// O(log n + k) for k claims touched, plus, in a set of at most
-    /// [`TREE_ABOVE`] claims, the shift of the tail.
+    /// [`TREE_ABOVE`] claims, the shift of the claims on one side (see
+    /// [`ClaimSet`]).
     pub fn release(
         &mut self,
         start: u64,
