@@ -321,15 +321,15 @@ fn w3(c: &mut Criterion) {
 
     // A tenth of the way in, and through the middle of the set, where a
     // change moves the most claims either way.
-    bench_carving(c, "w3_write_carving_100_claims", &pair, &w3_carve(&pair));
+    let carve = w3_carve(&pair);
+    bench_carving(c, "w3_write_carving_100_claims", &pair, &carve);
     bench_carving(
         c,
         "w3_write_carving_100_claims_mid_set",
         &pair,
         &w3_carve_mid(&pair),
     );
-    let binding = w3_carve(&pair).binding();
-    let base_binding = w3_carve(&pair).base_binding();
+    let (binding, base_binding) = (carve.binding(), carve.base_binding());
 
     // The same write failing: a new failure's claim where the 100 claims
     // and their gaps were (the taint through a window of many claims).

@@ -268,7 +268,7 @@ fn training_agrees(names: KernelNames) {
 /// most of the step is skipped.
 #[test]
 fn the_real_gpt2_step_gives_the_same_verdicts_and_reads_on_both() {
-    real_step_agrees_both_ways(GPT2, |skipped, launches| {
+    real_step_agrees_every_way(GPT2, |skipped, launches| {
         skipped > launches / 2 && skipped < launches
     });
 }
@@ -277,7 +277,7 @@ fn the_real_gpt2_step_gives_the_same_verdicts_and_reads_on_both() {
 /// again soon, and the rest of the step runs.
 #[test]
 fn the_real_resnet_step_gives_the_same_verdicts_and_reads_on_both() {
-    real_step_agrees_both_ways(RESNET, |skipped, launches| {
+    real_step_agrees_every_way(RESNET, |skipped, launches| {
         skipped >= 1 && skipped < launches / 10
     });
 }
@@ -287,16 +287,17 @@ fn the_real_resnet_step_gives_the_same_verdicts_and_reads_on_both() {
 /// nearly all of them.
 #[test]
 fn the_real_two_stream_step_gives_the_same_verdicts_and_reads_on_both() {
-    real_step_agrees_both_ways(TWO_STREAMS, |skipped, launches| {
+    real_step_agrees_every_way(TWO_STREAMS, |skipped, launches| {
         skipped > launches * 3 / 4 && skipped < launches
     });
 }
 
 /// A real log's step held to agree on both sides from an empty world,
-/// from a warm one and from one warmed by other memory ids, with as many launches skipped as `expected` allows of
-/// how many there are, and no record left: the log frees every
-/// allocation by its end, and the claims take their records with them.
-fn real_step_agrees_both_ways(file: &str, expected: impl Fn(usize, usize) -> bool) {
+/// from a warm one and from one warmed by other memory ids, with as many
+/// launches skipped as `expected` allows of how many there are, and no
+/// record left: the log frees every allocation by its end, and the claims
+/// take their records with them.
+fn real_step_agrees_every_way(file: &str, expected: impl Fn(usize, usize) -> bool) {
     for allocs in [
         Allocs::InSteps,
         Allocs::InStepsWarm,

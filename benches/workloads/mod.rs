@@ -374,14 +374,18 @@ pub fn w3_reads(pair: &Pair, count: usize) -> Vec<Both> {
 /// a tenth of the way into the allocation: 100 claims before it, 800
 /// after.
 pub fn w3_carve(pair: &Pair) -> Both {
-    let start = 200 * W3_KIB;
-    pair.bind(0, start, start + 200 * W3_KIB, Access::Write)
+    w3_carve_from(pair, 200)
 }
 
 /// The same write through the middle 100 claims: 450 before it and 450
 /// after, the most a change to the set moves either way.
 pub fn w3_carve_mid(pair: &Pair) -> Both {
-    let start = 900 * W3_KIB;
+    w3_carve_from(pair, 900)
+}
+
+/// A write of W3's 200 KiB from KiB `kib` on: 100 claims and their gaps.
+fn w3_carve_from(pair: &Pair, kib: u64) -> Both {
+    let start = kib * W3_KIB;
     pair.bind(0, start, start + 200 * W3_KIB, Access::Write)
 }
 

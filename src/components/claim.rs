@@ -161,7 +161,10 @@ struct Large {
 /// whose `end` is 0, which no range starts before, so that a binary
 /// search for the first claim ending past a byte passes over dead slots
 /// without knowing how many there are (the read check, which must stay
-/// small). It carries nothing and is never a claim of the set.
+/// small). It names the null key, under which no failure is stored, and
+/// is never a claim of the set. A constant, not built from
+/// `FailureKey::null()` (not a `const fn`): filling dead slots with a
+/// constant counted 88 instructions fewer on W3's carving write.
 const DEAD: Claim = Claim {
     start: 0,
     end: 0,
@@ -310,6 +313,20 @@ impl ClaimSet {
             .get(..large.dead)
             .is_some_and(|dead| dead.iter().all(|c| *c == DEAD))
             && large.dead <= self.claims.len() - large.dead
+    }
+
+    /// The vector's window `lo..hi` of a change: its claims past the dead
+    /// slots, after those `before` a range, that begin `within` its reach
+    /// (a dead slot's end, 0, would touch a range starting at 0).
+    #[inline(always)]
+    fn window(
+        &self,
+        before: impl Fn(&Claim) -> bool,
+        within: impl Fn(&Claim) -> bool,
+    ) -> (usize, usize) {
+        let dead = self.dead();
+        let lo = dead + self.claims[dead..].partition_point(before);
+        (lo, lo + self.claims[lo..].partition_point(within))
     }
 
     /// The tree the claims are in, if they are.
@@ -539,11 +556,8 @@ impl ClaimSet {
             failure,
             ..
         } = new;
-        // Claims that overlap or touch the range (a dead slot's end, 0,
-        // touches a range starting at 0).
-        let dead = self.dead();
-        let lo = dead + self.claims[dead..].partition_point(|c| c.end < start);
-        let hi = lo + self.claims[lo..].partition_point(|c| c.start <= end);
+        // Claims that overlap or touch the range.
+        let (lo, hi) = self.window(|c| c.end < start, |c| c.start <= end);
         let window = &self.claims[lo..hi];
         // Already claimed exactly this way: nothing to do (the retaint loop
         // of a kernel failing on the same buffer again and again).
@@ -603,9 +617,7 @@ impl ClaimSet {
             }
             return;
         }
-        let dead = self.dead();
-        let lo = dead + self.claims[dead..].partition_point(|c| c.end <= start);
-        let hi = lo + self.claims[lo..].partition_point(|c| c.start < end);
+        let (lo, hi) = self.window(|c| c.end <= start, |c| c.start < end);
         if lo == hi {
             return;
         }
