@@ -198,7 +198,7 @@
 //! | --- | --- |
 //! | an allocation's [`Footprint`](components::allocation::Footprint) (what every binding touches) | 16 |
 //! | an allocation's row: its [`Allocation`], and where its memory id's index entry sits (the 8 pinned by a unit test of the store) | 80 + 8 |
-//! | a clean allocation, all told (footprint, row, memory-id index) | about 180, no heap memory of its own |
+//! | a clean allocation, all told (footprint, row, memory-id index) | about 170, no heap memory of its own |
 //! | a [`Claim`] (the first of an allocation inline) | 32 and the vector's growth slack (32.8 measured at 4,000 an allocation); about 77 in the B-tree of a set of more than 4,096 |
 //! | a [`Failure`] | 120; about 220 with its strings and index entries |
 //! | a [`SkipRecord`] (kernel names interned) | 56 |

@@ -352,7 +352,7 @@ impl World {
     /// A memory id that is already live is bad input.
     ///
     /// Cost: O(1) expected — a slot-map insert and a hash insert of the
-    /// memory id; about 180 bytes a clean allocation, whatever its size.
+    /// memory id; about 170 bytes a clean allocation, whatever its size.
     pub fn alloc(
         &mut self,
         stream: impl Into<StreamRef>,

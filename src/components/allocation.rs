@@ -4,7 +4,7 @@
 use core::hash::BuildHasher;
 
 use hashbrown::{DefaultHashBuilder, HashTable};
-use slotmap::{SlotMap, new_key_type};
+use slotmap::{Key, SlotMap, new_key_type};
 
 use crate::components::claim::{ClaimSet, Origin};
 use crate::components::failure::{FailureKey, Failures};
@@ -47,6 +47,34 @@ struct Row {
     indexed_at: usize,
 }
 
+impl Row {
+    /// What fills a place in the rows that no allocation has taken yet:
+    /// only if the footprints' slot map ever handed out its slots out of
+    /// order (see [`place`]).
+    fn vacant() -> Self {
+        Row {
+            allocation: Allocation {
+                memory: 0,
+                slot: 0,
+                size: 0,
+                claims: ClaimSet::default(),
+                unbacked: None,
+            },
+            indexed_at: 0,
+        }
+    }
+}
+
+/// Where the row of `key` lies in [`Allocations`]' rows: the slot the
+/// footprints' slot map gave the key, the low half of its bits. The slot
+/// map numbers its slots from 1, so the rows' first place stays vacant
+/// (`tests::rows_lie_at_their_keys_slots` pins both); an index past the
+/// rows is only ever a missing row, never a panic.
+#[inline(always)]
+fn place(key: AllocKey) -> usize {
+    key.data().as_ffi() as u32 as usize
+}
+
 /// The few fields every binding touches — the allocation's size, its slot,
 /// and whether it holds any claim — packed into 16 bytes so that the
 /// allocations a batch of launches names stay in the first-level cache
@@ -70,7 +98,7 @@ pub struct Footprint {
 /// [`Allocations::vacancy`]).
 pub(crate) struct Vacancy<'a> {
     hot: &'a mut SlotMap<AllocKey, Footprint>,
-    rows: &'a mut SlotMap<AllocKey, Row>,
+    rows: &'a mut Vec<Row>,
     index: &'a mut HashTable<(u64, AllocKey)>,
     hasher: &'a DefaultHashBuilder,
     hash: u64,
@@ -96,11 +124,19 @@ impl Vacancy<'_> {
                 id_hash(hasher, memory)
             })
             .bucket_index();
-        let row = self.rows.insert(Row {
+        let row = Row {
             allocation,
             indexed_at,
-        });
-        debug_assert_eq!(row, key, "the footprints and rows hand out keys in step");
+        };
+        let at = place(key);
+        match self.rows.get_mut(at) {
+            // A freed allocation's row, its claims cleared when it was freed.
+            Some(old) => *old = row,
+            None => {
+                self.rows.resize_with(at, Row::vacant);
+                self.rows.push(row);
+            }
+        }
         key
     }
 }
@@ -112,20 +148,21 @@ fn id_hash(hasher: &DefaultHashBuilder, memory: u64) -> u64 {
     hasher.hash_one(memory)
 }
 
-/// The allocation store: a slot map of [`Footprint`]s (the hot part), a
-/// second slot map of rows under the same keys (each an [`Allocation`]
-/// and where its memory id is indexed), and the index from live memory
-/// id to key.
+/// The allocation store: a slot map of [`Footprint`]s (the hot part), the
+/// rows (each an [`Allocation`] and where its memory id is indexed) in a
+/// plain vector beside it, and the index from live memory id to key.
 ///
-/// The two slot maps are only ever changed together — an insert into each
-/// when an allocation is made, a removal of the same key from each when it
-/// is freed — so from the same start they hand out the same keys (a slot
-/// map's free list is a function of its inserts and removals). That costs
-/// an allocation a plain slot-map insert where a secondary map's took
-/// about 35 instructions more, a step of every real program's log; debug
-/// builds assert that the keys agree on every insert, and the world's
-/// invariant check (`World::check_invariants`) that each footprint has its
-/// row.
+/// A row lies at its footprint's slot (see `place`): the slot map says
+/// whether a key is live, the vector holds what the footprint leaves out,
+/// and neither hashes nor keeps versions twice. A freed allocation's row
+/// stays where it lies, its claims cleared and their heap memory let go,
+/// until the slot map hands its slot to a new allocation, which writes
+/// its row over it. Until the thirty-third session the rows were a second
+/// slot map changed in step with the footprints'; its insert and its
+/// removal, which moved the 88-byte row out to drop it, cost the warm
+/// ResNet step about 14 instructions a launch (about two allocations and
+/// two frees). The world's invariant check (`World::check_invariants`)
+/// holds every footprint to its row.
 ///
 /// The index is a hash table of `(memory id, key)`, and each row keeps the
 /// place its entry took: the store's rows are the [`Allocation`]s with that
@@ -139,13 +176,13 @@ fn id_hash(hasher: &DefaultHashBuilder, memory: u64) -> u64 {
 ///
 /// Costs: a binding by key is one slot-map look-up into 24-byte entries, no
 /// hashing; by memory id one hash-table probe first. A clean allocation
-/// costs about 180 bytes all told (measured over 100,000: the 24-byte
-/// footprint slot, the 96-byte row slot, the memory-id index entry, and the
+/// costs about 170 bytes all told (measured over 100,000: the 24-byte
+/// footprint slot, the 88-byte row, the memory-id index entry, and the
 /// stores' growth slack), and no heap memory of its own.
 #[derive(Clone, Debug, Default)]
 pub struct Allocations {
     hot: SlotMap<AllocKey, Footprint>,
-    rows: SlotMap<AllocKey, Row>,
+    rows: Vec<Row>,
     by_memory: HashTable<(u64, AllocKey)>,
     hasher: DefaultHashBuilder,
 }
@@ -161,7 +198,26 @@ impl Allocations {
     /// The live allocation behind `key`.
     #[inline]
     pub fn get(&self, key: AllocKey) -> Option<&Allocation> {
-        self.rows.get(key).map(|row| &row.allocation)
+        self.row(key).map(|row| &row.allocation)
+    }
+
+    /// The row of the live allocation behind `key`: the footprints' slot
+    /// map says whether the key is live, and where its row lies.
+    #[inline(always)]
+    fn row(&self, key: AllocKey) -> Option<&Row> {
+        if !self.hot.contains_key(key) {
+            return None;
+        }
+        self.rows.get(place(key))
+    }
+
+    /// [`row`](Self::row), to change.
+    #[inline(always)]
+    fn row_of(&mut self, key: AllocKey) -> Option<&mut Row> {
+        if !self.hot.contains_key(key) {
+            return None;
+        }
+        self.rows.get_mut(place(key))
     }
 
     /// Releases `[start, end)` of the allocation behind `key` (see
@@ -176,9 +232,12 @@ impl Allocations {
         failures: &mut Failures,
         records: &mut Records,
     ) {
-        let Some(Row {
-            allocation: row, ..
-        }) = self.rows.get_mut(key)
+        let Some((
+            hot,
+            Row {
+                allocation: row, ..
+            },
+        )) = self.both(key)
         else {
             return;
         };
@@ -186,9 +245,7 @@ impl Allocations {
             return;
         }
         row.claims.release(start, end, failures, records);
-        if row.claims.is_empty()
-            && let Some(hot) = self.hot.get_mut(key)
-        {
+        if row.claims.is_empty() {
             hot.claimed = false;
         }
     }
@@ -196,7 +253,7 @@ impl Allocations {
     /// Taints `[start, end)` of the allocation behind `key` (see
     /// [`ClaimSet::taint`](crate::components::claim::ClaimSet::taint)),
     /// unless it is unbacked. A taint never empties a claim set, so the
-    /// footprint is touched only when the allocation was clean.
+    /// footprint is written only when the allocation was clean.
     #[inline(always)]
     pub(crate) fn taint(
         &mut self,
@@ -207,9 +264,12 @@ impl Allocations {
         failures: &mut Failures,
         records: &mut Records,
     ) {
-        let Some(Row {
-            allocation: row, ..
-        }) = self.rows.get_mut(key)
+        let Some((
+            hot,
+            Row {
+                allocation: row, ..
+            },
+        )) = self.both(key)
         else {
             return;
         };
@@ -217,10 +277,17 @@ impl Allocations {
             && row
                 .claims
                 .taint(start, end, failure, origin, failures, records)
-            && let Some(hot) = self.hot.get_mut(key)
         {
             hot.claimed = true;
         }
+    }
+
+    /// The footprint and the row of the live allocation behind `key`, to
+    /// change: one look-up of the footprints' slot map for both.
+    #[inline(always)]
+    fn both(&mut self, key: AllocKey) -> Option<(&mut Footprint, &mut Row)> {
+        let hot = self.hot.get_mut(key)?;
+        Some((hot, self.rows.get_mut(place(key))?))
     }
 
     /// The key of the live allocation with memory id `memory`.
@@ -245,7 +312,9 @@ impl Allocations {
 
     /// Every live allocation, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (AllocKey, &Allocation)> {
-        self.rows.iter().map(|(key, row)| (key, &row.allocation))
+        self.hot
+            .keys()
+            .filter_map(|key| Some((key, &self.rows.get(place(key))?.allocation)))
     }
 
     /// How many allocations are alive.
@@ -264,7 +333,7 @@ impl Allocations {
     /// break a world on purpose to see the invariant check notice.
     #[cfg(test)]
     pub(crate) fn row_mut(&mut self, key: AllocKey) -> Option<&mut Allocation> {
-        self.rows.get_mut(key).map(|row| &mut row.allocation)
+        self.row_of(key).map(|row| &mut row.allocation)
     }
 
     /// Marks the footprint behind `key` claimed, past every rule: only for
@@ -307,7 +376,7 @@ impl Allocations {
         failures: &mut Failures,
         records: &mut Records,
     ) -> bool {
-        let Some(row) = self.rows.get_mut(key) else {
+        let Some(row) = self.row_of(key) else {
             return false;
         };
         row.allocation.claims.clear(failures, records);
@@ -323,14 +392,18 @@ impl Allocations {
                 }
             }
         }
-        self.remove_both(key)
+        self.remove(key)
     }
 
-    /// Removes `key` from both slot maps, the one place that does, so that
-    /// they keep handing out the same keys. Whether it was alive.
+    /// Removes `key`, its claims already cleared: its footprint goes, and
+    /// its row stays where it lies until a new allocation takes the slot,
+    /// letting go of the heap memory its claims' vector kept. Whether it
+    /// was alive.
     #[inline(always)]
-    fn remove_both(&mut self, key: AllocKey) -> bool {
-        self.rows.remove(key);
+    fn remove(&mut self, key: AllocKey) -> bool {
+        if let Some(row) = self.rows.get_mut(place(key)) {
+            row.allocation.claims.shed();
+        }
         self.hot.remove(key).is_some()
     }
 
@@ -348,17 +421,77 @@ impl Allocations {
             return false;
         };
         let ((_, key), _) = entry.remove();
-        if let Some(row) = self.rows.get_mut(key) {
+        if let Some(row) = self.row_of(key) {
             row.allocation.claims.clear(failures, records);
         }
-        self.remove_both(key)
+        self.remove(key)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Allocation, Row};
+    use super::{Allocation, Allocations, Row, place};
+    use crate::components::claim::{ClaimSet, Origin};
+    use crate::components::failure::Failures;
+    use crate::components::record::Records;
+    use alloc::vec::Vec;
     use core::mem::size_of;
+
+    fn allocation(memory: u64) -> Allocation {
+        Allocation {
+            memory,
+            slot: 0,
+            size: 64,
+            claims: ClaimSet::default(),
+            unbacked: None,
+        }
+    }
+
+    /// The rows lie at their footprints' slots, which the slot map numbers
+    /// from 1 in a key's low bits; a freed slot taken again takes its row's
+    /// place again, under a new key; and a freed row keeps none of its
+    /// claims' heap memory while it waits.
+    #[test]
+    fn rows_lie_at_their_keys_slots_and_a_freed_row_keeps_no_heap() {
+        let mut store = Allocations::default();
+        let (mut failures, mut records) = (Failures::default(), Records::default());
+        let keys: Vec<_> = (0..4)
+            .map(|m| store.vacancy(m).expect("new id").fill(allocation(m), false))
+            .collect();
+        for (i, &key) in keys.iter().enumerate() {
+            assert_eq!(place(key), i + 1);
+            assert_eq!(store.get(key).map(|a| a.memory), Some(i as u64));
+        }
+        assert_eq!(store.rows.len(), 5, "the first place stays vacant");
+
+        let failure = failures.find_or_mint("kind", "kernel", "message");
+        for range in [(0, 1), (2, 3), (4, 5)] {
+            store.taint(
+                keys[1],
+                range,
+                failure,
+                Origin::Root,
+                &mut failures,
+                &mut records,
+            );
+        }
+        assert!(store.rows[2].allocation.claims.holds_heap());
+        assert!(store.free(keys[1], &mut failures, &mut records));
+        assert!(store.get(keys[1]).is_none());
+        assert!(!store.rows[2].allocation.claims.holds_heap());
+        assert!(
+            !store.free(keys[1], &mut failures, &mut records),
+            "freed once"
+        );
+
+        let again = store.vacancy(9).expect("new id").fill(allocation(9), false);
+        assert_eq!(place(again), 2);
+        assert_ne!(again, keys[1]);
+        assert_eq!(store.get(again).map(|a| a.memory), Some(9));
+        assert!(store.get(keys[1]).is_none(), "the old key stays stale");
+        assert_eq!(store.rows.len(), 5);
+        assert_eq!(store.iter().count(), 4);
+    }
 
     /// The stored row is the public `Allocation` and one word: the crate
     /// docs' "80 + 8", which `tests/sizes.rs` cannot see.

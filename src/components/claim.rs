@@ -286,6 +286,13 @@ impl ClaimSet {
         &mut self.claims
     }
 
+    /// Whether the set keeps any heap memory: its vector spilled, or a
+    /// large part. Only for the store's tests of a freed row.
+    #[cfg(test)]
+    pub(crate) fn holds_heap(&self) -> bool {
+        self.claims.spilled() || self.large.is_some()
+    }
+
     /// How many slots at the front of the vector are dead (see
     /// [`Large::dead`]).
     #[inline]
@@ -633,6 +640,17 @@ impl ClaimSet {
     pub fn clear(&mut self, failures: &mut Failures, records: &mut Records) {
         if !self.is_empty() {
             self.clear_claimed(failures, records);
+        }
+    }
+
+    /// Lets go of the heap memory a cleared set's vector kept, if it ever
+    /// held more than one claim: a freed allocation's row stays in the
+    /// store until its slot is taken again.
+    #[inline]
+    pub(crate) fn shed(&mut self) {
+        debug_assert!(self.is_empty(), "only a cleared set is shed");
+        if self.claims.spilled() {
+            self.claims = SmallVec::new();
         }
     }
 
