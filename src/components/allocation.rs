@@ -107,8 +107,11 @@ pub(crate) struct Vacancy<'a> {
 impl Vacancy<'_> {
     /// Adds `allocation`, whose memory id is the vacancy's; `claimed`
     /// says whether its claim set holds any claim, which the caller that
-    /// made the set knows without asking it.
-    #[inline]
+    /// made the set knows without asking it. Always in line: left to the
+    /// compiler once the allocation was, it was a call on every
+    /// allocation (the warm ResNet step counted 1,108.1 instructions a
+    /// launch, 1,048.4 in line).
+    #[inline(always)]
     pub(crate) fn fill(self, allocation: Allocation, claimed: bool) -> AllocKey {
         debug_assert_eq!(claimed, !allocation.claims.is_empty());
         let key = self.hot.insert(Footprint {
@@ -367,9 +370,12 @@ impl Allocations {
 
     /// Frees the allocation behind `key`: clears its claims (see
     /// [`ClaimSet::clear`]) and removes it. Whether it was alive. The row
-    /// is cleared where it lies and dropped, never moved out: a free is as
-    /// frequent as a launch in a real program's log, and moving the
-    /// whole row out cost more than the rest of a clean free.
+    /// is cleared where it lies and left there (see [`Allocations`]): a
+    /// free is as frequent as a launch in a real program's log, and
+    /// moving the whole row out cost more than the rest of a clean free.
+    /// Always in line, for the same reason: as a call the warm ResNet
+    /// step counted 1,048.4 instructions a launch, in line 1,006.2.
+    #[inline(always)]
     pub(crate) fn free(
         &mut self,
         key: AllocKey,
