@@ -1,6 +1,7 @@
 //! Allocations: memory ids with a size, the slot they were made on, and the
 //! claims their bytes carry.
 
+use alloc::vec::Vec;
 use core::hash::BuildHasher;
 
 use hashbrown::{DefaultHashBuilder, HashTable};
