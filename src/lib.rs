@@ -214,17 +214,20 @@
 //! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 17.5 | 63 |
 //! | a clean binding, one `launch` call a launch | 48.5 / 31.0 | 63 |
 //! | the same, beside an allocation carrying a failure | 47.5 / 34.0 | 63 |
-//! | a skipped launch of a chain (1 read, 1 write) | 567 / 458 | 672 |
-//! | a kernel failing again on the same buffer | 282 / 211 | 544 |
-//! | a launch of a training step with an early failure | 1,036 / 868 | 869 |
-//! | the same, its kernel names registered | 951 / 779 | 869 |
+//! | a skipped launch of a chain (1 read, 1 write) | 562 / 453 | 662 |
+//! | a kernel failing again on the same buffer | 283 / 212 | 545 |
+//! | a launch of a training step with an early failure | 1,047 / 850 | 860 |
+//! | the same, its kernel names registered | 955 / 762 | 860 |
+//! | a launch of a real PyTorch step (ResNet, warm: about two allocations and two frees a launch) | 1,059 / 978 | 744 |
 //!
 //! The training step is where the crate does more than the seed's design:
 //! every skip keeps a record of its cause for as long as its bytes live, so
 //! a read names every hop back to the root, where the baseline keeps the
 //! last 64 skips of each failure; there the crate is no faster
 //! (`docs/performance.md`, which breaks a skip down function by function
-//! with `scripts/instruction-profile`).
+//! with `scripts/instruction-profile`). A real step is where it is slower:
+//! each allocation goes into the memory-id index SPEC §1–2 need, where the
+//! seed's runtime pushes it onto its stream's vector and keeps no index.
 //!
 //! A declared allocation size never turns into memory, and a range's length
 //! never turns into work: claims are ranges. A launch over clean
