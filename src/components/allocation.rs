@@ -49,9 +49,9 @@ struct Row {
 }
 
 impl Row {
-    /// What fills a place in the rows that no allocation has taken yet:
-    /// only if the footprints' slot map ever handed out its slots out of
-    /// order (see [`place`]).
+    /// What fills the rows' first place, which no key names (the slot map
+    /// numbers its slots from 1; see [`place`]), when the first
+    /// allocation is made.
     fn vacant() -> Self {
         Row {
             allocation: Allocation {
@@ -69,8 +69,14 @@ impl Row {
 /// Where the row of `key` lies in [`Allocations`]' rows: the slot the
 /// footprints' slot map gave the key, the low half of its bits. The slot
 /// map numbers its slots from 1, so the rows' first place stays vacant
-/// (`tests::rows_lie_at_their_keys_slots` pins both); an index past the
-/// rows is only ever a missing row, never a panic.
+/// (`tests::rows_lie_at_their_keys_slots_and_a_freed_row_keeps_no_heap`
+/// pins both); an index past the rows is only ever a missing row, never
+/// a panic.
+///
+/// slotmap documents no layout for a key's bits, only that `from_ffi`
+/// gives back what `as_ffi` gave: Cargo.toml pins slotmap's version
+/// exactly, because under another layout two live keys could share a
+/// place, and a row would answer for the wrong allocation.
 #[inline(always)]
 fn place(key: AllocKey) -> usize {
     key.data().as_ffi() as u32 as usize
@@ -370,8 +376,9 @@ impl Allocations {
     }
 
     /// Frees the allocation behind `key`: clears its claims (see
-    /// [`ClaimSet::clear`]) and removes it. Whether it was alive. The row
-    /// is cleared where it lies and left there (see [`Allocations`]): a
+    /// [`ClaimSet::clear`]) and removes it. Whether it was alive. The
+    /// row's claims are cleared where it lies and the row left there (see
+    /// [`Allocations`]): a
     /// free is as frequent as a launch in a real program's log, and
     /// moving the whole row out cost more than the rest of a clean free.
     /// Always in line, for the same reason: as a call the warm ResNet
@@ -408,10 +415,29 @@ impl Allocations {
     /// was alive.
     #[inline(always)]
     fn remove(&mut self, key: AllocKey) -> bool {
-        if let Some(row) = self.rows.get_mut(place(key)) {
+        let live = self.hot.remove(key).is_some();
+        // Only a live key's place is its own: a stale key's slot may hold
+        // another allocation by now.
+        if live && let Some(row) = self.rows.get_mut(place(key)) {
             row.allocation.claims.shed();
         }
-        self.hot.remove(key).is_some()
+        live
+    }
+
+    /// Whether every row that no live key names — a freed allocation's,
+    /// or the first place's — holds no claim and no heap memory: what a
+    /// free leaves behind, held by the world's invariant check.
+    pub(crate) fn freed_rows_are_empty(&self) -> bool {
+        let mut live = alloc::vec![false; self.rows.len()];
+        for key in self.hot.keys() {
+            if let Some(place) = live.get_mut(place(key)) {
+                *place = true;
+            }
+        }
+        self.rows.iter().zip(live).all(|(row, live)| {
+            let claims = &row.allocation.claims;
+            live || (claims.is_empty() && !claims.holds_heap())
+        })
     }
 
     /// [`free`](Self::free) of the live allocation with memory id
@@ -486,10 +512,23 @@ mod tests {
         assert!(store.free(keys[1], &mut failures, &mut records));
         assert!(store.get(keys[1]).is_none());
         assert!(!store.rows[2].allocation.claims.holds_heap());
+        assert!(store.freed_rows_are_empty());
         assert!(
             !store.free(keys[1], &mut failures, &mut records),
             "freed once"
         );
+
+        // A freed row that kept a claim is what the invariant check names.
+        let mut broken = store.clone();
+        broken.rows[2].allocation.claims.taint(
+            0,
+            1,
+            failure,
+            Origin::Root,
+            &mut failures,
+            &mut records,
+        );
+        assert!(!broken.freed_rows_are_empty());
 
         let again = store.vacancy(9).expect("new id").fill(allocation(9), false);
         assert_eq!(place(again), 2);

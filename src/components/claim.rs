@@ -287,8 +287,7 @@ impl ClaimSet {
     }
 
     /// Whether the set keeps any heap memory: its vector spilled, or a
-    /// large part. Only for the store's tests of a freed row.
-    #[cfg(test)]
+    /// large part. What the world's invariant check asks of a freed row.
     pub(crate) fn holds_heap(&self) -> bool {
         self.claims.spilled() || self.large.is_some()
     }

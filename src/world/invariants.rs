@@ -147,6 +147,9 @@ impl World {
                 self.allocs.len()
             ));
         }
+        if !self.allocs.freed_rows_are_empty() {
+            return Err("a freed allocation's row still holds claims or heap memory".into());
+        }
         if self.allocs.indexed() != rows {
             return Err(format!(
                 "{} memory ids indexed for {rows} allocations",
