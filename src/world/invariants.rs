@@ -16,8 +16,10 @@ impl World {
     /// claims, carrier and reference counts that match what refers to each
     /// entity, failures alive iff carried or pinned and never more of them
     /// than claims plus open pins, records alive iff referenced, chains no
-    /// longer than `chain_limit`. O(everything): for tests and fuzzing.
-    /// Returns what is broken.
+    /// longer than `chain_limit`; and the stores' own agreements (each
+    /// allocation's footprint, row and index entry; a freed allocation's
+    /// row left with no claim and no heap memory). O(everything): for
+    /// tests and fuzzing. Returns what is broken.
     pub fn check_invariants(&self) -> Result<(), String> {
         let g = &self.graph;
         let mut carriers: HashMap<FailureKey, u64> = HashMap::default();
