@@ -406,22 +406,7 @@ impl Allocations {
                 }
             }
         }
-        self.remove(key)
-    }
-
-    /// Removes `key`, its claims already cleared: its footprint goes, and
-    /// its row stays where it lies until a new allocation takes the slot,
-    /// letting go of the heap memory its claims' vector kept. Whether it
-    /// was alive.
-    #[inline(always)]
-    fn remove(&mut self, key: AllocKey) -> bool {
-        let live = self.hot.remove(key).is_some();
-        // Only a live key's place is its own: a stale key's slot may hold
-        // another allocation by now.
-        if live && let Some(row) = self.rows.get_mut(place(key)) {
-            row.allocation.claims.shed();
-        }
-        live
+        self.hot.remove(key).is_some()
     }
 
     /// Whether every row that no live key names — a freed allocation's,
@@ -457,7 +442,7 @@ impl Allocations {
         if let Some(row) = self.row_of(key) {
             row.allocation.claims.clear(failures, records);
         }
-        self.remove(key)
+        self.hot.remove(key).is_some()
     }
 }
 

@@ -633,21 +633,16 @@ impl ClaimSet {
         self.replace_in_vector((lo, hi), pieces, lost, failures);
     }
 
-    /// Removes every claim (the allocation is freed). Most freed
-    /// allocations are clean: those return at once.
+    /// Removes every claim (the allocation is freed), and lets go of the
+    /// heap memory the vector kept if it ever held more than one claim: a
+    /// freed allocation's row stays in the store until its slot is taken
+    /// again. Most freed allocations are clean: those only check that
+    /// their vector never spilled.
     #[inline]
     pub fn clear(&mut self, failures: &mut Failures, records: &mut Records) {
         if !self.is_empty() {
             self.clear_claimed(failures, records);
         }
-    }
-
-    /// Lets go of the heap memory a cleared set's vector kept, if it ever
-    /// held more than one claim: a freed allocation's row stays in the
-    /// store until its slot is taken again.
-    #[inline]
-    pub(crate) fn shed(&mut self) {
-        debug_assert!(self.is_empty(), "only a cleared set is shed");
         if self.claims.spilled() {
             self.claims = SmallVec::new();
         }
