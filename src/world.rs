@@ -115,14 +115,14 @@ fn ran_or_dry(outcome: Outcome<'_>) -> Verdict {
 
 /// What [`plain`] asks of a launch's rows or bindings.
 #[derive(Copy, Clone)]
-enum Ask<'a> {
+enum Ask {
     /// Good input with nothing unresolved, whatever the launch does to the
     /// claims: good rows ([`all_good`]), bindings of the common shape
     /// ([`all_common`]).
     Good,
     /// In a quiet world, where the launch changes no claim, rows the world
-    /// made itself (this stamp) need only live keys ([`all_live`]).
-    Live(&'a Stamp),
+    /// made itself (its stamp) need only live keys ([`all_live`]).
+    Live,
     /// Good input of which nothing but a dead binding names a claimed
     /// allocation: a launch that does not fail then reads clean bytes and
     /// releases nothing, and nothing changes but its number.
@@ -136,13 +136,14 @@ fn plain<B: Bind>(
     launch: &Launch<'_, B>,
     streams: &Streams,
     allocs: &Allocations,
-    ask: Ask<'_>,
+    stamp: &Stamp,
+    ask: Ask,
 ) -> bool {
     let unclaimed = matches!(ask, Ask::Unclaimed);
     matches!(launch.stream, StreamRef::Id(_))
         && match (B::as_rows(launch.bindings), ask) {
-            (Some(rows), Ask::Live(stamp)) => all_live(rows, allocs, stamp),
-            (Some(rows), _) => all_good(rows, allocs, unclaimed),
+            (Some(rows), Ask::Live) => all_live(rows, allocs, stamp),
+            (Some(rows), _) => all_good(rows, allocs, stamp, unclaimed),
             (None, _) => all_common(
                 B::as_bindings(launch.bindings).unwrap_or_default(),
                 streams,
@@ -500,7 +501,13 @@ impl World {
                 self.unresolved = self.unresolved.saturating_add(unresolved);
                 return Ok(self.numbered(ran_or_dry(launch.outcome)));
             }
-            if plain(launch, &self.streams, &self.allocs, Ask::Unclaimed) {
+            if plain(
+                launch,
+                &self.streams,
+                &self.allocs,
+                &self.stamp,
+                Ask::Unclaimed,
+            ) {
                 // A failure lives, but nothing this launch binds is
                 // claimed: the same answer, from one look-up a binding and
                 // no rows.
@@ -606,6 +613,7 @@ impl World {
         Ok(row.map(|r| Resolved {
             access: binding.access,
             made_by: self.stamp.made(),
+            epoch: self.stamp.epoch(),
             ..r
         }))
     }
@@ -783,7 +791,7 @@ impl World {
     ) -> Result<(), Error> {
         if !launches
             .iter()
-            .all(|l| plain(l, &self.streams, &self.allocs, Ask::Good))
+            .all(|l| plain(l, &self.streams, &self.allocs, &self.stamp, Ask::Good))
         {
             self.check_batch_rows(launches)?;
         }
@@ -857,7 +865,7 @@ impl World {
         let (streams, allocs, stamp) = (&self.streams, &self.allocs, &self.stamp);
         if launches
             .iter()
-            .all(|l| l.outcome == Outcome::Ok && plain(l, streams, allocs, Ask::Live(stamp)))
+            .all(|l| l.outcome == Outcome::Ok && plain(l, streams, allocs, stamp, Ask::Live))
         {
             // The common clean batch: every launch ran, on a regular
             // stream, binding good rows or common bindings. One predicate
@@ -1748,6 +1756,47 @@ mod tests {
         assert!(!World::default().stamp.vouches_for(&row));
     }
 
+    /// A row made since the world last freed anything is fresh: its key is
+    /// known live from the row alone. A free ends that for every row made
+    /// before it, which the world still vouches for (their ranges stand)
+    /// but looks up again; a row made after it is fresh again, and equal
+    /// to the older one.
+    #[test]
+    fn a_row_made_since_the_last_free_is_fresh_and_a_free_ends_that_for_older_rows() {
+        let mut world = World::default();
+        world.alloc(0, 1, 64).unwrap();
+        world.alloc(0, 2, 64).unwrap();
+        world.alloc(0, 3, 64).unwrap();
+        let whole = Binding::whole(0, 1, Access::Read);
+        let row = world.resolve_binding(&whole).unwrap().expect("live");
+        let doomed = world
+            .resolve_binding(&Binding::whole(0, 3, Access::Read))
+            .unwrap()
+            .expect("live");
+        assert!(world.stamp.fresh(&row) && world.stamp.fresh(&doomed));
+        assert!(world.stamp.fresh(&row.with_access(Access::Write)));
+        assert!(world.stamp.fresh(&row.narrow(8, 16).expect("inside")));
+        assert!(!world.clone().stamp.fresh(&row), "a clone is another world");
+        world.free(2).unwrap();
+        assert!(!world.stamp.fresh(&row), "a free since it was made");
+        assert!(world.stamp.vouches_for(&row), "still this world's row");
+        let again = world.resolve_binding(&whole).unwrap().expect("live");
+        assert!(world.stamp.fresh(&again));
+        assert_eq!(again, row, "the same bytes, the same way, the same world");
+        // A row whose own allocation went is stale: not fresh, and counted
+        // as unresolved once its key is looked up.
+        world.free(3).unwrap();
+        assert!(!world.stamp.fresh(&doomed) && !world.stamp.fresh(&again));
+        let launch = Launch {
+            kernel: "copy",
+            stream: 0.into(),
+            bindings: &[doomed][..],
+            outcome: Outcome::Ok,
+        };
+        assert_eq!(world.launch(&launch).unwrap().verdict, Verdict::Ran);
+        assert_eq!(world.stats().unresolved_bindings, 1);
+    }
+
     #[test]
     fn a_world_redraws_its_stamp_as_it_frees_so_its_older_rows_are_checked_again() {
         use crate::components::binding::FREES_PER_STAMP;
@@ -1758,8 +1807,11 @@ mod tests {
         let row = world.resolve_binding(&whole).unwrap().expect("live");
         world.stamp.set_frees(FREES_PER_STAMP - 1);
         assert!(world.stamp.vouches_for(&row));
+        let last = world.resolve_binding(&whole).unwrap().expect("live");
+        assert!(world.stamp.fresh(&last), "made at the stamp's last epoch");
         world.free(2).unwrap();
         assert!(!world.stamp.vouches_for(&row), "the limit's free redraws");
+        assert!(!world.stamp.vouches_for(&last) && !world.stamp.fresh(&last));
         // Checked again, the row is still good input for its allocation.
         let launch = Launch {
             kernel: "copy",

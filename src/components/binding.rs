@@ -133,6 +133,13 @@ impl Binding {
 /// world still checks that the key is live (a stale one is unresolved,
 /// counted, or rejected in strict mode as [`Error::UnknownKey`]); what it
 /// skips is the stream fold, the slot compare and the memory-id look-up.
+/// A row made since the world last freed an allocation is *fresh*: no key
+/// has died since it was made, so its own is live, and the world knows it
+/// from the row alone, with no look-up. A scheduler with a static memory
+/// plan — everything allocated before the launches and freed after, as an
+/// inference engine or a CUDA-graph replay runs — binds only fresh rows;
+/// one that frees as it goes pays the look-up for the rows it made before
+/// its last free.
 ///
 /// Only a world makes rows (the fields are private, read through the
 /// methods), it checks the range when it makes one, and it stamps the row
@@ -149,7 +156,7 @@ impl Binding {
 /// unequal rows for the same binding.
 ///
 /// [`Error::UnknownKey`]: crate::Error::UnknownKey
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug)]
 pub struct Resolved {
     pub(crate) alloc: AllocKey,
     pub(crate) start: u64,
@@ -159,7 +166,28 @@ pub struct Resolved {
     /// the rows a launch resolves for itself): in the padding, so the row
     /// stays 32 bytes.
     pub(crate) made_by: u32,
+    /// How many allocations that world had freed under its stamp when it
+    /// made the row (see [`Stamp::fresh`]); also in the padding.
+    pub(crate) epoch: u16,
 }
+
+/// Two rows are equal when they name the same bytes the same way and were
+/// made by the same world, whatever it freed in between: the epoch says
+/// only whether the world must look at the key again.
+impl PartialEq for Resolved {
+    fn eq(&self, other: &Self) -> bool {
+        (self.alloc, self.start, self.end, self.access, self.made_by)
+            == (
+                other.alloc,
+                other.start,
+                other.end,
+                other.access,
+                other.made_by,
+            )
+    }
+}
+
+impl Eq for Resolved {}
 
 /// Which world made a [`Resolved`] row, so that a world can tell its own
 /// rows — whose ranges it checked when it made them — from rows kept from
@@ -170,11 +198,15 @@ pub struct Resolved {
 /// stamps its rows [`Stamp::NONE`] and trusts no row's stamp, so every
 /// row's range is checked there on every launch — slower, never wrong.
 ///
-/// A world also draws a new stamp every [`FREES_PER_STAMP`] frees. An
-/// [`AllocKey`] comes back to life once its slot has been freed 2^31
-/// times (the slot map's versions wrap), naming whatever allocation then
-/// sits there; by then the world has a new stamp, and the row made for
-/// the key's earlier life has its range checked like any other world's.
+/// A stamp also counts the world's frees, and a row keeps the count it was
+/// made at (its epoch): a row of this stamp and of the current count is
+/// fresh (see [`Resolved`]). A world draws a new stamp every
+/// [`FREES_PER_STAMP`] frees, before the count could come round to a
+/// row's epoch again. That also covers keys coming back: an [`AllocKey`]
+/// comes back to life once its slot has been freed 2^31 times (the slot
+/// map's versions wrap), naming whatever allocation then sits there; by
+/// then the world has a new stamp, and the row made for the key's earlier
+/// life has its range checked like any other world's.
 #[derive(Debug)]
 pub(crate) struct Stamp {
     /// What the world writes into the rows it makes.
@@ -182,13 +214,17 @@ pub(crate) struct Stamp {
     /// What a row's stamp must equal to be taken as this world's:
     /// `made`, or [`Stamp::NEVER`] for a world without a stamp.
     trusted: u32,
-    /// Allocations freed since this stamp was drawn.
-    frees: u32,
+    /// Allocations freed since this stamp was drawn: the epoch of the rows
+    /// made now.
+    frees: u16,
 }
 
-/// How many frees a stamp lasts: half the 2^31 frees of one slot after
-/// which its keys repeat.
-pub(crate) const FREES_PER_STAMP: u32 = 1 << 30;
+/// How many frees a stamp lasts: as many as a row's epoch counts, so that
+/// under one stamp equal epochs mean no free in between (and far fewer
+/// than the 2^31 frees of one slot after which its keys repeat). The
+/// counter's 2^32 − 2 stamps then last 2^48 frees, in all the worlds of a
+/// process together.
+pub(crate) const FREES_PER_STAMP: u16 = u16::MAX;
 
 impl Stamp {
     /// The stamp of rows no world vouches for.
@@ -213,20 +249,21 @@ impl Stamp {
         }
     }
 
-    /// The world freed an allocation: after [`FREES_PER_STAMP`] of them, a
-    /// new stamp, so that no key can come back while its old rows are
-    /// still taken as this world's.
+    /// The world freed an allocation: no row made before is fresh any more,
+    /// and after [`FREES_PER_STAMP`] frees a new stamp, so that the count
+    /// never comes back to an older row's epoch and no key can come back
+    /// while its old rows are still taken as this world's.
     pub(crate) fn freed(&mut self) {
         self.frees = self.frees.saturating_add(1);
-        if self.frees >= FREES_PER_STAMP {
+        if self.frees == FREES_PER_STAMP {
             *self = Stamp::mint();
         }
     }
 
     /// Counts `frees` allocations freed under this stamp, for tests that
-    /// cannot free a billion.
+    /// would rather not free them one by one.
     #[cfg(test)]
-    pub(crate) fn set_frees(&mut self, frees: u32) {
+    pub(crate) fn set_frees(&mut self, frees: u16) {
         self.frees = frees;
     }
 
@@ -236,10 +273,26 @@ impl Stamp {
         self.made
     }
 
+    /// The epoch of the rows made now: the frees under this stamp.
+    #[inline(always)]
+    pub(crate) fn epoch(&self) -> u16 {
+        self.frees
+    }
+
     /// Whether `row` was made by this world, whose ranges it checked.
     #[inline(always)]
     pub(crate) fn vouches_for(&self, row: &Resolved) -> bool {
         row.made_by == self.trusted
+    }
+
+    /// Whether `row` was made by this world and nothing was freed since:
+    /// its key was live when the row was made and no key has died since,
+    /// so it is live now, and its range is inside — good input, known
+    /// without a look-up. A scheduler with a static memory plan, which
+    /// allocates before it launches and frees after, binds only such rows.
+    #[inline(always)]
+    pub(crate) fn fresh(&self, row: &Resolved) -> bool {
+        row.made_by == self.trusted && row.epoch == self.frees
     }
 }
 
@@ -366,6 +419,7 @@ mod tests {
             end: 0,
             access: Access::Read,
             made_by,
+            epoch: 0,
         }
     }
 

@@ -221,6 +221,7 @@ fn row_of(binding: &Binding, key: AllocKey, size: u64) -> Option<Resolved> {
             end,
             access: binding.access,
             made_by: Stamp::NONE,
+            epoch: 0,
         }
     })
 }
@@ -316,12 +317,21 @@ pub(crate) fn check_rows_from(
 }
 
 /// Whether every row is good ([`check_rows`]'s common case): then they are
-/// good input with nothing to count. With `unclaimed`, also none but a
-/// dead one names a claimed allocation (see [`all_common`]).
+/// good input with nothing to count. A row `stamp` finds fresh is good
+/// without a look-up. With `unclaimed`, also none but a dead one names a
+/// claimed allocation (see [`all_common`]), which every row's footprint
+/// says.
 #[inline]
-pub(crate) fn all_good(rows: &[Resolved], allocs: &Allocations, unclaimed: bool) -> bool {
+pub(crate) fn all_good(
+    rows: &[Resolved],
+    allocs: &Allocations,
+    stamp: &Stamp,
+    unclaimed: bool,
+) -> bool {
     rows.iter().all(|row| {
-        good(row, allocs).is_some_and(|f| !unclaimed || !f.claimed || row.access == Access::Dead)
+        (!unclaimed && stamp.fresh(row))
+            || good(row, allocs)
+                .is_some_and(|f| !unclaimed || !f.claimed || row.access == Access::Dead)
     })
 }
 
@@ -331,11 +341,14 @@ pub(crate) fn all_good(rows: &[Resolved], allocs: &Allocations, unclaimed: bool)
 /// [`Resolved`]). Any other row — stale, or kept from another world —
 /// fails here and goes to [`check_rows`], which checks its range.
 ///
-/// Cost: per row one stamp compare and one slot-map version compare.
+/// Cost: per row one compare of stamp and epoch where the row is fresh
+/// (nothing freed since it was made: [`Stamp::fresh`]), else also one
+/// slot-map version compare.
 #[inline]
 pub(crate) fn all_live(rows: &[Resolved], allocs: &Allocations, stamp: &Stamp) -> bool {
-    rows.iter()
-        .all(|row| stamp.vouches_for(row) && allocs.footprint(row.alloc).is_some())
+    rows.iter().all(|row| {
+        stamp.fresh(row) || (stamp.vouches_for(row) && allocs.footprint(row.alloc).is_some())
+    })
 }
 
 /// The footprint of a good row — live key, range inside the allocation —
