@@ -60,7 +60,10 @@
 //! wherever the launch may change claims or the row is not its own, the
 //! range again, so that a row kept from another world is bad input past an
 //! allocation's end, alone or in a batch — and skips the stream fold, the
-//! slot compare, the range compares of a clean batch and the copy.
+//! slot compare, the range compares of a clean batch and the copy. A row
+//! made since the world last freed anything is *fresh*: its key is known
+//! live from the row alone, with no look-up, so a scheduler with a static
+//! memory plan (allocate, launch, free at the end) pays one compare a row.
 //!
 //! Kernel names go the same way. A skip records its kernel, interned so
 //! that it costs no heap memory: by default the world compares the name with
@@ -155,10 +158,12 @@
 //!
 //! * The notes ask for no global state. The crate keeps one process-wide
 //!   atomic counter, from which each world (and each clone, and each world
-//!   every 2^30 frees) draws the stamp it writes into the rows it makes.
+//!   every 65,535 frees) draws the stamp it writes into the rows it makes.
 //!   Nothing else is shared and nothing waits on it; it only makes stamps
 //!   unique, so that a world tells its own rows (range checked when made)
-//!   from rows kept from another world (range checked on every launch).
+//!   from rows kept from another world (range checked on every launch),
+//!   and its rows made since its last free (no look-up) from older ones.
+//!   The counter's 2^32 − 2 stamps last 2^48 frees in one process.
 //!   Without it, a launch's answer for such a row depended on whether the
 //!   world had claims, and a batch disagreed with one launch at a time
 //!   (SPEC §10, 5). Targets without atomic compare-and-swap get no stamps
@@ -211,14 +216,14 @@
 //!
 //! | workload | instructions | baseline |
 //! | --- | ---: | ---: |
-//! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 17.5 | 63 |
-//! | a clean binding, one `launch` call a launch | 48.5 / 31.0 | 63 |
+//! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 11.8 | 63 |
+//! | a clean binding, one `launch` call a launch | 48.5 / 25.3 | 63 |
 //! | the same, beside an allocation carrying a failure | 47.5 / 34.0 | 63 |
-//! | a skipped launch of a chain (1 read, 1 write) | 562 / 453 | 662 |
-//! | a kernel failing again on the same buffer | 283 / 212 | 545 |
-//! | a launch of a training step with an early failure | 1,047 / 850 | 860 |
-//! | the same, its kernel names registered | 955 / 762 | 860 |
-//! | a launch of a real PyTorch step (ResNet, warm: about two allocations and two frees a launch) | 1,059 / 978 | 744 |
+//! | a skipped launch of a chain (1 read, 1 write) | 564 / 435 | 662 |
+//! | a kernel failing again on the same buffer | 284 / 203 | 545 |
+//! | a launch of a training step with an early failure | 1,050 / 850 | 860 |
+//! | the same, its kernel names registered | 959 / 762 | 860 |
+//! | a launch of a real PyTorch step (ResNet, warm: about two allocations and two frees a launch) | 1,063 / 982 | 744 |
 //!
 //! The training step is where the crate does more than the seed's design:
 //! every skip keeps a record of its cause for as long as its bytes live, so

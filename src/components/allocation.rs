@@ -383,6 +383,11 @@ impl Allocations {
     /// moving the whole row out cost more than the rest of a clean free.
     /// Always in line, for the same reason: as a call the warm ResNet
     /// step counted 1,048.4 instructions a launch, in line 1,006.2.
+    ///
+    /// The only way, with [`free_memory`](Self::free_memory), that a key
+    /// dies: the world's stamp must hear of every free that returns
+    /// `true`, or rows made before it would still be taken as fresh
+    /// ([`Resolved`](crate::components::binding::Resolved)).
     #[inline(always)]
     pub(crate) fn free(
         &mut self,
