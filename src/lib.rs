@@ -61,9 +61,11 @@
 //! range again, so that a row kept from another world is bad input past an
 //! allocation's end, alone or in a batch — and skips the stream fold, the
 //! slot compare, the range compares of a clean batch and the copy. A row
-//! made since the world last freed anything is *fresh*: its key is known
-//! live from the row alone, with no look-up, so a scheduler with a static
-//! memory plan (allocate, launch, free at the end) pays one compare a row.
+//! made since the world last freed anything is *fresh*: where a launch
+//! only has to be checked as input (a clean batch, a quiet world's clean
+//! launch, a batch's first pass), its key is known live from the row
+//! alone, with no look-up, so a scheduler with a static memory plan
+//! (allocate, launch, free at the end) pays two compares a row there.
 //!
 //! Kernel names go the same way. A skip records its kernel, interned so
 //! that it costs no heap memory: by default the world compares the name with
@@ -216,14 +218,14 @@
 //!
 //! | workload | instructions | baseline |
 //! | --- | ---: | ---: |
-//! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 11.8 | 63 |
-//! | a clean binding, one `launch` call a launch | 48.5 / 25.3 | 63 |
+//! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 12.8 | 63 |
+//! | a clean binding, one `launch` call a launch | 48.5 / 26.8 | 63 |
 //! | the same, beside an allocation carrying a failure | 47.5 / 34.0 | 63 |
 //! | a skipped launch of a chain (1 read, 1 write) | 564 / 435 | 662 |
 //! | a kernel failing again on the same buffer | 284 / 203 | 545 |
-//! | a launch of a training step with an early failure | 1,050 / 850 | 860 |
+//! | a launch of a training step with an early failure | 1,051 / 851 | 860 |
 //! | the same, its kernel names registered | 959 / 762 | 860 |
-//! | a launch of a real PyTorch step (ResNet, warm: about two allocations and two frees a launch) | 1,063 / 982 | 744 |
+//! | a launch of a real PyTorch step (ResNet, warm: about two allocations and two frees a launch) | 1,062 / 979 | 744 |
 //!
 //! The training step is where the crate does more than the seed's design:
 //! every skip keeps a record of its cause for as long as its bytes live, so

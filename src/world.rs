@@ -1797,6 +1797,40 @@ mod tests {
         assert_eq!(world.stats().unresolved_bindings, 1);
     }
 
+    /// A row the world no longer vouches for after a redraw of its stamp
+    /// is still good input to a quiet world's check, its range compared
+    /// in line; a row of another world whose range runs past this world's
+    /// allocation of the same key is not.
+    #[test]
+    fn a_quiet_world_takes_its_rows_from_before_a_redraw_and_not_another_worlds_overlong_row() {
+        use crate::components::binding::FREES_PER_STAMP;
+        use crate::systems::all_live;
+        let mut world = World::default();
+        world.alloc(0, 1, 64).unwrap();
+        world.alloc(0, 2, 64).unwrap();
+        let row = world
+            .resolve_binding(&Binding::whole(0, 1, Access::Read))
+            .unwrap()
+            .expect("live");
+        world.stamp.set_frees(FREES_PER_STAMP - 1);
+        world.free(2).unwrap();
+        assert!(!world.stamp.vouches_for(&row) && !world.stamp.fresh(&row));
+        assert!(all_live(&[row], &world.allocs, &world.stamp));
+        let mut other = World::default();
+        other.alloc(0, 1, 128).unwrap();
+        let long = other
+            .resolve_binding(&Binding::whole(0, 1, Access::Read))
+            .unwrap()
+            .expect("live");
+        assert_eq!(long.alloc(), row.alloc(), "the same key in both worlds");
+        assert!(!all_live(&[long], &world.allocs, &world.stamp));
+        assert!(all_live(
+            &[long.narrow(0, 64).expect("inside")],
+            &world.allocs,
+            &world.stamp
+        ));
+    }
+
     #[test]
     fn a_world_redraws_its_stamp_as_it_frees_so_its_older_rows_are_checked_again() {
         use crate::components::binding::FREES_PER_STAMP;

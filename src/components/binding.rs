@@ -134,8 +134,10 @@ impl Binding {
 /// counted, or rejected in strict mode as [`Error::UnknownKey`]); what it
 /// skips is the stream fold, the slot compare and the memory-id look-up.
 /// A row made since the world last freed an allocation is *fresh*: no key
-/// has died since it was made, so its own is live, and the world knows it
-/// from the row alone, with no look-up. A scheduler with a static memory
+/// has died since it was made, so its own is live, and where a launch
+/// only has to be checked as input (a clean batch, a quiet world's clean
+/// launch, a batch's first pass) the world knows it from the row alone,
+/// with no look-up; a launch that reads claims still finds them by key. A scheduler with a static memory
 /// plan — everything allocated before the launches and freed after, as an
 /// inference engine or a CUDA-graph replay runs — binds only fresh rows;
 /// one that frees as it goes pays the look-up for the rows it made before

@@ -335,19 +335,28 @@ pub(crate) fn all_good(
     })
 }
 
-/// Whether every row is the world's own (`stamp` vouches for it) and its
-/// key live: all that a world where nothing is claimed asks of rows it
-/// made itself (their ranges were checked when they were made; see
-/// [`Resolved`]). Any other row — stale, or kept from another world —
-/// fails here and goes to [`check_rows`], which checks its range.
+/// Whether every row is good input, all that a world where nothing is
+/// claimed asks: fresh ([`Stamp::fresh`]: nothing freed since this world
+/// made it), or its key live and its range inside — known for a row this
+/// world made (`stamp` vouches for it: its range was checked when it was
+/// made; see [`Resolved`]), compared for any other. A stale row, or one
+/// past its allocation's end, fails here and goes to [`check_rows`], which
+/// counts it or names the error.
 ///
-/// Cost: per row one compare of stamp and epoch where the row is fresh
-/// (nothing freed since it was made: [`Stamp::fresh`]), else also one
-/// slot-map version compare.
+/// Cost: per row one compare of stamp and epoch where the row is fresh;
+/// else also one slot-map version compare, and for a row this world did
+/// not make (another world's, or its own from before a redraw of its
+/// stamp) two range compares — in line, so that a redraw every
+/// [`FREES_PER_STAMP`](crate::components::binding::FREES_PER_STAMP)
+/// frees costs the rows a scheduler keeps two compares each, not the
+/// general path.
 #[inline]
 pub(crate) fn all_live(rows: &[Resolved], allocs: &Allocations, stamp: &Stamp) -> bool {
     rows.iter().all(|row| {
-        stamp.fresh(row) || (stamp.vouches_for(row) && allocs.footprint(row.alloc).is_some())
+        stamp.fresh(row)
+            || allocs.footprint(row.alloc).is_some_and(|f| {
+                stamp.vouches_for(row) || (row.start <= row.end && row.end <= f.size)
+            })
     })
 }
 
