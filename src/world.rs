@@ -120,8 +120,12 @@ enum Ask {
     /// claims: good rows ([`all_good`]), bindings of the common shape
     /// ([`all_common`]).
     Good,
-    /// In a quiet world, where the launch changes no claim, rows the world
-    /// made itself (its stamp) need only live keys ([`all_live`]).
+    /// In a quiet world, where the launch changes no claim, good input:
+    /// fresh rows with no look-up, rows the world made itself (its stamp)
+    /// by their live keys, any other by key and range, all in one tight
+    /// loop ([`all_live`]: apart from [`all_good`], which a
+    /// measurement-only merge of the two made 6–9 instructions a binding
+    /// dearer for rows that are not fresh).
     Live,
     /// Good input of which nothing but a dead binding names a claimed
     /// allocation: a launch that does not fail then reads clean bytes and

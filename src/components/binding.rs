@@ -137,11 +137,11 @@ impl Binding {
 /// has died since it was made, so its own is live, and where a launch
 /// only has to be checked as input (a clean batch, a quiet world's clean
 /// launch, a batch's first pass) the world knows it from the row alone,
-/// with no look-up; a launch that reads claims still finds them by key. A scheduler with a static memory
-/// plan — everything allocated before the launches and freed after, as an
-/// inference engine or a CUDA-graph replay runs — binds only fresh rows;
-/// one that frees as it goes pays the look-up for the rows it made before
-/// its last free.
+/// with no look-up; a launch that reads claims still finds them by key.
+/// A scheduler with a static memory plan — everything allocated before
+/// the launches and freed after, as an inference engine or a CUDA-graph
+/// replay runs — binds only fresh rows; one that frees as it goes pays
+/// the look-up for the rows it made before its last free.
 ///
 /// Only a world makes rows (the fields are private, read through the
 /// methods), it checks the range when it makes one, and it stamps the row
