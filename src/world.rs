@@ -1747,12 +1747,31 @@ fn failure_id(g: &FailureGraph, key: FailureKey) -> FailureId {
 mod tests {
     use super::*;
 
+    /// The row `world` makes for a read of the whole of memory `memory` on
+    /// stream 0, which must be live.
+    fn whole_row(world: &World, memory: u64) -> Resolved {
+        world
+            .resolve_binding(&Binding::whole(0, memory, Access::Read))
+            .unwrap()
+            .expect("live")
+    }
+
+    /// The verdict of a `copy` launch binding `row` alone.
+    fn copy(world: &mut World, row: Resolved) -> Verdict {
+        let launch = Launch {
+            kernel: "copy",
+            stream: 0.into(),
+            bindings: &[row][..],
+            outcome: Outcome::Ok,
+        };
+        world.launch(&launch).unwrap().verdict
+    }
+
     #[test]
     fn a_world_stamps_the_rows_it_resolves_as_its_own_and_no_other_world_takes_them() {
         let mut world = World::default();
         world.alloc(0, 1, 64).unwrap();
-        let whole = Binding::whole(0, 1, Access::Read);
-        let row = world.resolve_binding(&whole).unwrap().expect("live");
+        let row = whole_row(&world, 1);
         assert!(world.stamp.vouches_for(&row));
         assert!(world.stamp.vouches_for(&row.with_access(Access::Write)));
         assert!(world.stamp.vouches_for(&row.narrow(8, 16).expect("inside")));
@@ -1771,12 +1790,8 @@ mod tests {
         world.alloc(0, 1, 64).unwrap();
         world.alloc(0, 2, 64).unwrap();
         world.alloc(0, 3, 64).unwrap();
-        let whole = Binding::whole(0, 1, Access::Read);
-        let row = world.resolve_binding(&whole).unwrap().expect("live");
-        let doomed = world
-            .resolve_binding(&Binding::whole(0, 3, Access::Read))
-            .unwrap()
-            .expect("live");
+        let row = whole_row(&world, 1);
+        let doomed = whole_row(&world, 3);
         assert!(world.stamp.fresh(&row) && world.stamp.fresh(&doomed));
         assert!(world.stamp.fresh(&row.with_access(Access::Write)));
         assert!(world.stamp.fresh(&row.narrow(8, 16).expect("inside")));
@@ -1784,20 +1799,14 @@ mod tests {
         world.free(2).unwrap();
         assert!(!world.stamp.fresh(&row), "a free since it was made");
         assert!(world.stamp.vouches_for(&row), "still this world's row");
-        let again = world.resolve_binding(&whole).unwrap().expect("live");
+        let again = whole_row(&world, 1);
         assert!(world.stamp.fresh(&again));
         assert_eq!(again, row, "the same bytes, the same way, the same world");
         // A row whose own allocation went is stale: not fresh, and counted
         // as unresolved once its key is looked up.
         world.free(3).unwrap();
         assert!(!world.stamp.fresh(&doomed) && !world.stamp.fresh(&again));
-        let launch = Launch {
-            kernel: "copy",
-            stream: 0.into(),
-            bindings: &[doomed][..],
-            outcome: Outcome::Ok,
-        };
-        assert_eq!(world.launch(&launch).unwrap().verdict, Verdict::Ran);
+        assert_eq!(copy(&mut world, doomed), Verdict::Ran);
         assert_eq!(world.stats().unresolved_bindings, 1);
     }
 
@@ -1812,20 +1821,14 @@ mod tests {
         let mut world = World::default();
         world.alloc(0, 1, 64).unwrap();
         world.alloc(0, 2, 64).unwrap();
-        let row = world
-            .resolve_binding(&Binding::whole(0, 1, Access::Read))
-            .unwrap()
-            .expect("live");
+        let row = whole_row(&world, 1);
         world.stamp.set_frees(FREES_PER_STAMP - 1);
         world.free(2).unwrap();
         assert!(!world.stamp.vouches_for(&row) && !world.stamp.fresh(&row));
         assert!(all_live(&[row], &world.allocs, &world.stamp));
         let mut other = World::default();
         other.alloc(0, 1, 128).unwrap();
-        let long = other
-            .resolve_binding(&Binding::whole(0, 1, Access::Read))
-            .unwrap()
-            .expect("live");
+        let long = whole_row(&other, 1);
         assert_eq!(long.alloc(), row.alloc(), "the same key in both worlds");
         assert!(!all_live(&[long], &world.allocs, &world.stamp));
         assert!(all_live(
@@ -1841,24 +1844,17 @@ mod tests {
         let mut world = World::default();
         world.alloc(0, 1, 64).unwrap();
         world.alloc(0, 2, 64).unwrap();
-        let whole = Binding::whole(0, 1, Access::Read);
-        let row = world.resolve_binding(&whole).unwrap().expect("live");
+        let row = whole_row(&world, 1);
         world.stamp.set_frees(FREES_PER_STAMP - 1);
         assert!(world.stamp.vouches_for(&row));
-        let last = world.resolve_binding(&whole).unwrap().expect("live");
+        let last = whole_row(&world, 1);
         assert!(world.stamp.fresh(&last), "made at the stamp's last epoch");
         world.free(2).unwrap();
         assert!(!world.stamp.vouches_for(&row), "the limit's free redraws");
         assert!(!world.stamp.vouches_for(&last) && !world.stamp.fresh(&last));
         // Checked again, the row is still good input for its allocation.
-        let launch = Launch {
-            kernel: "copy",
-            stream: 0.into(),
-            bindings: &[row][..],
-            outcome: Outcome::Ok,
-        };
-        assert_eq!(world.launch(&launch).unwrap().verdict, Verdict::Ran);
-        let again = world.resolve_binding(&whole).unwrap().expect("live");
+        assert_eq!(copy(&mut world, row), Verdict::Ran);
+        let again = whole_row(&world, 1);
         assert!(world.stamp.vouches_for(&again));
     }
 
