@@ -208,7 +208,8 @@ pub struct World {
     /// Reused for every call's resolved rows: a launch allocates nothing
     /// once it has grown to the widest launch seen.
     rows: Vec<Resolved>,
-    /// Per launch of a batch, where its rows end and its stream's slot.
+    /// Per launch of a batch that is not plain, where its rows end and its
+    /// stream's slot.
     ends: Vec<(usize, u64)>,
     launches: u64,
     unresolved: u64,
@@ -705,19 +706,36 @@ impl World {
         // batch is found before anything changes. Launches make and free no
         // allocation, so the rows stay right while the launches settle.
         let mut rows = core::mem::take(&mut self.rows);
+        let seen = &mut Seen::default();
+        if self.resolve_plain(launches, &mut rows) {
+            // Every binding has its row, so a launch's rows are the next
+            // as many as its bindings; every stream is a regular id.
+            let max_streams = self.streams.max_streams();
+            let mut start = 0;
+            results.extend(launches.iter().map(|launch| {
+                let count = B::as_bindings(launch.bindings).map_or(0, <[Binding]>::len);
+                let end = start + count;
+                let mine = rows.get(start..end).unwrap_or_default();
+                start = end;
+                let slot = match launch.stream {
+                    StreamRef::Id(id) => fold(id, max_streams),
+                    StreamRef::Special(_) => 0,
+                };
+                self.settle_launch(launch.kernel, slot, mine, launch.outcome, seen)
+            }));
+            self.rows = rows;
+            return Ok(());
+        }
         let mut ends = core::mem::take(&mut self.ends);
-        if !self.resolve_plain(launches, &mut rows, &mut ends) {
-            match self.resolve_batch(launches, &mut rows, &mut ends) {
-                Ok(unresolved) => self.unresolved = self.unresolved.saturating_add(unresolved),
-                Err(error) => {
-                    self.rows = rows;
-                    self.ends = ends;
-                    return Err(error);
-                }
+        match self.resolve_batch(launches, &mut rows, &mut ends) {
+            Ok(unresolved) => self.unresolved = self.unresolved.saturating_add(unresolved),
+            Err(error) => {
+                self.rows = rows;
+                self.ends = ends;
+                return Err(error);
             }
         }
         let mut start = 0;
-        let seen = &mut Seen::default();
         results.extend(launches.iter().zip(&ends).map(|(launch, &(end, slot))| {
             let mine = rows.get(start..end).unwrap_or_default();
             start = end;
@@ -730,21 +748,18 @@ impl World {
 
     /// The first pass of [`launch_batch`](Self::launch_batch) over plain
     /// bindings — every launch on a regular stream, every binding of the
-    /// common shape — into `rows` and `ends` (cleared first), in one tight
-    /// loop with nothing to count; `false` at the first launch that is not
-    /// plain, for the general pass to take the batch.
-    fn resolve_plain<B: Bind>(
-        &self,
-        launches: &[Launch<'_, B>],
-        rows: &mut Vec<Resolved>,
-        ends: &mut Vec<(usize, u64)>,
-    ) -> bool {
+    /// common shape — into `rows` (cleared first): one row a binding, dead
+    /// ones included (see [`resolve_common`]), in launch order, with
+    /// nothing to count; `false` at the first launch that is not plain, for
+    /// the general pass to take the batch. Until the thirty-fifth session
+    /// it left dead bindings out and kept each launch's row end and slot
+    /// beside the rows, as the general pass does: W4 with bindings counted
+    /// 284.0 instructions a launch then, 271.0 since, and W2 564.4 a skip,
+    /// 552.4 since (`scripts/instruction-counts`).
+    fn resolve_plain<B: Bind>(&self, launches: &[Launch<'_, B>], rows: &mut Vec<Resolved>) -> bool {
         rows.clear();
-        ends.clear();
-        ends.reserve(launches.len());
-        let max_streams = self.streams.max_streams();
         for launch in launches {
-            let (StreamRef::Id(id), Some(bindings)) =
+            let (StreamRef::Id(_), Some(bindings)) =
                 (launch.stream, B::as_bindings(launch.bindings))
             else {
                 return false;
@@ -752,7 +767,6 @@ impl World {
             if !resolve_common(bindings, &self.streams, &self.allocs, rows) {
                 return false;
             }
-            ends.push((rows.len(), fold(id, max_streams)));
         }
         true
     }

@@ -189,6 +189,11 @@ pub(crate) fn all_common(
 /// that the rare shapes, the errors and the counting are left to
 /// [`resolve_owner`]. One look-up a binding and no bookkeeping: the loop
 /// a batch of plain launches needs.
+///
+/// A dead binding gets its row too, with its access: every system passes
+/// over a dead row, as over a caller's pre-resolved one, and a row for
+/// every binding lets the caller find a launch's rows from its bindings'
+/// count alone, without keeping where each launch's rows end.
 #[inline(always)]
 pub(crate) fn resolve_common(
     bindings: &[Binding],
@@ -201,9 +206,7 @@ pub(crate) fn resolve_common(
         let Some((key, footprint)) = common(binding, allocs, max_streams) else {
             return false;
         };
-        if let Some(row) = row_of(binding, key, footprint.size) {
-            rows.push(row);
-        }
+        rows.push(row_with_dead(binding, key, footprint.size));
     }
     true
 }
@@ -213,17 +216,21 @@ pub(crate) fn resolve_common(
 /// none. `None` for a dead binding, which no later system looks at.
 #[inline(always)]
 fn row_of(binding: &Binding, key: AllocKey, size: u64) -> Option<Resolved> {
-    (binding.access != Access::Dead).then(|| {
-        let (start, end) = binding.range.unwrap_or((0, size));
-        Resolved {
-            alloc: key,
-            start,
-            end,
-            access: binding.access,
-            made_by: Stamp::NONE,
-            epoch: 0,
-        }
-    })
+    (binding.access != Access::Dead).then(|| row_with_dead(binding, key, size))
+}
+
+/// [`row_of`], a dead binding's row included.
+#[inline(always)]
+fn row_with_dead(binding: &Binding, key: AllocKey, size: u64) -> Resolved {
+    let (start, end) = binding.range.unwrap_or((0, size));
+    Resolved {
+        alloc: key,
+        start,
+        end,
+        access: binding.access,
+        made_by: Stamp::NONE,
+        epoch: 0,
+    }
 }
 
 /// The slots a common binding's stream id may name: every regular one, or
