@@ -6,14 +6,23 @@
 # Every workload of benches/instructions.rs, in the order the counts print.
 INSTRUCTION_WORKLOADS=(w1 w1-single w1-single-claimed w2 w3 w3-searched w3-carve w3-carve-mid w3-fail w4 w5 w5-registered w5-gpt2 w5-gpt2-registered w5-gpt2-warm w5-resnet w5-resnet-warm w5-gpt2-new-ids w5-resnet-new-ids w5-two-streams)
 
-# Builds the instructions bench if needed and prints its executable's path.
+# Builds the instructions bench if needed and prints its executable's path;
+# if it does not build, shows cargo's errors and fails, so that the callers
+# stop instead of counting nothing.
 instructions_binary() {
-  cargo bench --bench instructions --no-run --message-format=json 2>/dev/null |
+  local path
+  path=$(cargo bench --bench instructions --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json,sys
 for l in sys.stdin:
     m=json.loads(l)
     if m.get("reason")=="compiler-artifact" and m["target"]["name"]=="instructions" and m.get("executable"):
-        print(m["executable"])'
+        print(m["executable"])')
+  if [ -z "$path" ]; then
+    echo "the instructions bench does not build:" >&2
+    cargo bench --bench instructions --no-run >&2 || true
+    return 1
+  fi
+  echo "$path"
 }
 
 # How many iterations of workload $1 to count.
