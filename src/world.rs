@@ -12,7 +12,7 @@ use crate::components::binding::{Access, Bind, Binding, MemoryRef, Resolved, Sta
 use crate::components::claim::{ClaimSet, Origin};
 use crate::components::failure::{ErrorInfo, FailureId, FailureKey};
 use crate::components::record::{RecordKey, address};
-use crate::components::stream::{StreamKey, StreamRef, Streams, fold};
+use crate::components::stream::{StreamKey, StreamRef, Streams};
 use crate::error::Error;
 use crate::graph::FailureGraph;
 mod answers;
@@ -709,8 +709,8 @@ impl World {
         let seen = &mut Seen::default();
         if self.resolve_plain(launches, &mut rows) {
             // Every binding has its row, so a launch's rows are the next
-            // as many as its bindings; every stream is a regular id.
-            let max_streams = self.streams.max_streams();
+            // as many as its bindings; every stream is a regular id, which
+            // folds without a look-up.
             let mut unsettled = rows.as_slice();
             results.extend(launches.iter().map(|launch| {
                 let count = B::as_bindings(launch.bindings).map_or(0, <[Binding]>::len);
@@ -718,10 +718,7 @@ impl World {
                     .split_at_checked(count)
                     .unwrap_or((unsettled, &[]));
                 unsettled = rest;
-                let slot = match launch.stream {
-                    StreamRef::Id(id) => fold(id, max_streams),
-                    StreamRef::Special(_) => 0,
-                };
+                let slot = self.streams.slot_of(launch.stream).unwrap_or_default();
                 self.settle_launch(launch.kernel, slot, mine, launch.outcome, seen)
             }));
             self.rows = rows;
@@ -762,9 +759,9 @@ impl World {
     /// `launch_batch`'s registers with the settling and kept the rows'
     /// length, its allocation and the world's stores on the stack, reloading
     /// them for every binding. Out of line, W4 with bindings counts 262.0,
-    /// W2 533.4 (265.0 and 536.4 since the settling splits a launch's rows
+    /// W2 533.4 (266.0 and 536.4 since the settling splits a launch's rows
     /// off with a checked split rather than an unchecked sum, the same in
-    /// time).
+    /// time, and asks the streams for the slot).
     #[inline(never)]
     fn resolve_plain<B: Bind>(&self, launches: &[Launch<'_, B>], rows: &mut Vec<Resolved>) -> bool {
         rows.clear();
