@@ -12,7 +12,7 @@ use crate::components::binding::{Access, Bind, Binding, MemoryRef, Resolved, Sta
 use crate::components::claim::{ClaimSet, Origin};
 use crate::components::failure::{ErrorInfo, FailureId, FailureKey};
 use crate::components::record::{RecordKey, address};
-use crate::components::stream::{StreamKey, StreamRef, Streams, fold};
+use crate::components::stream::{StreamKey, StreamRef, Streams};
 use crate::error::Error;
 use crate::graph::FailureGraph;
 mod answers;
@@ -208,9 +208,6 @@ pub struct World {
     /// Reused for every call's resolved rows: a launch allocates nothing
     /// once it has grown to the widest launch seen.
     rows: Vec<Resolved>,
-    /// Per launch of a batch that is not plain, where its rows end and its
-    /// stream's slot.
-    ends: Vec<(usize, u64)>,
     launches: u64,
     unresolved: u64,
     windows: HashMap<u64, Window>,
@@ -233,7 +230,7 @@ pub struct World {
 }
 
 /// Everything the world holds, without the scratch buffers a call reuses
-/// (`rows`, `ends`) or the stamp its rows carry (a clone draws its own):
+/// (`rows`) or the stamp its rows carry (a clone draws its own):
 /// two worlds in one state print the same, and a call that returns `Err`
 /// leaves the print as it was. Maps keyed by id print in id order, so a
 /// graph taken out and put back by a replay prints where it was.
@@ -308,7 +305,6 @@ impl World {
             allocs: Allocations::default(),
             graph: FailureGraph::default(),
             rows: Vec::with_capacity(ROWS_RESERVED),
-            ends: Vec::new(),
             launches: 0,
             unresolved: 0,
             windows: HashMap::default(),
@@ -706,49 +702,29 @@ impl World {
         // batch is found before anything changes. Launches make and free no
         // allocation, so the rows stay right while the launches settle.
         let mut rows = core::mem::take(&mut self.rows);
-        let seen = &mut Seen::default();
-        if self.resolve_plain(launches, &mut rows) {
-            // Every binding has its row, so a launch's rows are the next
-            // as many as its bindings; every stream is a regular id, which
-            // folds without a look-up.
-            let max_streams = self.streams.max_streams();
-            let mut unsettled = rows.as_slice();
-            results.extend(launches.iter().map(|launch| {
-                let count = B::as_bindings(launch.bindings).map_or(0, <[Binding]>::len);
-                let (mine, rest) = unsettled
-                    .split_at_checked(count)
-                    .unwrap_or((unsettled, &[]));
-                unsettled = rest;
-                // Folded in line: asking `slot_of` for it cost W4 with
-                // bindings 4–5 % in time. A special stream, which the
-                // first pass does not let through, would still get its
-                // own slot.
-                let slot = match launch.stream {
-                    StreamRef::Id(id) => fold(id, max_streams),
-                    special => self.streams.slot_of(special).unwrap_or_default(),
-                };
-                self.settle_launch(launch.kernel, slot, mine, launch.outcome, seen)
-            }));
-            self.rows = rows;
-            return Ok(());
-        }
-        let mut ends = core::mem::take(&mut self.ends);
-        match self.resolve_batch(launches, &mut rows, &mut ends) {
-            Ok(unresolved) => self.unresolved = self.unresolved.saturating_add(unresolved),
-            Err(error) => {
-                self.rows = rows;
-                self.ends = ends;
-                return Err(error);
+        if !self.resolve_plain(launches, &mut rows) {
+            match self.resolve_batch(launches, &mut rows) {
+                Ok(unresolved) => self.unresolved = self.unresolved.saturating_add(unresolved),
+                Err(error) => {
+                    self.rows = rows;
+                    return Err(error);
+                }
             }
         }
-        let mut start = 0;
-        results.extend(launches.iter().zip(&ends).map(|(launch, &(end, slot))| {
-            let mine = rows.get(start..end).unwrap_or_default();
-            start = end;
+        // Either pass leaves a row for every binding, so a launch's rows are
+        // the next as many as its bindings.
+        let seen = &mut Seen::default();
+        let mut unsettled = rows.as_slice();
+        results.extend(launches.iter().map(|launch| {
+            let count = B::as_bindings(launch.bindings).map_or(0, <[Binding]>::len);
+            let (mine, rest) = unsettled
+                .split_at_checked(count)
+                .unwrap_or((unsettled, &[]));
+            unsettled = rest;
+            let slot = self.streams.checked_slot(launch.stream);
             self.settle_launch(launch.kernel, slot, mine, launch.outcome, seen)
         }));
         self.rows = rows;
-        self.ends = ends;
         Ok(())
     }
 
@@ -758,8 +734,8 @@ impl World {
     /// ones included (see [`resolve_common`]), in launch order, with
     /// nothing to count; `false` at the first launch that is not plain, for
     /// the general pass to take the batch. Until the thirty-fifth session
-    /// it left dead bindings out and kept each launch's row end and slot
-    /// beside the rows, as the general pass does: W4 with bindings counted
+    /// both passes left dead bindings out and kept each launch's row end
+    /// and slot beside the rows: W4 with bindings counted
     /// 284.0 instructions a launch then, 271.0 without the list, and W2
     /// 564.4 a skip, 552.4 without it (`scripts/instruction-counts`).
     ///
@@ -767,9 +743,9 @@ impl World {
     /// `launch_batch`'s registers with the settling and kept the rows'
     /// length, its allocation and the world's stores on the stack, reloading
     /// them for every binding. Out of line, W4 with bindings counts 262.0,
-    /// W2 533.4 (266.0 and 536.4 since the settling splits a launch's rows
+    /// W2 533.4 (265.0 and 535.4 since the settling splits a launch's rows
     /// off with a checked split rather than an unchecked sum, the same in
-    /// time, and a special stream's slot is asked of the streams).
+    /// time, and both passes leave a row a binding).
     #[inline(never)]
     fn resolve_plain<B: Bind>(&self, launches: &[Launch<'_, B>], rows: &mut Vec<Resolved>) -> bool {
         rows.clear();
@@ -787,20 +763,20 @@ impl World {
     }
 
     /// The first pass of [`launch_batch`](Self::launch_batch) over any
-    /// bindings: every launch's bindings resolved into `rows` and each
-    /// launch's row end and stream slot into `ends` (both cleared first);
+    /// bindings: every launch's bindings resolved into `rows` (cleared
+    /// first), each launch's rows made up to one a binding with dead rows
+    /// for its dead and unresolved bindings, as the plain pass leaves them;
     /// the count of unresolved bindings, or the first bad launch's error
     /// naming it.
     fn resolve_batch<B: Bind>(
         &self,
         launches: &[Launch<'_, B>],
         rows: &mut Vec<Resolved>,
-        ends: &mut Vec<(usize, u64)>,
     ) -> Result<u64, Error> {
         rows.clear();
-        ends.clear();
-        self.check_batch(launches, |launch, slot| {
+        self.check_batch(launches, |launch, _| {
             let bindings = B::as_bindings(launch.bindings).unwrap_or_default();
+            let start = rows.len();
             let r = resolve_owner(
                 bindings,
                 &self.streams,
@@ -808,7 +784,7 @@ impl World {
                 self.config.strict,
                 rows,
             )?;
-            ends.push((rows.len(), slot));
+            rows.resize_with(start.saturating_add(bindings.len()), Resolved::dead);
             Ok(r.unresolved)
         })
     }
@@ -831,7 +807,7 @@ impl World {
         let seen = &mut Seen::default();
         results.extend(launches.iter().map(|launch| {
             // Checked above; a regular id folds without a look-up.
-            let slot = self.streams.slot_of(launch.stream).unwrap_or_default();
+            let slot = self.streams.checked_slot(launch.stream);
             let rows = B::as_rows(launch.bindings).unwrap_or_default();
             self.settle_launch(launch.kernel, slot, rows, launch.outcome, seen)
         }));

@@ -191,6 +191,23 @@ impl PartialEq for Resolved {
 
 impl Eq for Resolved {}
 
+impl Resolved {
+    /// A dead row of the null key: what a batch's general first pass
+    /// stands in for a dead or unresolved binding with, so that a launch
+    /// has a row for every binding (`World::launch_batch`). Every system
+    /// passes over a dead row.
+    pub(crate) fn dead() -> Resolved {
+        Resolved {
+            alloc: AllocKey::default(),
+            start: 0,
+            end: 0,
+            access: Access::Dead,
+            made_by: Stamp::NONE,
+            epoch: 0,
+        }
+    }
+}
+
 /// Which world made a [`Resolved`] row, so that a world can tell its own
 /// rows — whose ranges it checked when it made them — from rows kept from
 /// another. Every world, and every clone of one, draws its own from one

@@ -129,6 +129,19 @@ impl Streams {
         }
     }
 
+    /// [`slot_of`](Self::slot_of) for a stream already checked by it, as a
+    /// batch checks every launch's before settling any: a regular id
+    /// folded in line, a special stream asked of `slot_of` (slot 0 if it
+    /// was not checked after all). Asking `slot_of` for every launch of a
+    /// batch cost W4 with bindings 4–5 % in time.
+    #[inline(always)]
+    pub(crate) fn checked_slot(&self, stream: StreamRef) -> u64 {
+        match stream {
+            StreamRef::Id(id) => fold(id, self.max_streams),
+            special => self.slot_of(special).unwrap_or_default(),
+        }
+    }
+
     /// A stream reference that folds onto `slot`.
     pub fn stream_of_slot(&self, slot: u64) -> StreamRef {
         match slot.checked_sub(self.max_streams) {
