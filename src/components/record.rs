@@ -98,9 +98,15 @@ pub struct Records {
     hasher: DefaultHashBuilder,
     /// Records whose reference count dropped to zero since the last prune.
     unreferenced: Vec<RecordKey>,
-    /// The kernel interned last: a chain of skips of one kernel compares one
-    /// name instead of hashing it.
-    last_kernel: Option<KernelKey>,
+    /// The kernel interned last (the null key before the first): a chain of
+    /// skips of one kernel compares one name instead of hashing it.
+    last_kernel: KernelKey,
+    /// References taken to `last_kernel` and not yet added to its count:
+    /// its name's references are its count plus these. While there are
+    /// some, the name is alive (a name goes only when its references do,
+    /// and [`release_kernel`](Self::release_kernel) adds these first), so a
+    /// skip of the same kernel as the last takes one more with no look-up.
+    unadded: u64,
     /// The registered names, by address (see
     /// [`register_kernel`](Self::register_kernel)).
     registered: HashTable<Registered>,
@@ -199,6 +205,18 @@ impl Records {
         }
     }
 
+    /// How many live records name `key`, plus one if it is registered: its
+    /// count and the references waiting to be added to it.
+    #[cfg(test)]
+    fn kernel_refs(&self, key: KernelKey) -> u64 {
+        let waiting = if key == self.last_kernel {
+            self.unadded
+        } else {
+            0
+        };
+        self.kernels.get(key).map_or(0, |k| k.refs + waiting)
+    }
+
     /// Registers `name` as a kernel the caller launches by that very
     /// string: a skip of it then finds its interned name by the string's
     /// address instead of reading and hashing the name. A scheduler whose
@@ -248,26 +266,56 @@ impl Records {
 
     /// Always in line, as [`make`](Self::make) is: out of line it is a
     /// call on every skip.
+    ///
+    /// The same kernel as the last, whose name is alive while references
+    /// to it wait in `unadded`, takes one more there: no look-up of the
+    /// name (W2 with rows: 20 instructions a skip with the look-up).
     #[inline(always)]
     fn intern(&mut self, name: &str, repeat: bool) -> KernelKey {
+        if repeat && self.unadded != 0 {
+            // One a live record: a slot map holds fewer than 2^32, so this
+            // cannot overflow.
+            self.unadded += 1;
+            return self.last_kernel;
+        }
         if !repeat
             && let Some(key) = self.find_registered(name)
             && let Some(k) = self.kernels.get_mut(key)
         {
             k.refs = k.refs.saturating_add(1);
-            self.last_kernel = Some(key);
+            self.make_last(key);
             return key;
         }
-        if let Some(key) = self.last_kernel
-            && let Some(k) = self.kernels.get_mut(key)
+        if let Some(k) = self.kernels.get_mut(self.last_kernel)
             && (repeat || &*k.name == name)
         {
-            k.refs = k.refs.saturating_add(1);
-            return key;
+            // A repeat starts the run of references the next repeats take
+            // without a look-up; another takes its reference here, so that
+            // one-launch calls, which never repeat, leave nothing unadded.
+            if repeat {
+                self.unadded = self.unadded.saturating_add(1);
+            } else {
+                k.refs = k.refs.saturating_add(1);
+            }
+            return self.last_kernel;
         }
         let key = self.intern_hashed(name);
-        self.last_kernel = Some(key);
+        self.make_last(key);
         key
+    }
+
+    /// `key`, whose count holds the reference just taken, becomes the last
+    /// kernel interned: the references waiting for the one before are added
+    /// to its count first.
+    #[inline]
+    fn make_last(&mut self, key: KernelKey) {
+        if self.unadded != 0 && key != self.last_kernel {
+            let unadded = core::mem::take(&mut self.unadded);
+            if let Some(k) = self.kernels.get_mut(self.last_kernel) {
+                k.refs = k.refs.saturating_add(unadded);
+            }
+        }
+        self.last_kernel = key;
     }
 
     #[inline(never)]
@@ -290,18 +338,33 @@ impl Records {
         key
     }
 
-    fn release_kernel(&mut self, key: KernelKey) {
+    /// `n` records that named `key` went: its count drops by `n`, and the
+    /// name goes with its last reference. In line, with the name's
+    /// removal out of line: a call for every record removed cost W5 with
+    /// rows about 10 instructions a launch.
+    #[inline(always)]
+    fn release_kernel(&mut self, key: KernelKey, n: u64) {
         let Some(k) = self.kernels.get_mut(key) else {
             return;
         };
-        k.refs = k.refs.saturating_sub(1);
+        if self.unadded != 0 && key == self.last_kernel {
+            k.refs = k.refs.saturating_add(core::mem::take(&mut self.unadded));
+        }
+        k.refs = k.refs.saturating_sub(n);
         if k.refs == 0 {
             let hash = k.hash;
-            if let Ok(entry) = self.kernel_index.find_entry(hash, |&x| x == key) {
-                entry.remove();
-            }
-            self.kernels.remove(key);
+            self.forget_kernel(key, hash);
         }
+    }
+
+    /// Removes the name behind `key`, whose hash is `hash`, which nothing
+    /// refers to any more.
+    #[inline(never)]
+    fn forget_kernel(&mut self, key: KernelKey, hash: u64) {
+        if let Ok(entry) = self.kernel_index.find_entry(hash, |&x| x == key) {
+            entry.remove();
+        }
+        self.kernels.remove(key);
     }
 
     /// One more claim, record or pin refers to `key`.
@@ -332,29 +395,65 @@ impl Records {
     /// Removes every queued record nothing refers to, and with each its
     /// cause when nothing else refers to that: a whole dead chain goes in
     /// one walk, without recursion and without queueing each link.
+    ///
+    /// A link's count is looked at where it drops to zero, so the walk
+    /// looks each record up twice (to let go of its cause's reference, and
+    /// to remove it) rather than three times; and the records of a chain
+    /// mostly name one kernel, so their names' references go in one
+    /// [`release_kernel`](Self::release_kernel) for each run of records of
+    /// one kernel, not one a record (W2 with rows: a record removed costs
+    /// 57 instructions with a look-up of its cause and of its kernel each).
     pub(crate) fn prune(&mut self) {
+        let mut released = Released::default();
         while let Some(key) = self.unreferenced.pop() {
+            if self.store.get(key).is_none_or(|r| r.refs != 0) {
+                continue;
+            }
             let mut next = Some(key);
             while let Some(key) = next {
-                next = self.remove_unreferenced(key);
+                next = self.remove_unreferenced(key, &mut released);
             }
+        }
+        if released.records != 0 {
+            self.release_kernel(released.kernel, released.records);
         }
     }
 
-    /// Removes `key` if nothing refers to it, letting go of its kernel name
-    /// and its cause; returns the cause if nothing refers to it any more.
+    /// Removes `key`, which nothing refers to, counting its kernel name's
+    /// reference in `released`, and lets go of its cause; returns the cause
+    /// if nothing refers to it any more.
     #[inline]
-    fn remove_unreferenced(&mut self, key: RecordKey) -> Option<RecordKey> {
-        if self.store.get(key)?.refs != 0 {
-            return None;
-        }
+    fn remove_unreferenced(
+        &mut self,
+        key: RecordKey,
+        released: &mut Released,
+    ) -> Option<RecordKey> {
         let record = self.store.remove(key)?;
-        self.release_kernel(record.kernel);
+        if released.kernel == record.kernel {
+            // One a record removed: a slot map holds fewer than 2^32, so
+            // this cannot overflow.
+            released.records += 1;
+        } else {
+            let kernel = core::mem::replace(&mut released.kernel, record.kernel);
+            let n = core::mem::replace(&mut released.records, 1);
+            if n != 0 {
+                self.release_kernel(kernel, n);
+            }
+        }
         let cause = record.cause?;
         let r = self.store.get_mut(cause)?;
         r.refs = r.refs.saturating_sub(1);
         (r.refs == 0).then_some(cause)
     }
+}
+
+/// The kernel name of the records [`Records::prune`] removed last, and how
+/// many of them in a row named it: references it has yet to let go of.
+/// Fresh, the kernel is the null key, which no record names.
+#[derive(Default)]
+struct Released {
+    kernel: KernelKey,
+    records: u64,
 }
 
 #[cfg(test)]
@@ -379,7 +478,7 @@ mod tests {
         assert_eq!(records.kernels.len(), 2);
         assert_eq!(records.kernel_index.len(), 2);
         assert_eq!(records.kernel_name(records.store[keys[2]].kernel), "gelu");
-        assert_eq!(records.kernels[records.store[keys[0]].kernel].refs, 3);
+        assert_eq!(records.kernel_refs(records.store[keys[0]].kernel), 3);
         // Nothing refers to the records: queued, they go at the next prune,
         // and their names with them.
         for &key in &keys {
@@ -422,7 +521,7 @@ mod tests {
             "a copy is found by hashing"
         );
         assert_eq!(records.kernel_name(kernel), "gelu");
-        assert_eq!(records.kernels[kernel].refs, 1 + 3);
+        assert_eq!(records.kernel_refs(kernel), 1 + 3);
         for &key in &keys {
             records.queue_if_unreferenced(key);
         }
@@ -430,7 +529,7 @@ mod tests {
         assert!(records.is_empty());
         // matmul went with its record; gelu stays, pinned once.
         assert_eq!((records.kernels.len(), records.kernel_index.len()), (1, 1));
-        assert_eq!(records.kernels[kernel].refs, 1);
+        assert_eq!(records.kernel_refs(kernel), 1);
         let again = records.make(4, (GELU, false), 1, Origin::Root, failure, 8);
         assert_eq!(
             records.store[again].kernel, kernel,
@@ -457,7 +556,7 @@ mod tests {
             .map(|r| r.kernel)
             .next()
             .expect("registered");
-        assert_eq!(records.kernels[kernel].refs, 1);
+        assert_eq!(records.kernel_refs(kernel), 1);
         assert!(records.registered.iter().all(|r| r.kernel == kernel));
     }
 }
