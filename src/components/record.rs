@@ -273,8 +273,8 @@ impl Records {
     #[inline(always)]
     fn intern(&mut self, name: &str, repeat: bool) -> KernelKey {
         if repeat && self.unadded != 0 {
-            // One a live record: a slot map holds fewer than 2^32, so this
-            // cannot overflow.
+            // One for each live record of the kernel, and a slot map holds
+            // fewer than 2^32 records: this cannot overflow.
             self.unadded += 1;
             return self.last_kernel;
         }
@@ -430,8 +430,8 @@ impl Records {
     ) -> Option<RecordKey> {
         let record = self.store.remove(key)?;
         if released.kernel == record.kernel {
-            // One a record removed: a slot map holds fewer than 2^32, so
-            // this cannot overflow.
+            // One for each record this prune removed, and a slot map holds
+            // fewer than 2^32 records: this cannot overflow.
             released.records += 1;
         } else {
             let kernel = core::mem::replace(&mut released.kernel, record.kernel);
