@@ -289,11 +289,12 @@ impl Records {
         if let Some(k) = self.kernels.get_mut(self.last_kernel)
             && (repeat || &*k.name == name)
         {
-            // A repeat starts the run of references the next repeats take
-            // without a look-up; another takes its reference here, so that
-            // one-launch calls, which never repeat, leave nothing unadded.
+            // A repeat (none is waiting, or the branch above took it) starts
+            // the run of references the next repeats take without a
+            // look-up; another takes its reference here, so that one-launch
+            // calls, which never repeat, leave nothing unadded.
             if repeat {
-                self.unadded = self.unadded.saturating_add(1);
+                self.unadded = 1;
             } else {
                 k.refs = k.refs.saturating_add(1);
             }
@@ -310,12 +311,23 @@ impl Records {
     #[inline]
     fn make_last(&mut self, key: KernelKey) {
         if self.unadded != 0 && key != self.last_kernel {
+            self.add_unadded();
+        }
+        self.last_kernel = key;
+    }
+
+    /// Adds the references waiting in `unadded` to the last kernel's
+    /// count: what [`make_last`](Self::make_last) does before another
+    /// kernel becomes the last, and [`release_kernel`](Self::release_kernel)
+    /// before the last kernel's count drops.
+    #[inline]
+    fn add_unadded(&mut self) {
+        if self.unadded != 0 {
             let unadded = core::mem::take(&mut self.unadded);
             if let Some(k) = self.kernels.get_mut(self.last_kernel) {
                 k.refs = k.refs.saturating_add(unadded);
             }
         }
-        self.last_kernel = key;
     }
 
     #[inline(never)]
@@ -344,12 +356,13 @@ impl Records {
     /// rows about 10 instructions a launch.
     #[inline(always)]
     fn release_kernel(&mut self, key: KernelKey, n: u64) {
+        // Nearly always none waits: that is asked first.
+        if self.unadded != 0 && key == self.last_kernel {
+            self.add_unadded();
+        }
         let Some(k) = self.kernels.get_mut(key) else {
             return;
         };
-        if self.unadded != 0 && key == self.last_kernel {
-            k.refs = k.refs.saturating_add(core::mem::take(&mut self.unadded));
-        }
         k.refs = k.refs.saturating_sub(n);
         if k.refs == 0 {
             let hash = k.hash;
