@@ -223,8 +223,8 @@
 //! | the same, beside an allocation carrying a failure | 47.5 / 34.0 | 63 |
 //! | a skipped launch of a chain (1 read, 1 write) | 512 / 416 | 662 |
 //! | a kernel failing again on the same buffer | 262 / 204 | 545 |
-//! | a launch of a training step with an early failure | 1,039 / 852 | 860 |
-//! | the same, its kernel names registered | 966 / 773 | 860 |
+//! | a launch of a training step with an early failure | 1,040 / 853 | 860 |
+//! | the same, its kernel names registered | 967 / 774 | 860 |
 //! | a launch of a real PyTorch step (ResNet, warm: about two allocations and two frees a launch) | 1,063 / 981 | 744 |
 //!
 //! The training step is where the crate does more than the seed's design:
