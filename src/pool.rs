@@ -719,6 +719,11 @@ mod tests {
                 graph.failures.parked(),
                 graph.failures.len()
             );
+            // O(live failures) a check, and this backend never prunes:
+            // every 250th round and the last.
+            if round % 250 == 0 || round == 4_999 {
+                assert_eq!(graph.failures.check_index(), Ok(()), "round {round}");
+            }
         }
         assert_eq!(graph.prune(), 10_000);
         assert!(graph.failures.is_empty());
@@ -761,6 +766,11 @@ mod tests {
                 "round {round}: {} keys parked",
                 graph.failures.parked()
             );
+            // O(live failures) a check: every 50th round, the holders'
+            // last and the first without them.
+            if round % 50 == 0 || round == 150 || round == 151 {
+                assert_eq!(graph.failures.check_index(), Ok(()), "round {round}");
+            }
         }
     }
 

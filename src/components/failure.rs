@@ -1,5 +1,6 @@
 //! Failures: what went wrong, how often, and who still carries it.
 
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -541,6 +542,60 @@ impl Failures {
     }
 }
 
+impl Failures {
+    /// The indexes' own agreements, for
+    /// [`World::check_invariants`](crate::World::check_invariants) and the
+    /// pool's tests: each live failure's stored identity is its error's
+    /// hash (its [`PARKED`] bit aside); it is in the identity index once
+    /// unless parked, and not at all if parked; the index holds nothing
+    /// else; and the id index maps exactly the live failures' ids to
+    /// them. An entry too many is memory a caller that never prunes would
+    /// lose for good; one too few, a failure its error no longer finds.
+    /// O(failures): for tests and fuzzing. Returns what is broken.
+    pub(crate) fn check_index(&self) -> Result<(), String> {
+        let mut indexed = 0usize;
+        for (key, f) in self.store.iter() {
+            let e = &f.error;
+            if f.hash() != self.identity_of(&e.kind, &e.kernel, &e.message) {
+                return Err(format!(
+                    "failure {}: its identity is not its error's hash",
+                    f.id
+                ));
+            }
+            let entries = self
+                .by_identity
+                .iter_hash(f.hash())
+                .filter(|&&k| k == key)
+                .count();
+            let expected = usize::from(!f.parked());
+            if entries != expected {
+                return Err(format!(
+                    "failure {}: {entries} identity index entries, {expected} expected",
+                    f.id
+                ));
+            }
+            indexed += expected;
+            if self.by_id.get(&f.id) != Some(&key) {
+                return Err(format!("failure {}: not found by its id", f.id));
+            }
+        }
+        if self.by_identity.len() != indexed {
+            return Err(format!(
+                "the identity index holds {} entries for {indexed} indexed failures",
+                self.by_identity.len()
+            ));
+        }
+        if self.by_id.len() != self.store.len() {
+            return Err(format!(
+                "the id index holds {} ids for {} failures",
+                self.by_id.len(),
+                self.store.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The bound on a list of failures to look at later (the prune queue, the
 /// parked failures): once `keys` is longer than twice the live failures and
 /// 64, only the keys of live failures that `keep` takes stay. Whether it
@@ -561,7 +616,7 @@ fn bound(
 mod tests {
     use super::{ErrorInfo, Failures};
     use alloc::format;
-    use alloc::string::ToString;
+    use alloc::string::{String, ToString};
     use alloc::vec::Vec;
 
     /// Many identities that share their kind and kernel and differ in
@@ -585,6 +640,53 @@ mod tests {
             assert_eq!(failures.find("compile", "gelu", message), None);
         }
         assert_eq!(failures.find("compile", "fill", "error 2000"), None);
+    }
+
+    /// The check of the indexes, held to its word: each break is named.
+    #[test]
+    fn the_index_check_names_a_stale_identity_an_entry_too_many_or_too_few_and_a_lost_id() {
+        let sound = || {
+            let mut failures = Failures::default();
+            let key = failures.find_or_mint("compile", "fill", "bad PTX");
+            failures.find_or_mint("launch", "gelu", "too many blocks");
+            (key, failures)
+        };
+        let (key, mut failures) = sound();
+        assert_eq!(failures.check_index(), Ok(()));
+        failures.store[key].identity ^= 2;
+        assert_eq!(
+            failures.check_index(),
+            Err(String::from(
+                "failure 1: its identity is not its error's hash"
+            ))
+        );
+        let (key, mut failures) = sound();
+        let hash = failures.store[key].hash();
+        let store = &failures.store;
+        failures
+            .by_identity
+            .insert_unique(hash, key, |&k| store[k].hash());
+        assert_eq!(
+            failures.check_index(),
+            Err(String::from(
+                "failure 1: 2 identity index entries, 1 expected"
+            ))
+        );
+        let (key, mut failures) = sound();
+        failures.store[key].identity |= super::PARKED;
+        assert_eq!(
+            failures.check_index(),
+            Err(String::from(
+                "failure 1: 1 identity index entries, 0 expected"
+            ))
+        );
+        let (key, mut failures) = sound();
+        let id = failures.store[key].id;
+        failures.by_id.remove(&id);
+        assert_eq!(
+            failures.check_index(),
+            Err(String::from("failure 1: not found by its id"))
+        );
     }
 
     #[test]

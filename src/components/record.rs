@@ -1,10 +1,12 @@
 //! Skip records: the provenance of taint that came from a skipped launch.
 
 use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::hash::BuildHasher;
 
-use hashbrown::{DefaultHashBuilder, HashTable};
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 use slotmap::{SlotMap, new_key_type};
 
 use crate::components::claim::Origin;
@@ -124,6 +126,15 @@ impl Records {
     #[cfg(test)]
     pub(crate) fn get_mut(&mut self, key: RecordKey) -> Option<&mut SkipRecord> {
         self.store.get_mut(key)
+    }
+
+    /// Counts one more reference to the kernel name `key` than there is:
+    /// only for the tests that break a world on purpose.
+    #[cfg(test)]
+    pub(crate) fn miscount_kernel(&mut self, key: KernelKey) {
+        if let Some(k) = self.kernels.get_mut(key) {
+            k.refs += 1;
+        }
     }
 
     /// Every live record, in no particular order.
@@ -460,6 +471,74 @@ impl Records {
     }
 }
 
+impl Records {
+    /// The kernel names' own agreements, for
+    /// [`World::check_invariants`](crate::World::check_invariants): every
+    /// live record and every registered address names a live kernel; each
+    /// kernel's references — its count, plus those waiting in `unadded`
+    /// when it is the last interned — are the live records that name it,
+    /// plus one if it is registered, and never none; and the index finds
+    /// each kernel by its name's hash, and nothing else. A count that
+    /// drifts either way is a name that goes while a record still shows
+    /// it, or one that never goes. O(records + kernels): for tests and
+    /// fuzzing. Returns what is broken.
+    pub(crate) fn check_kernels(&self) -> Result<(), String> {
+        let mut named: HashMap<KernelKey, u64> = HashMap::default();
+        for r in self.store.values() {
+            if !self.kernels.contains_key(r.kernel) {
+                return Err(format!(
+                    "record of launch {}: its kernel name is dead",
+                    r.launch
+                ));
+            }
+            *named.entry(r.kernel).or_default() += 1;
+        }
+        for r in &self.registered {
+            if !self.kernels.contains_key(r.kernel) {
+                return Err(String::from("a registered kernel name is dead"));
+            }
+        }
+        if self.unadded != 0 && !self.kernels.contains_key(self.last_kernel) {
+            return Err(format!(
+                "{} references wait for a dead kernel name",
+                self.unadded
+            ));
+        }
+        for (key, k) in &self.kernels {
+            let waiting = if key == self.last_kernel {
+                self.unadded
+            } else {
+                0
+            };
+            let counted = k.refs.saturating_add(waiting);
+            let pinned = self.registered.iter().any(|r| r.kernel == key);
+            let real = named.get(&key).copied().unwrap_or(0) + u64::from(pinned);
+            if counted != real {
+                return Err(format!(
+                    "kernel {:?}: {counted} references counted, {real} real",
+                    k.name
+                ));
+            }
+            if real == 0 {
+                return Err(format!("kernel {:?}: alive with nothing naming it", k.name));
+            }
+            if k.hash != self.hasher.hash_one(&*k.name)
+                || self.kernel_index.find(k.hash, |&x| x == key).is_none()
+            {
+                return Err(format!("kernel {:?}: not found by its hash", k.name));
+            }
+        }
+        if self.kernel_index.len() != self.kernels.len() {
+            return Err(format!(
+                "the kernel index holds {} entries for {} names",
+                self.kernel_index.len(),
+                self.kernels.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The kernel name of the records [`Records::prune`] removed last, and how
 /// many of them in a row named it: references it has yet to let go of.
 /// Fresh, the kernel is the null key, which no record names.
@@ -571,5 +650,75 @@ mod tests {
             .expect("registered");
         assert_eq!(records.kernel_refs(kernel), 1);
         assert!(records.registered.iter().all(|r| r.kernel == kernel));
+    }
+
+    /// A run of skips of one kernel string takes its references without a
+    /// look-up, and they wait beside the last kernel: when another kernel
+    /// follows, they must be added to the first one's count before the
+    /// second becomes the last, or the first name would go with a record
+    /// of its still alive (and the second never go).
+    #[test]
+    fn a_runs_waiting_references_go_to_its_own_kernel_when_another_follows() {
+        let mut records = Records::default();
+        let failure = FailureKey::default();
+        let (gelu, matmul) = (String::from("gelu"), String::from("matmul"));
+        let first = records.make(0, (&gelu, false), 1, Origin::Root, failure, 8);
+        let second = records.make(1, (&gelu, true), 1, Origin::Root, failure, 8);
+        let third = records.make(2, (&matmul, false), 1, Origin::Root, failure, 8);
+        let (g, m) = (records.store[first].kernel, records.store[third].kernel);
+        assert_eq!(records.store[second].kernel, g);
+        assert_eq!((records.kernel_refs(g), records.kernel_refs(m)), (2, 1));
+        assert_eq!(records.check_kernels(), Ok(()));
+        records.queue_if_unreferenced(first);
+        records.prune();
+        assert_eq!(
+            records.kernel_name(records.store[second].kernel),
+            "gelu",
+            "the run's other record still shows its name"
+        );
+        assert_eq!(records.check_kernels(), Ok(()));
+        for key in [second, third] {
+            records.queue_if_unreferenced(key);
+        }
+        records.prune();
+        assert_eq!((records.kernels.len(), records.kernel_index.len()), (0, 0));
+        assert_eq!(records.check_kernels(), Ok(()));
+    }
+
+    /// The check of the kernel names, held to its word: each break is
+    /// named.
+    #[test]
+    fn the_kernel_names_check_names_a_miscount_a_dead_name_and_a_lost_index_entry() {
+        let failure = FailureKey::default();
+        let sound = || {
+            let mut records = Records::default();
+            let key = records.make(0, ("gelu", false), 1, Origin::Root, failure, 8);
+            (records.store[key].kernel, records)
+        };
+        let (kernel, mut records) = sound();
+        assert_eq!(records.check_kernels(), Ok(()));
+        records.miscount_kernel(kernel);
+        assert_eq!(
+            records.check_kernels(),
+            Err(String::from(
+                "kernel \"gelu\": 2 references counted, 1 real"
+            ))
+        );
+        let (kernel, mut records) = sound();
+        let hash = records.kernels[kernel].hash;
+        records.forget_kernel(kernel, hash);
+        assert_eq!(
+            records.check_kernels(),
+            Err(String::from("record of launch 0: its kernel name is dead"))
+        );
+        let (kernel, mut records) = sound();
+        let hash = records.kernels[kernel].hash;
+        if let Ok(entry) = records.kernel_index.find_entry(hash, |&x| x == kernel) {
+            entry.remove();
+        }
+        assert_eq!(
+            records.check_kernels(),
+            Err(String::from("kernel \"gelu\": not found by its hash"))
+        );
     }
 }

@@ -16,7 +16,9 @@ impl World {
     /// claims, carrier and reference counts that match what refers to each
     /// entity, failures alive iff carried or pinned and never more of them
     /// than claims plus open pins, records alive iff referenced, chains no
-    /// longer than `chain_limit`; and the stores' own agreements (each
+    /// longer than `chain_limit`, kernel names alive iff a record names
+    /// them or they are registered; and the stores' own agreements (the
+    /// failures' identity and id indexes, the kernel names' index, each
     /// allocation's footprint, row and index entry; a freed allocation's
     /// row left with no claim and no heap memory). O(everything): for
     /// tests and fuzzing. Returns what is broken.
@@ -208,6 +210,8 @@ impl World {
                 ));
             }
         }
+        g.records.check_kernels()?;
+        g.failures.check_index()?;
         let open_pins: u64 = pins.values().sum();
         let live = g.failures.len() as u64;
         if live > all_claims + open_pins {
@@ -512,6 +516,19 @@ mod tests {
         let r1 = record(&w, 1);
         w.graph.records.add_ref(r1);
         names(&w, "record of launch 1: 3 refs counted, 2 real");
+    }
+
+    #[test]
+    fn a_kernel_name_with_a_wrong_reference_count_is_named() {
+        let mut w = chained();
+        let kernel = w.graph.records.get(record(&w, 1)).expect("live").kernel;
+        let name = String::from(w.graph.records.kernel_name(kernel));
+        w.graph.records.miscount_kernel(kernel);
+        // Launch 1's record is the one record of its kernel.
+        names(
+            &w,
+            &alloc::format!("kernel {name:?}: 2 references counted, 1 real"),
+        );
     }
 
     #[test]
