@@ -540,9 +540,7 @@ impl Failures {
         self.by_id.remove(&failure.id);
         Some(failure)
     }
-}
 
-impl Failures {
     /// The indexes' own agreements, for
     /// [`World::check_invariants`](crate::World::check_invariants) and the
     /// pool's tests: each live failure's stored identity is its error's

@@ -218,14 +218,15 @@ impl Records {
 
     /// How many live records name `key`, plus one if it is registered: its
     /// count and the references waiting to be added to it.
-    #[cfg(test)]
     fn kernel_refs(&self, key: KernelKey) -> u64 {
         let waiting = if key == self.last_kernel {
             self.unadded
         } else {
             0
         };
-        self.kernels.get(key).map_or(0, |k| k.refs + waiting)
+        self.kernels
+            .get(key)
+            .map_or(0, |k| k.refs.saturating_add(waiting))
     }
 
     /// Registers `name` as a kernel the caller launches by that very
@@ -469,9 +470,7 @@ impl Records {
         r.refs = r.refs.saturating_sub(1);
         (r.refs == 0).then_some(cause)
     }
-}
 
-impl Records {
     /// The kernel names' own agreements, for
     /// [`World::check_invariants`](crate::World::check_invariants): every
     /// live record and every registered address names a live kernel; each
@@ -505,12 +504,7 @@ impl Records {
             ));
         }
         for (key, k) in &self.kernels {
-            let waiting = if key == self.last_kernel {
-                self.unadded
-            } else {
-                0
-            };
-            let counted = k.refs.saturating_add(waiting);
+            let counted = self.kernel_refs(key);
             let pinned = self.registered.iter().any(|r| r.kernel == key);
             let real = named.get(&key).copied().unwrap_or(0) + u64::from(pinned);
             if counted != real {
