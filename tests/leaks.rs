@@ -271,3 +271,62 @@ fn a_million_random_operations_leave_nothing_behind_and_the_heap_returns() {
          {end} after clean-up; retained capacity {retained} bytes"
     );
 }
+
+/// A world holding an allocation whose claim set has `claims` claims, each
+/// one byte of its own failure (so none fuse), and a clone of it.
+fn world_with_claims(claims: u64, kinds: &[String]) -> (World, World) {
+    let mut w = World::default();
+    w.alloc(0, MEMORY_OF_MANY, 2 * claims).unwrap();
+    for (i, kind) in (0..claims).zip(kinds) {
+        let write = [Binding::range(
+            0,
+            MEMORY_OF_MANY,
+            2 * i,
+            2 * i + 1,
+            Access::Write,
+        )];
+        let failed = w
+            .launch(&Launch {
+                kernel: "fill",
+                stream: 0.into(),
+                bindings: &write,
+                outcome: Outcome::Failed {
+                    kind,
+                    message: "bad PTX",
+                },
+            })
+            .unwrap();
+        assert!(matches!(failed.verdict, taintworld::Verdict::Failed(_)));
+    }
+    assert_eq!(w.stats().claims, claims);
+    assert_eq!(w.stats().live_failures, claims);
+    w.check_invariants().unwrap();
+    let copy = w.clone();
+    (w, copy)
+}
+
+/// The memory id of `world_with_claims`' allocation.
+const MEMORY_OF_MANY: u64 = 7;
+
+#[test]
+fn a_world_dropped_while_a_claim_set_is_counted_or_in_its_tree_gives_all_its_heap_back() {
+    use taintworld::components::claim::{COUNTED_ABOVE, TREE_ABOVE};
+    // Past each form's threshold: counted, and counted in a tree.
+    let sizes = [COUNTED_ABOVE as u64 + 1, TREE_ABOVE as u64 + 1];
+    let kinds: Vec<String> = (0..=TREE_ABOVE).map(|i| format!("kind {i}")).collect();
+    for claims in sizes {
+        let before = live_heap();
+        let (w, copy) = world_with_claims(claims, &kinds);
+        assert!(live_heap() > before);
+        drop(w);
+        // The clone's claim set (its large part too) is its own.
+        copy.check_invariants().unwrap();
+        assert_eq!(copy.stats().claims, claims);
+        drop(copy);
+        assert_eq!(
+            live_heap(),
+            before,
+            "a world holding a set of {claims} claims kept heap after it was dropped"
+        );
+    }
+}

@@ -1114,3 +1114,126 @@ fn adjust_refs(origin: Origin, kept: u32, records: &mut Records) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::boxed::Box;
+    use core::mem::ManuallyDrop;
+
+    use slotmap::SlotMap;
+    use smallvec::SmallVec;
+
+    use super::{Claim, ClaimSet, Counts, DEAD, Large, LargePart, Origin};
+    use crate::components::failure::FailureKey;
+
+    /// A counted set in its vector: `dead` slots as given, then `live`
+    /// one-byte claims of one failure two bytes apart, counted.
+    fn counted(dead: &[Claim], live: usize) -> ClaimSet {
+        let failure = SlotMap::<FailureKey, ()>::with_key().insert(());
+        let live = (0..live as u64).map(|i| Claim {
+            start: 2 * i + 1,
+            end: 2 * i + 2,
+            failure,
+            origin: Origin::Root,
+        });
+        let claims: SmallVec<[Claim; 1]> = dead.iter().copied().chain(live).collect();
+        let mut counts = Counts::default();
+        counts.insert(failure, claims.len() - dead.len());
+        ClaimSet {
+            claims,
+            large: LargePart(ManuallyDrop::new(Some(Box::new(Large {
+                counts,
+                tree: None,
+                dead: dead.len(),
+            })))),
+        }
+    }
+
+    /// `set`'s form after `recount`: whether it counts its claims, whether
+    /// they are in a tree, and its dead slots.
+    fn form_after_recount(mut set: ClaimSet) -> (bool, bool, usize) {
+        set.recount();
+        (set.counts().is_some(), set.in_tree(), set.dead())
+    }
+
+    /// `live` claims in the vector, uncounted.
+    fn uncounted(live: usize) -> ClaimSet {
+        let mut set = counted(&[], live);
+        *set.large = None;
+        set
+    }
+
+    #[test]
+    fn a_set_is_counted_past_counted_above_claims_and_in_its_tree_past_tree_above() {
+        use super::{COUNTED_ABOVE, TREE_ABOVE};
+        assert_eq!(
+            form_after_recount(uncounted(COUNTED_ABOVE)),
+            (false, false, 0)
+        );
+        assert_eq!(
+            form_after_recount(uncounted(COUNTED_ABOVE + 1)),
+            (true, false, 0)
+        );
+        assert_eq!(
+            form_after_recount(counted(&[], TREE_ABOVE)),
+            (true, false, 0)
+        );
+        assert_eq!(
+            form_after_recount(counted(&[], TREE_ABOVE + 1)),
+            (true, true, 0)
+        );
+        // Dead slots are left behind on the way into the tree.
+        assert_eq!(
+            form_after_recount(counted(&[DEAD], TREE_ABOVE + 1)),
+            (true, true, 0)
+        );
+    }
+
+    #[test]
+    fn recount_keeps_dead_slots_up_to_the_live_claims_and_drops_them_past_that_or_uncounted() {
+        use super::UNCOUNTED_AT;
+        // Counted: as many dead slots as claims stay, one more go.
+        let n = UNCOUNTED_AT + 1;
+        let dead = alloc::vec![DEAD; n + 1];
+        assert_eq!(form_after_recount(counted(&dead[..n], n)), (true, false, n));
+        assert_eq!(form_after_recount(counted(&dead, n)), (true, false, 0));
+        // Uncounted at UNCOUNTED_AT, with no dead slot left in the vector.
+        let mut set = counted(&dead[..1], UNCOUNTED_AT);
+        set.recount();
+        assert!(set.counts().is_none());
+        assert_eq!(set.claims.len(), UNCOUNTED_AT);
+        assert!(set.claims.iter().all(|c| *c != DEAD));
+    }
+
+    #[test]
+    fn dead_slots_agree_when_each_is_dead_and_they_are_no_more_than_the_live_claims() {
+        assert!(counted(&[], 3).dead_slots_agree());
+        assert!(counted(&[DEAD, DEAD], 3).dead_slots_agree());
+        assert!(counted(&[DEAD, DEAD], 2).dead_slots_agree());
+        // More dead slots than live claims: a change leaves no more.
+        assert!(!counted(&[DEAD, DEAD, DEAD], 2).dead_slots_agree());
+        // A slot counted dead that holds something else.
+        let mut not_dead = DEAD;
+        not_dead.end = 1;
+        assert!(!counted(&[DEAD, not_dead], 3).dead_slots_agree());
+    }
+
+    #[test]
+    fn the_claims_iterator_knows_its_length_past_the_dead_slots_and_in_the_tree() {
+        let set = counted(&[DEAD, DEAD], 3);
+        let mut claims = set.iter();
+        assert_eq!((claims.len(), claims.size_hint()), (3, (3, Some(3))));
+        assert_eq!(claims.next().map(|c| c.start), Some(1));
+        assert_eq!((claims.len(), claims.size_hint()), (2, (2, Some(2))));
+        assert_eq!(set.len(), 3);
+
+        // The same claims in a tree.
+        let mut tree = counted(&[], 3);
+        let large = tree.large.as_deref_mut().expect("counted");
+        large.tree = Some(tree.claims.drain(..).map(|c| (c.start, c)).collect());
+        let mut claims = tree.iter();
+        assert_eq!((claims.len(), claims.size_hint()), (3, (3, Some(3))));
+        assert_eq!(claims.next().map(|c| c.start), Some(1));
+        assert_eq!((claims.len(), claims.size_hint()), (2, (2, Some(2))));
+    }
+}

@@ -246,7 +246,7 @@ mod tests {
 
     use super::World;
     use crate::components::allocation::AllocKey;
-    use crate::components::claim::{Claim, Origin};
+    use crate::components::claim::{COUNTED_ABOVE, Claim, Origin, TREE_ABOVE};
     use crate::components::failure::FailureKey;
     use crate::components::record::RecordKey;
     use crate::{Access, Binding, Launch, Outcome};
@@ -353,6 +353,37 @@ mod tests {
         }
     }
 
+    /// Memory 9 holds `n` one-byte claims two bytes apart, each of its own
+    /// failure, so that none fuse: a counted set past `COUNTED_ABOVE`, in
+    /// its tree past `TREE_ABOVE`. Sound: checked before it is handed out.
+    fn many_claims(n: u64) -> World {
+        let mut w = World::default();
+        w.alloc(0, 9, 2 * n).expect("a new memory id");
+        for i in 0..n {
+            let kind = alloc::format!("kind {i}");
+            let write = [Binding::range(0, 9, 2 * i, 2 * i + 1, Access::Write)];
+            let failed = Outcome::Failed {
+                kind: &kind,
+                message: "bad PTX",
+            };
+            w.launch(&Launch {
+                kernel: "fill",
+                stream: 0.into(),
+                bindings: &write,
+                outcome: failed,
+            })
+            .expect("a good launch");
+        }
+        assert_eq!(w.stats().claims, n);
+        assert_eq!(w.check_invariants(), Ok(()));
+        w
+    }
+
+    /// Any failure of the world.
+    fn some_failure(w: &World) -> FailureKey {
+        w.graph.failures.iter().next().expect("a failure").0
+    }
+
     #[test]
     fn an_empty_claim_is_named_with_its_range() {
         let mut w = chained();
@@ -413,6 +444,39 @@ mod tests {
 
     /// The footprint mirrors its row: one that says claimed over a clean
     /// row would send launches down the wrong path.
+    #[test]
+    fn claims_in_the_vector_beside_the_tree_are_named() {
+        let mut w = many_claims(TREE_ABOVE as u64 + 1);
+        let f = some_failure(&w);
+        // The set is in its tree, its vector empty: a claim put there
+        // would be missed by every read.
+        assert!(claims(&mut w, 9).is_empty());
+        claims(&mut w, 9).push(claim(1, 2, f, Origin::Root));
+        names(&w, "memory 9: claims in the vector beside the tree");
+    }
+
+    #[test]
+    fn a_dead_slot_holding_something_else_is_named() {
+        // Counted, and in its vector in every build.
+        let mut w = many_claims(COUNTED_ABOVE as u64 + 3);
+        // A host write over the second, third and fourth claims: the first,
+        // fewer than those after, moves up into the third's place and
+        // leaves three dead slots at the front.
+        let write = Binding::range(0, 9, 2, 8, Access::Write);
+        w.host_write(&write, Outcome::Ok).expect("a good write");
+        assert_eq!(w.check_invariants(), Ok(()));
+        assert_eq!(w.stats().claims, COUNTED_ABOVE as u64);
+        let vector = claims(&mut w, 9);
+        assert_eq!(vector.len(), COUNTED_ABOVE + 3, "three dead slots kept");
+        // A slot counted dead that holds a claim ending past 0: the binary
+        // search would no longer pass over it.
+        vector[0].end = 1;
+        names(
+            &w,
+            "memory 9: the claim set's dead slots are not as it counts them",
+        );
+    }
+
     #[test]
     fn a_footprint_that_disagrees_with_its_row_is_named() {
         let mut w = chained();
