@@ -361,3 +361,53 @@ fn a_clean_batch_of_rows_counts_stale_ones_and_numbers_every_launch() {
     assert_eq!(verdicts, vec![(0, ("ran", 0, 0)), (1, ("dry_run", 0, 0))]);
     assert_eq!(world.stats().unresolved_bindings, 1);
 }
+
+/// The systems are public, for schedulers that run them one by one: each
+/// answer they give besides the rows is part of that surface.
+#[test]
+fn the_systems_call_a_batch_claimed_only_when_a_row_not_left_dead_is_claimed() {
+    use taintworld::systems::{check_rows, resolve_each, resolve_owner};
+    let mut w = World::default();
+    w.alloc(0, 1, 64).unwrap(); // claimed below
+    w.alloc(0, 2, 64).unwrap(); // clean
+    let taint = [Binding::whole(0, 1, Access::Write)];
+    w.launch(&Launch {
+        kernel: "fill",
+        stream: 0.into(),
+        bindings: &taint[..],
+        outcome: FAIL,
+    })
+    .unwrap();
+    let stale = stale_row(&mut w);
+    let claimed = |access| Binding::whole(0, 1, access);
+    let clean = |access| Binding::whole(0, 2, access);
+    let batches: [(&[Binding], bool); 6] = [
+        (&[clean(Access::Read), clean(Access::Write)], false),
+        (&[claimed(Access::Dead)], false),
+        (&[clean(Access::Read), claimed(Access::Dead)], false),
+        (&[clean(Access::Read), claimed(Access::Read)], true),
+        (&[claimed(Access::Write)], true),
+        (&[claimed(Access::ReadWrite), clean(Access::Dead)], true),
+    ];
+    let (streams, allocs) = (w.streams(), w.allocations());
+    for (bindings, answer) in batches {
+        let rows: Vec<Resolved> = bindings.iter().map(|b| row(&w, *b)).collect();
+        let by_rows = check_rows(&rows, allocs, true).unwrap();
+        assert_eq!(by_rows.claimed, answer, "check_rows of {bindings:?}");
+        let mut made = Vec::new();
+        let by_bindings = resolve_owner(bindings, streams, allocs, true, &mut made).unwrap();
+        assert_eq!(by_bindings.claimed, answer, "resolve_owner of {bindings:?}");
+        let each = resolve_each(bindings, streams, allocs, true, |_| {}).unwrap();
+        assert_eq!(each.claimed, answer, "resolve_each of {bindings:?}");
+        assert_eq!((by_rows.unresolved, by_bindings.unresolved), (0, 0));
+        // A stale row first sends the check down its slower path, which
+        // counts it as unresolved and must give the same answer.
+        let with_stale: Vec<Resolved> = core::iter::once(stale).chain(rows).collect();
+        let slower = check_rows(&with_stale, allocs, false).unwrap();
+        assert_eq!(
+            (slower.claimed, slower.unresolved),
+            (answer, 1),
+            "{bindings:?}"
+        );
+    }
+}
