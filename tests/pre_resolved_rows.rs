@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{FAIL, claims, named, stale_row};
+use common::{FAIL, claims, go, named, stale_row};
 use taintworld::{Access, Binding, Config, Error, Launch, Outcome, Resolved, Verdict, World};
 
 fn launch<'a>(kernel: &'a str, rows: &'a [Resolved], outcome: Outcome<'a>) -> Launch<'a, Resolved> {
@@ -370,14 +370,7 @@ fn the_systems_call_a_batch_claimed_only_when_a_row_not_left_dead_is_claimed() {
     let mut w = World::default();
     w.alloc(0, 1, 64).unwrap(); // claimed below
     w.alloc(0, 2, 64).unwrap(); // clean
-    let taint = [Binding::whole(0, 1, Access::Write)];
-    w.launch(&Launch {
-        kernel: "fill",
-        stream: 0.into(),
-        bindings: &taint[..],
-        outcome: FAIL,
-    })
-    .unwrap();
+    go(&mut w, "fill", &[Binding::whole(0, 1, Access::Write)], FAIL);
     let stale = stale_row(&mut w);
     let claimed = |access| Binding::whole(0, 1, access);
     let clean = |access| Binding::whole(0, 2, access);

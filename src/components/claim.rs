@@ -1130,15 +1130,15 @@ mod tests {
     /// one-byte claims of one failure two bytes apart, counted.
     fn counted(dead: &[Claim], live: usize) -> ClaimSet {
         let failure = SlotMap::<FailureKey, ()>::with_key().insert(());
-        let live = (0..live as u64).map(|i| Claim {
-            start: 2 * i + 1,
-            end: 2 * i + 2,
-            failure,
-            origin: Origin::Root,
-        });
-        let claims: SmallVec<[Claim; 1]> = dead.iter().copied().chain(live).collect();
-        let mut counts = Counts::default();
-        counts.insert(failure, claims.len() - dead.len());
+        let claims: SmallVec<[Claim; 1]> = (dead.iter().copied())
+            .chain((0..live as u64).map(|i| Claim {
+                start: 2 * i + 1,
+                end: 2 * i + 2,
+                failure,
+                origin: Origin::Root,
+            }))
+            .collect();
+        let counts = Counts::from_iter([(failure, live)]);
         ClaimSet {
             claims,
             large: LargePart(ManuallyDrop::new(Some(Box::new(Large {

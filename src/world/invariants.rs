@@ -442,8 +442,6 @@ mod tests {
         assert_eq!(w.check_invariants(), Ok(()));
     }
 
-    /// The footprint mirrors its row: one that says claimed over a clean
-    /// row would send launches down the wrong path.
     #[test]
     fn claims_in_the_vector_beside_the_tree_are_named() {
         let mut w = many_claims(TREE_ABOVE as u64 + 1);
@@ -477,6 +475,8 @@ mod tests {
         );
     }
 
+    /// The footprint mirrors its row: one that says claimed over a clean
+    /// row would send launches down the wrong path.
     #[test]
     fn a_footprint_that_disagrees_with_its_row_is_named() {
         let mut w = chained();
