@@ -1883,4 +1883,23 @@ mod tests {
         assert!(seen_again(&mut seen.failure, all(message)));
         assert!(!seen_again(&mut seen.failure, all(&message[..6])));
     }
+
+    /// The words are compared each on its own: a change of address and a
+    /// change of length that are the same bits, or the same change of
+    /// address in two strings, must not cancel out (as they would if the
+    /// differences were folded with `^` instead of `|`).
+    #[test]
+    fn differences_in_two_words_do_not_cancel_out() {
+        let text = String::from("abcdefghij");
+        // An even address, so that it and the next differ in the lowest bit
+        // only, as the lengths 2 and 3 do.
+        let e = text.as_ptr() as usize % 2;
+        let mut seen = Seen::default();
+        assert!(!seen_again(&mut seen.kernel, [&text[e..e + 2]]));
+        assert!(!seen_again(&mut seen.kernel, [&text[e + 1..e + 4]]));
+        // The kind and the message each one byte on, the kernel the same.
+        let strings = |at: usize| [&text[at..at + 2], "gelu", &text[at + 4..at + 6]];
+        assert!(!seen_again(&mut seen.failure, strings(e)));
+        assert!(!seen_again(&mut seen.failure, strings(e + 1)));
+    }
 }
