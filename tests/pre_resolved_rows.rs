@@ -44,6 +44,35 @@ fn a_row_is_the_key_and_the_concrete_range_its_binding_resolves_to() {
 }
 
 #[test]
+fn rows_are_equal_when_one_world_made_them_for_the_same_bytes_the_same_way() {
+    let mut world = World::default();
+    world.alloc(0, 1, 4096).unwrap();
+    world.alloc(0, 2, 4096).unwrap();
+    world.alloc(0, 3, 64).unwrap();
+    let first = row(&world, Binding::range(0, 1, 0, 256, Access::Read));
+    // Made again after a free elsewhere (a later epoch): still the same row.
+    world.free(3).unwrap();
+    assert_eq!(
+        row(&world, Binding::range(0, 1, 0, 256, Access::Read)),
+        first
+    );
+    for other in [
+        Binding::range(0, 2, 0, 256, Access::Read),
+        Binding::range(0, 1, 8, 256, Access::Read),
+        Binding::range(0, 1, 0, 255, Access::Read),
+        Binding::range(0, 1, 0, 256, Access::Write),
+    ] {
+        assert_ne!(row(&world, other), first, "{other:?}");
+    }
+    // The same binding resolved by a clone: another world's row.
+    let clone = world.clone();
+    assert_ne!(
+        row(&clone, Binding::range(0, 1, 0, 256, Access::Read)),
+        first
+    );
+}
+
+#[test]
 fn resolving_a_binding_that_does_not_resolve_answers_none_and_counts_nothing() {
     let mut world = World::default();
     world.alloc(0, 7, 64).unwrap();
