@@ -200,3 +200,21 @@ pub fn fold(id: u64, max_streams: u64) -> u64 {
         id % max_streams
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A footprint keeps a slot's low 32 bits, so a world is wide exactly
+    /// when some slot (regular or special) is 2^32 or more.
+    #[test]
+    fn a_store_is_wide_exactly_when_its_slots_pass_two_to_the_thirty_second() {
+        let wide = |max, special| Streams::new(max, special).unwrap().wide();
+        assert!(!wide(1, 0));
+        assert!(!wide(1 << 32, 0), "the last slot is 2^32 - 1");
+        assert!(!wide((1 << 32) - 3, 3));
+        assert!(wide((1 << 32) + 1, 0));
+        assert!(wide(1 << 32, 1), "the special slot is 2^32");
+        assert!(wide(u64::MAX, 0));
+    }
+}
