@@ -12,6 +12,18 @@ fn taintworld(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// A running `taintworld`, killed and waited for when the test lets go of
+/// it, by a failed assertion too, so that no run outlives its test.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        // It may have ended already; either way it is gone after this.
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/logs")
 }
@@ -1254,28 +1266,31 @@ fn gen_writes_its_log_under_a_partial_name_and_renames_it_only_when_whole() {
     assert!(path.exists() && !partial.exists());
 
     // Killed part way, a run leaves its bytes under the partial name only.
+    // A million launches (about a gigabyte, tens of seconds) outlast the
+    // wait by far, yet bound what a run the test loses hold of can write:
+    // a test the harness kills runs no drop, and an endless one filled a
+    // disk under mutation testing.
     let path = scratch("killed.jsonl");
     let partial = scratch("killed.jsonl.partial");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
-        .args([
-            "gen",
-            "--launches",
-            "1000000000",
-            "-o",
-            path.to_str().unwrap(),
-        ])
-        .spawn()
-        .expect("the binary runs");
+    let child = Killed(
+        Command::new(env!("CARGO_BIN_EXE_taintworld"))
+            .args(["gen", "--launches", "1000000", "-o", path.to_str().unwrap()])
+            .spawn()
+            .expect("the binary runs"),
+    );
     let started = Instant::now();
     while std::fs::metadata(&partial).map_or(true, |m| m.len() == 0) {
+        assert!(
+            !path.exists(),
+            "the log is written under the name asked for"
+        );
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "no partial log after a minute"
         );
         std::thread::sleep(Duration::from_millis(10));
     }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    drop(child);
     assert!(!path.exists(), "a cut log lies under the name asked for");
     assert!(partial.exists());
     std::fs::remove_file(&partial).unwrap();

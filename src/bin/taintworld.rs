@@ -934,6 +934,35 @@ mod tests {
         assert_eq!(known_size(&File::open("/dev/null").expect("opens")), None);
     }
 
+    /// `gen` writes under a partial name only where a plain file or
+    /// nothing is; anything else, including a path it cannot look at,
+    /// is written in place, so that an error names the path given.
+    #[test]
+    fn a_log_goes_under_a_partial_name_only_where_a_plain_file_or_nothing_is() {
+        let base = std::env::temp_dir().join(format!("taintworld-partial-{}", std::process::id()));
+        let file = base.with_extension("jsonl");
+        std::fs::write(&file, "").expect("temp file");
+        let missing = base.with_extension("missing");
+        let through_a_file = file.join("log.jsonl");
+        let answers = (
+            partial_path(&file),
+            partial_path(&missing),
+            partial_path(&through_a_file),
+            partial_path(&std::env::temp_dir()),
+        );
+        std::fs::remove_file(&file).ok();
+        let mut expected = file.clone().into_os_string();
+        expected.push(".partial");
+        assert_eq!(answers.0, Some(PathBuf::from(expected)));
+        let mut expected = missing.into_os_string();
+        expected.push(".partial");
+        assert_eq!(answers.1, Some(PathBuf::from(expected)));
+        assert_eq!(answers.2, None, "a path through a file is written in place");
+        assert_eq!(answers.3, None, "a directory is written in place");
+        #[cfg(unix)]
+        assert_eq!(partial_path(Path::new("/dev/null")), None);
+    }
+
     /// Off a terminal there is no bar, and the file is read as it is.
     #[test]
     fn off_a_terminal_there_is_no_bar_to_draw() {
