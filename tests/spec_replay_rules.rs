@@ -26,7 +26,7 @@ use common::{FAIL, claims, go, reads, writes};
 use serde_json::{Value, json};
 use taintworld::log::{
     CaptureResult as LogCapture, LogReader, ReadResult as LogRead, ReplayError, ReplayOptions,
-    SUMMARY_FAILURES, SUMMARY_REJECTED, Untallied, replay,
+    SUMMARY_FAILURES, SUMMARY_READS, SUMMARY_REJECTED, Untallied, replay,
 };
 use taintworld::{
     Access, Binding, CaptureResult, ErrorInfo, Outcome, ReadResult, TaintReport, Verdict, World,
@@ -691,6 +691,72 @@ fn without_the_lists_a_replay_keeps_a_bounded_summary_and_counts_the_rest() {
         let listed = if keep_lists { bad } else { SUMMARY_REJECTED };
         assert_eq!(r.rejected.len(), listed, "keep_lists {keep_lists}");
     }
+}
+
+/// Without the lists, a replay keeps the first `SUMMARY_READS` tainted
+/// reads and the first `SUMMARY_READS` unresolved ones, whichever path
+/// answers them: the full read, or the cheaper question it asks once the
+/// tainted reads it keeps are all there. With the lists, it keeps every
+/// read. Either way it counts them all.
+#[test]
+fn without_the_lists_a_replay_keeps_the_first_few_tainted_and_unresolved_reads_on_either_path() {
+    let each = SUMMARY_READS + 2;
+    let tainted_reads = || (0..each).map(|_| read(0, 1));
+    let unresolved_reads = || (0..each as u64).map(|memory| read(0, 100 + memory));
+    for tainted_first in [false, true] {
+        let mut log = vec![
+            alloc(0, 1, 16),
+            launch("fill", 0, &[bind(0, 1, "write")], FAILED),
+        ];
+        if tainted_first {
+            log.extend(tainted_reads().chain(unresolved_reads()));
+        } else {
+            log.extend(unresolved_reads().chain(tainted_reads()));
+        }
+        let log = log.join("\n");
+        for keep_lists in [false, true] {
+            let options = ReplayOptions {
+                keep_lists,
+                ..ReplayOptions::default()
+            };
+            let replayed = replay(LogReader::new(log.as_bytes()), options, |_| {}).expect("valid");
+            let case = format!("tainted first {tainted_first}, keep_lists {keep_lists}");
+            assert_eq!(replayed.tainted_read_count(), each as u64, "{case}");
+            assert_eq!(replayed.unresolved_read_count(), each as u64, "{case}");
+            let kept = if keep_lists { each } else { SUMMARY_READS };
+            assert_eq!(replayed.tainted_reads().count(), kept, "{case}");
+            let unresolved: Vec<u64> = replayed.unresolved_reads().map(|r| r.memory).collect();
+            assert_eq!(
+                unresolved,
+                (100..100 + kept as u64).collect::<Vec<_>>(),
+                "{case}"
+            );
+        }
+    }
+}
+
+/// An allocation freed while it carries one failure in two ranges is one
+/// allocation freed against that failure's tally, with both ranges' bytes.
+#[test]
+fn an_allocation_freed_with_two_ranges_of_one_failure_counts_once_with_the_bytes_of_both() {
+    let write_at = |start: u64, end: u64| {
+        format!(r#"{{"stream":0,"memory":1,"range":[{start},{end}],"access":"write"}}"#)
+    };
+    let log = [
+        alloc(0, 1, 64),
+        launch("fill", 0, &[write_at(0, 8), write_at(32, 40)], FAILED),
+        r#"{"op":"free","memory":1}"#.to_string(),
+    ]
+    .join("\n");
+    let replayed = replay(
+        LogReader::new(log.as_bytes()),
+        ReplayOptions::default(),
+        |_| {},
+    )
+    .expect("valid");
+    let tally = &replayed.tallies()[&1];
+    assert_eq!((tally.freed, tally.freed_bytes), (1, 16));
+    assert_eq!(replayed.untallied(), Untallied::default());
 }
 
 #[test]
