@@ -1137,9 +1137,9 @@ mod tests {
     }
 
     /// A second free names the first one's line while it is among the
-    /// last allocations and frees remembered, and goes back to the plain
-    /// error once it has fallen out, never naming a line that is no
-    /// longer the id's story.
+    /// last allocations and frees remembered, even once its allocation has
+    /// fallen out, and goes back to the plain error once the free has too,
+    /// never naming a line that is no longer the id's story.
     #[test]
     fn a_second_free_names_the_first_while_it_is_remembered() {
         let mut lines = vec![alloc(1), free(1)];
@@ -1154,9 +1154,17 @@ mod tests {
             last_error(&lines),
             "memory 1 is not a live allocation (freed at line 2)"
         );
-        // Two more events push it out.
+        // One more event forgets the allocation, which is older, but not
+        // the free: the id's newest entry.
         lines.pop();
-        lines.extend([alloc(99), free(99), free(1)]);
+        lines.extend([alloc(99), free(1)]);
+        assert_eq!(
+            last_error(&lines),
+            "memory 1 is not a live allocation (freed at line 2)"
+        );
+        // A second pushes the free out too.
+        lines.pop();
+        lines.extend([free(99), free(1)]);
         assert_eq!(last_error(&lines), "memory 1 is not a live allocation");
     }
 
