@@ -286,6 +286,13 @@ impl ClaimSet {
         &mut self.claims
     }
 
+    /// The count of claims per failure, to change by hand past every
+    /// rule: only for the tests that break a world on purpose.
+    #[cfg(test)]
+    pub(crate) fn raw_counts_mut(&mut self) -> Option<&mut Counts> {
+        self.large.as_deref_mut().map(|large| &mut large.counts)
+    }
+
     /// Whether the set keeps any heap memory: its vector spilled, or a
     /// large part. What the world's invariant check asks of a freed row.
     pub(crate) fn holds_heap(&self) -> bool {

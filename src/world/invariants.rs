@@ -453,6 +453,56 @@ mod tests {
         names(&w, "memory 9: claims in the vector beside the tree");
     }
 
+    /// The set's count per failure is held to its claims: one claim
+    /// given another failure's label leaves the count behind.
+    #[test]
+    fn a_count_per_failure_that_is_not_the_claims_is_named() {
+        let mut w = many_claims(COUNTED_ABOVE as u64 + 1);
+        let vector = claims(&mut w, 9);
+        vector[0].failure = vector[1].failure;
+        names(
+            &w,
+            "memory 9: the claim set's count per failure is not its claims'",
+        );
+    }
+
+    /// A set of `COUNTED_ABOVE` claims is sound without a count; one more
+    /// claim and it must have one.
+    #[test]
+    fn a_set_past_counted_above_without_a_count_is_named() {
+        let n = COUNTED_ABOVE as u64;
+        let mut w = many_claims(n);
+        let key = key(&w, 9);
+        assert!(w.allocs.get(key).expect("live").claims.counts().is_none());
+        // The last claim is [2n - 2, 2n - 1), of another failure.
+        let vector = claims(&mut w, 9);
+        let first = vector[0].failure;
+        vector.push(claim(2 * n - 1, 2 * n, first, Origin::Root));
+        names(
+            &w,
+            &alloc::format!("memory 9: {} claims and no count per failure", n + 1),
+        );
+    }
+
+    /// A set of `TREE_ABOVE` claims is sound in its vector; one more claim,
+    /// counted as the rules want, and it must be in its tree.
+    #[test]
+    fn a_set_past_tree_above_left_in_its_vector_is_named() {
+        let n = TREE_ABOVE as u64;
+        let mut w = many_claims(n);
+        let vector = claims(&mut w, 9);
+        let first = vector[0].failure;
+        vector.push(claim(2 * n - 1, 2 * n, first, Origin::Root));
+        let key = key(&w, 9);
+        let row = w.allocs.row_mut(key).expect("live");
+        let counts = row.claims.raw_counts_mut().expect("a counted set");
+        *counts.get_mut(&first).expect("a counted failure") += 1;
+        names(
+            &w,
+            &alloc::format!("memory 9: {} claims not in a tree", n + 1),
+        );
+    }
+
     #[test]
     fn a_dead_slot_holding_something_else_is_named() {
         // Counted, and in its vector in every build.
