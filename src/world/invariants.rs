@@ -380,6 +380,17 @@ mod tests {
     }
 
     /// Any failure of the world.
+    /// Puts one more claim on memory 9 of [`many_claims`]`(n)`, by hand:
+    /// `[2n - 1, 2n)`, of its first claim's failure, so that it touches
+    /// only the last claim (`[2n - 2, 2n - 1)`, of another failure).
+    /// Returns that failure.
+    fn claim_past_the_last(w: &mut World, n: u64) -> FailureKey {
+        let vector = claims(w, 9);
+        let first = vector[0].failure;
+        vector.push(claim(2 * n - 1, 2 * n, first, Origin::Root));
+        first
+    }
+
     fn some_failure(w: &World) -> FailureKey {
         w.graph.failures.iter().next().expect("a failure").0
     }
@@ -474,10 +485,7 @@ mod tests {
         let mut w = many_claims(n);
         let key = key(&w, 9);
         assert!(w.allocs.get(key).expect("live").claims.counts().is_none());
-        // The last claim is [2n - 2, 2n - 1), of another failure.
-        let vector = claims(&mut w, 9);
-        let first = vector[0].failure;
-        vector.push(claim(2 * n - 1, 2 * n, first, Origin::Root));
+        claim_past_the_last(&mut w, n);
         names(
             &w,
             &alloc::format!("memory 9: {} claims and no count per failure", n + 1),
@@ -490,9 +498,7 @@ mod tests {
     fn a_set_past_tree_above_left_in_its_vector_is_named() {
         let n = TREE_ABOVE as u64;
         let mut w = many_claims(n);
-        let vector = claims(&mut w, 9);
-        let first = vector[0].failure;
-        vector.push(claim(2 * n - 1, 2 * n, first, Origin::Root));
+        let first = claim_past_the_last(&mut w, n);
         let key = key(&w, 9);
         let row = w.allocs.row_mut(key).expect("live");
         let counts = row.claims.raw_counts_mut().expect("a counted set");
