@@ -28,15 +28,33 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/logs")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("taintworld-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
+/// A scratch folder that one test owns, removed with all in it when the
+/// test ends, by a failed assertion too, so that runs leave nothing behind
+/// in the temp folder. Files a test needs side by side (a log and the
+/// `.partial` file `gen` writes beside it) are names in the one folder.
+/// A test that runs `gen` in the background declares its folder before the
+/// `Killed` guard, so the run is gone before its folder is.
+struct Scratch(tempfile::TempDir);
+
+impl Scratch {
+    fn new() -> Self {
+        Scratch(
+            tempfile::Builder::new()
+                .prefix("taintworld-cli-")
+                .tempdir()
+                .expect("a scratch folder"),
+        )
+    }
+
+    /// Where a file called `name` goes in this folder.
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
 }
 
 /// A log of `lines` in the scratch folder.
-fn log_of(name: &str, lines: &[&str]) -> PathBuf {
-    let log = scratch(name);
+fn log_of(dir: &Scratch, name: &str, lines: &[&str]) -> PathBuf {
+    let log = dir.path(name);
     std::fs::write(&log, lines.join("\n")).expect("writing the log");
     log
 }
@@ -115,7 +133,8 @@ fn the_summary_names_the_root_error_and_every_hop_of_the_chain() {
 
 #[test]
 fn a_bad_line_stops_the_replay_with_its_number_and_exit_status_2() {
-    let log = scratch("bad.jsonl");
+    let dir = Scratch::new();
+    let log = dir.path("bad.jsonl");
     std::fs::write(
         &log,
         "{\"op\":\"alloc\",\"stream\":0,\"memory\":1,\"size\":8}\n\n# note\n{\"op\":\"free\",\"memory\":2}\n{\"op\":\"sync\"}\n",
@@ -131,7 +150,8 @@ fn a_bad_line_stops_the_replay_with_its_number_and_exit_status_2() {
 
 #[test]
 fn keep_going_lists_the_bad_line_and_applies_every_other_one() {
-    let log = scratch("keep_going.jsonl");
+    let dir = Scratch::new();
+    let log = dir.path("keep_going.jsonl");
     std::fs::write(
         &log,
         "{\"op\":\"alloc\",\"stream\":0,\"memory\":1,\"size\":8}\n{\"op\":\"frobnicate\"}\n{\"op\":\"launch\",\"kernel\":\"k\",\"stream\":0,\"bindings\":[{\"stream\":0,\"memory\":1,\"access\":\"write\"}],\"outcome\":{\"failed\":{\"kind\":\"compile\",\"message\":\"m\"}}}\n{\"op\":\"sync\"}\n",
@@ -223,7 +243,8 @@ fn a_reader_that_stops_early_is_no_error() {
 
 #[test]
 fn fault_injection_on_a_chain_skips_exactly_the_downstream_launches() {
-    let log = scratch("chain.jsonl");
+    let dir = Scratch::new();
+    let log = dir.path("chain.jsonl");
     let out = taintworld(&[
         "gen",
         "--seed",
@@ -279,8 +300,9 @@ fn an_injected_failure_past_the_last_launch_does_nothing() {
 
 #[test]
 fn generated_logs_of_every_shape_replay_with_no_rejected_line_even_when_strict() {
+    let dir = Scratch::new();
     for shape in ["chain", "fanout", "random", "training-step"] {
-        let log = scratch(&format!("{shape}.jsonl.gz"));
+        let log = dir.path(&format!("{shape}.jsonl.gz"));
         let out = taintworld(&[
             "gen",
             "--seed",
@@ -356,20 +378,21 @@ fn gen_is_deterministic_for_a_seed_and_differs_across_seeds() {
 /// The skip-chain example with `header` as its first event (one failure,
 /// then three launches each reading the last one's output, then a read of
 /// the end of the chain), written to a scratch file called `name`.
-fn three_skip_chain(name: &str, header: &str) -> PathBuf {
+fn three_skip_chain(dir: &Scratch, name: &str, header: &str) -> PathBuf {
     let example = std::fs::read_to_string(examples().join("skip_chain_three_kernels.jsonl"))
         .expect("the example log");
     let log = example.replace(
         r#"{"op":"header","format":"taintworld-log","version":1}"#,
         header,
     );
-    let path = scratch(name);
+    let path = dir.path(name);
     std::fs::write(&path, log).expect("a scratch log");
     path
 }
 
 #[test]
 fn a_chain_limit_over_u32_max_is_accepted_and_keeps_every_chain_whole() {
+    let dir = Scratch::new();
     let read_chain = |r: &serde_json::Value| {
         let read = &r["reads"][0];
         assert_eq!(read["result"], "tainted");
@@ -379,6 +402,7 @@ fn a_chain_limit_over_u32_max_is_accepted_and_keeps_every_chain_whole() {
         )
     };
     let huge = three_skip_chain(
+        &dir,
         "huge_chain_limit.jsonl",
         r#"{"op":"header","format":"taintworld-log","version":1,"chain_limit":5000000000}"#,
     );
@@ -391,6 +415,7 @@ fn a_chain_limit_over_u32_max_is_accepted_and_keeps_every_chain_whole() {
     // and the read's chain is that one record; the command line wins, and
     // nothing is cut.
     let short = three_skip_chain(
+        &dir,
         "short_chain_limit.jsonl",
         r#"{"op":"header","format":"taintworld-log","version":1,"chain_limit":2}"#,
     );
@@ -408,7 +433,8 @@ fn a_chain_limit_over_u32_max_is_accepted_and_keeps_every_chain_whole() {
 
 #[test]
 fn a_pruned_failures_occurrences_still_count_in_the_summary() {
-    let log = scratch("pruned_failure.jsonl");
+    let dir = Scratch::new();
+    let log = dir.path("pruned_failure.jsonl");
     let fill = r#"{"op":"launch","kernel":"fill","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":{"failed":{"kind":"compile","message":"bad PTX"}}}"#;
     let lines = [
         r#"{"op":"alloc","stream":0,"memory":1,"size":64}"#,
@@ -446,7 +472,7 @@ fn summary_of(log: &Path) -> String {
 /// A log in which launch 0 fails writing memory 0 and launches 1 to `skips`
 /// each read the last one's output, so each is skipped; then a read of the
 /// end of the chain, whose chain has `skips` hops.
-fn skip_chain_of(name: &str, skips: u64) -> PathBuf {
+fn skip_chain_of(dir: &Scratch, name: &str, skips: u64) -> PathBuf {
     let mut lines = vec![r#"{"op":"header","format":"taintworld-log","version":1}"#.to_string()];
     for m in 0..=skips {
         lines.push(format!(
@@ -466,7 +492,7 @@ fn skip_chain_of(name: &str, skips: u64) -> PathBuf {
     lines.push(format!(
         r#"{{"op":"read","binding":{{"stream":0,"memory":{skips}}}}}"#
     ));
-    let path = scratch(name);
+    let path = dir.path(name);
     std::fs::write(&path, lines.join("\n") + "\n").expect("a scratch log");
     path
 }
@@ -474,7 +500,8 @@ fn skip_chain_of(name: &str, skips: u64) -> PathBuf {
 #[test]
 fn a_long_chain_in_the_summary_shows_twelve_newest_hops_then_how_many_are_left_out_then_the_first()
 {
-    let text = summary_of(&skip_chain_of("twenty_skips.jsonl", 20));
+    let dir = Scratch::new();
+    let text = summary_of(&skip_chain_of(&dir, "twenty_skips.jsonl", 20));
     let hops: Vec<&str> = text.lines().filter(|l| l.starts_with("    ")).collect();
     assert_eq!(hops.len(), 14, "{text}");
     for (shown, kernel) in hops[..12].iter().zip((9..=20).rev()) {
@@ -487,11 +514,11 @@ fn a_long_chain_in_the_summary_shows_twelve_newest_hops_then_how_many_are_left_o
     assert!(hops[13].contains("skipped launch 1 (k1)"), "{text}");
 
     // Fourteen leave one out, and say so in the singular.
-    let text = summary_of(&skip_chain_of("fourteen_skips.jsonl", 14));
+    let text = summary_of(&skip_chain_of(&dir, "fourteen_skips.jsonl", 14));
     assert!(text.contains("\n    … 1 more hop …\n"), "{text}");
 
     // Thirteen hops all fit without a gap: no line says none were left out.
-    let text = summary_of(&skip_chain_of("thirteen_skips.jsonl", 13));
+    let text = summary_of(&skip_chain_of(&dir, "thirteen_skips.jsonl", 13));
     assert!(!text.contains("more hop"), "{text}");
     assert_eq!(
         text.lines()
@@ -504,6 +531,7 @@ fn a_long_chain_in_the_summary_shows_twelve_newest_hops_then_how_many_are_left_o
 
 #[test]
 fn the_summary_counts_failed_captures_and_failed_host_writes_or_replays_only_when_there_are_some() {
+    let dir = Scratch::new();
     // One capture doomed by a skip and one failed graph replay.
     let text = summary_of(&examples().join("capture_doomed_by_skip.jsonl"));
     assert!(text.contains("\n1 capture failed\n"), "{text}");
@@ -513,7 +541,7 @@ fn the_summary_counts_failed_captures_and_failed_host_writes_or_replays_only_whe
     );
 
     // Two failed host writes, no capture.
-    let log = scratch("failed_host_writes.jsonl");
+    let log = dir.path("failed_host_writes.jsonl");
     let write = r#"{"op":"host_write","binding":{"stream":0,"memory":1},"outcome":{"failed":{"kind":"copy","message":"bad copy"}}}"#;
     let lines = [
         r#"{"op":"alloc","stream":0,"memory":1,"size":64}"#,
@@ -577,7 +605,8 @@ fn a_failed_write_to_stdout_that_is_not_a_closed_pipe_is_an_error_with_exit_stat
 fn a_failure_that_claimed_nothing_keeps_its_error_and_its_occurrence_in_the_summary() {
     // Each failure here writes nothing (no write binding, an unresolved
     // one, an empty graph), so the world forgets it at once.
-    let log = scratch("claimed_nothing.jsonl");
+    let dir = Scratch::new();
+    let log = dir.path("claimed_nothing.jsonl");
     let lines = [
         r#"{"op":"launch","kernel":"fill","stream":0,"bindings":[],"outcome":{"failed":{"kind":"compile","message":"bad PTX"}}}"#,
         r#"{"op":"host_write","binding":{"stream":0,"memory":9},"outcome":{"failed":{"kind":"copy","message":"DMA error"}}}"#,
@@ -609,7 +638,8 @@ fn the_summary_shows_a_tainted_read_that_comes_after_many_clean_ones() {
     // Six clean reads of memory 1, then a read of memory 2, which the
     // failed launch wrote: the summary keeps the first tainted reads, and
     // clean ones take none of their places.
-    let log = scratch("clean_reads_first.jsonl");
+    let dir = Scratch::new();
+    let log = dir.path("clean_reads_first.jsonl");
     let mut lines = vec![
         r#"{"op":"alloc","stream":0,"memory":1,"size":8}"#,
         r#"{"op":"alloc","stream":0,"memory":2,"size":8}"#,
@@ -652,7 +682,8 @@ fn a_zero_max_streams_or_chain_limit_on_the_command_line_is_refused_naming_the_r
 /// JSON report carries the strings exactly).
 #[test]
 fn the_summary_shows_control_characters_of_the_log_escaped() {
-    let log = scratch("escapes.jsonl");
+    let dir = Scratch::new();
+    let log = dir.path("escapes.jsonl");
     std::fs::write(
         &log,
         concat!(
@@ -752,13 +783,14 @@ fn a_log_named_dash_is_read_from_standard_input_gzipped_or_not() {
 /// nothing of more.
 #[test]
 fn the_summary_shows_five_tainted_reads_and_counts_the_rest() {
+    let dir = Scratch::new();
     let mut lines = vec![
         r#"{"op":"alloc","stream":0,"memory":1,"size":16}"#.to_string(),
         r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":{"failed":{"kind":"compile","message":"bad"}}}"#.to_string(),
     ];
     let read = r#"{"op":"read","binding":{"stream":0,"memory":1}}"#;
     lines.extend(std::iter::repeat_n(read.to_string(), 5));
-    let five = scratch("five_tainted_reads.jsonl");
+    let five = dir.path("five_tainted_reads.jsonl");
     std::fs::write(&five, lines.join("\n")).unwrap();
     let summary = summary_of(&five);
     let shown = |summary: &str| {
@@ -773,7 +805,7 @@ fn the_summary_shows_five_tainted_reads_and_counts_the_rest() {
     lines.push(r#"{"op":"alloc","stream":0,"memory":2,"size":16}"#.to_string());
     lines.push(r#"{"op":"read","binding":{"stream":0,"memory":2}}"#.to_string());
     lines.extend(std::iter::repeat_n(read.to_string(), 2));
-    let seven = scratch("seven_tainted_reads.jsonl");
+    let seven = dir.path("seven_tainted_reads.jsonl");
     std::fs::write(&seven, lines.join("\n")).unwrap();
     let summary = summary_of(&seven);
     assert_eq!(shown(&summary), 5, "{summary}");
@@ -788,6 +820,7 @@ fn the_summary_shows_five_tainted_reads_and_counts_the_rest() {
 /// lines, and counts the rest.
 #[test]
 fn the_summary_lists_the_first_twenty_failures_and_ten_rejected_lines_and_counts_the_rest() {
+    let dir = Scratch::new();
     let mut lines = vec![r#"{"op":"alloc","stream":0,"memory":1,"size":16}"#.to_string()];
     // 25 distinct failures, each of one failed launch writing memory 1 …
     for i in 0..25 {
@@ -806,7 +839,7 @@ fn the_summary_lists_the_first_twenty_failures_and_ten_rejected_lines_and_counts
     for _ in 0..15 {
         lines.push(r#"{"op":"free","memory":99}"#.to_string());
     }
-    let log = scratch("many_failures.jsonl");
+    let log = dir.path("many_failures.jsonl");
     std::fs::write(&log, lines.join("\n")).unwrap();
     let out = taintworld(&["replay", "--keep-going", log.to_str().unwrap()]);
     assert!(out.status.success());
@@ -850,7 +883,8 @@ fn the_summary_lists_the_first_twenty_failures_and_ten_rejected_lines_and_counts
 
 #[test]
 fn a_reader_that_stops_early_is_no_error_for_the_json_report_either() {
-    let log = scratch("long_report.jsonl");
+    let dir = Scratch::new();
+    let log = dir.path("long_report.jsonl");
     // Every launch after the first failure is skipped and listed: a report
     // of about a megabyte, far past what a pipe holds.
     let out = taintworld(&[
@@ -892,7 +926,8 @@ fn a_reader_that_stops_early_is_no_error_for_the_json_report_either() {
 
 #[test]
 fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
-    let log = scratch("reservations_and_faults.jsonl");
+    let dir = Scratch::new();
+    let log = dir.path("reservations_and_faults.jsonl");
     let lines = [
         r#"{"op":"alloc","stream":0,"memory":1,"size":4096,"outcome":{"failed":{"kind":"out_of_memory","message":"cudaMalloc"}}}"#,
         r#"{"op":"read","binding":{"stream":0,"memory":1}}"#,
@@ -1037,8 +1072,8 @@ fn shows_summary_of(text: &str, launches: u64) -> bool {
 }
 
 /// A generated chain log of `launches` launches, written by `gen`.
-fn chain_log(name: &str, launches: u64) -> PathBuf {
-    let log = scratch(name);
+fn chain_log(dir: &Scratch, name: &str, launches: u64) -> PathBuf {
+    let log = dir.path(name);
     let made = taintworld(&[
         "gen",
         "--launches",
@@ -1072,11 +1107,12 @@ fn quoted(word: &Path) -> String {
 /// pipe is made to stall for over a second between its halves.
 #[test]
 fn on_a_terminal_a_replay_over_a_second_draws_its_bar_and_a_shorter_one_does_not() {
+    let dir = Scratch::new();
     let bin = quoted(Path::new(env!("CARGO_BIN_EXE_taintworld")));
     // About 2.5 s to replay here, so one try on a machine like this one.
     let mut launches = 300_000;
     let file = loop {
-        let log = chain_log("long.jsonl.gz", launches);
+        let log = chain_log(&dir, "long.jsonl.gz", launches);
         let started = Instant::now();
         let file = on_a_terminal(&format!("{bin} replay {}", quoted(&log)));
         let took = started.elapsed();
@@ -1102,7 +1138,7 @@ fn on_a_terminal_a_replay_over_a_second_draws_its_bar_and_a_shorter_one_does_not
 
     // Past the 4096 lines at which the bar is looked at, in a tenth of a
     // second here.
-    let short = chain_log("short.jsonl", 10_000);
+    let short = chain_log(&dir, "short.jsonl", 10_000);
     let started = Instant::now();
     let quick = on_a_terminal(&format!("{bin} replay {}", quoted(&short)));
     let took = started.elapsed();
@@ -1157,6 +1193,7 @@ fn a_fail_launch_on_a_launch_that_is_skipped_anyway_changes_nothing_and_is_noted
 
 #[test]
 fn the_summary_names_each_unresolved_read_by_line_and_memory_and_counts_past_five() {
+    let dir = Scratch::new();
     let mut lines = vec![
         r#"{"op":"alloc","stream":0,"memory":1,"size":16}"#.to_string(),
         r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":{"failed":{"kind":"compile","message":"bad"}}}"#.to_string(),
@@ -1164,7 +1201,7 @@ fn the_summary_names_each_unresolved_read_by_line_and_memory_and_counts_past_fiv
     // Memory 7 was never made; memory 1 is not on stream 1's slot.
     lines.push(r#"{"op":"read","binding":{"stream":0,"memory":7}}"#.to_string());
     lines.push(r#"{"op":"read","binding":{"stream":1,"memory":1}}"#.to_string());
-    let two = scratch("two_unresolved_reads.jsonl");
+    let two = dir.path("two_unresolved_reads.jsonl");
     std::fs::write(&two, lines.join("\n")).unwrap();
     let summary = summary_of(&two);
     assert!(
@@ -1184,7 +1221,7 @@ fn the_summary_names_each_unresolved_read_by_line_and_memory_and_counts_past_fiv
             r#"{{"op":"read","binding":{{"stream":0,"memory":{memory}}}}}"#
         ));
     }
-    let many = scratch("many_unresolved_reads.jsonl");
+    let many = dir.path("many_unresolved_reads.jsonl");
     std::fs::write(&many, lines.join("\n")).unwrap();
     let summary = summary_of(&many);
     let named = summary
@@ -1206,7 +1243,9 @@ fn the_summary_names_each_unresolved_read_by_line_and_memory_and_counts_past_fiv
 
 #[test]
 fn a_range_past_its_allocations_end_is_an_error_naming_the_binding() {
+    let dir = Scratch::new();
     let log = log_of(
+        &dir,
         "range_past_the_end.jsonl",
         &[
             r#"{"op":"alloc","stream":0,"memory":1,"size":1024}"#,
@@ -1223,6 +1262,7 @@ fn a_range_past_its_allocations_end_is_an_error_naming_the_binding() {
     // resolve, so it is never held to the size: the second binding is
     // the one past the end.
     let log = log_of(
+        &dir,
         "range_past_the_end_on_another_stream.jsonl",
         &[
             r#"{"op":"alloc","stream":0,"memory":1,"size":1024}"#,
@@ -1238,8 +1278,9 @@ fn a_range_past_its_allocations_end_is_an_error_naming_the_binding() {
 
 #[test]
 fn gen_writes_gzip_to_a_name_ending_in_gz_in_any_case_and_replay_reads_it_back() {
+    let dir = Scratch::new();
     for name in ["upper.JSONL.GZ", "mixed.jsonl.Gz", "lower.jsonl.gz"] {
-        let path = scratch(name);
+        let path = dir.path(name);
         let out = taintworld(&["gen", "--launches", "20", "-o", path.to_str().unwrap()]);
         assert!(
             out.status.success(),
@@ -1255,8 +1296,11 @@ fn gen_writes_gzip_to_a_name_ending_in_gz_in_any_case_and_replay_reads_it_back()
 
 #[test]
 fn gen_writes_its_log_under_a_partial_name_and_renames_it_only_when_whole() {
-    let path = scratch("whole.jsonl");
-    let partial = scratch("whole.jsonl.partial");
+    // Declared before the run's `Killed` guard below, so the run is killed
+    // before its folder goes.
+    let dir = Scratch::new();
+    let path = dir.path("whole.jsonl");
+    let partial = dir.path("whole.jsonl.partial");
     let out = taintworld(&["gen", "--launches", "20", "-o", path.to_str().unwrap()]);
     assert!(
         out.status.success(),
@@ -1270,8 +1314,8 @@ fn gen_writes_its_log_under_a_partial_name_and_renames_it_only_when_whole() {
     // wait by far, yet bound what a run the test loses hold of can write:
     // a test the harness kills runs no drop, and an endless one filled a
     // disk under mutation testing.
-    let path = scratch("killed.jsonl");
-    let partial = scratch("killed.jsonl.partial");
+    let path = dir.path("killed.jsonl");
+    let partial = dir.path("killed.jsonl.partial");
     let child = Killed(
         Command::new(env!("CARGO_BIN_EXE_taintworld"))
             .args(["gen", "--launches", "1000000", "-o", path.to_str().unwrap()])
@@ -1298,8 +1342,9 @@ fn gen_writes_its_log_under_a_partial_name_and_renames_it_only_when_whole() {
 
 #[test]
 fn gen_refuses_a_partial_file_that_exists_and_leaves_it_and_the_log_as_they_were() {
-    let path = scratch("taken.jsonl");
-    let partial = scratch("taken.jsonl.partial");
+    let dir = Scratch::new();
+    let path = dir.path("taken.jsonl");
+    let partial = dir.path("taken.jsonl.partial");
     std::fs::write(&path, "the old log\n").unwrap();
     std::fs::write(&partial, "another run's\n").unwrap();
     let out = taintworld(&["gen", "--launches", "5", "-o", path.to_str().unwrap()]);
@@ -1323,18 +1368,19 @@ fn gen_refuses_a_partial_file_that_exists_and_leaves_it_and_the_log_as_they_were
 #[test]
 fn gen_follows_a_link_named_as_its_log_but_never_one_named_as_its_partial_file() {
     use std::os::unix::fs::symlink;
-    let victim = scratch("victim.txt");
+    let dir = Scratch::new();
+    let victim = dir.path("victim.txt");
     std::fs::write(&victim, "precious\n").unwrap();
-    let path = scratch("linked_partial.jsonl");
-    let partial = scratch("linked_partial.jsonl.partial");
+    let path = dir.path("linked_partial.jsonl");
+    let partial = dir.path("linked_partial.jsonl.partial");
     symlink(&victim, &partial).unwrap();
     let out = taintworld(&["gen", "--launches", "5", "-o", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     assert!(!path.exists());
 
-    let target = scratch("link_target.jsonl");
-    let link = scratch("link_to_log.jsonl");
+    let target = dir.path("link_target.jsonl");
+    let link = dir.path("link_to_log.jsonl");
     std::fs::write(&target, "").unwrap();
     symlink(&target, &link).unwrap();
     let out = taintworld(&["gen", "--launches", "5", "-o", link.to_str().unwrap()]);
@@ -1359,7 +1405,8 @@ fn gen_follows_a_link_named_as_its_log_but_never_one_named_as_its_partial_file()
 #[test]
 fn gen_replacing_a_log_keeps_its_permissions() {
     use std::os::unix::fs::PermissionsExt;
-    let path = scratch("private.jsonl");
+    let dir = Scratch::new();
+    let path = dir.path("private.jsonl");
     std::fs::write(&path, "").unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     let out = taintworld(&["gen", "--launches", "5", "-o", path.to_str().unwrap()]);
@@ -1378,7 +1425,9 @@ fn gen_replacing_a_log_keeps_its_permissions() {
 
 #[test]
 fn a_fail_launch_on_a_dry_run_makes_it_a_checked_launch_and_is_not_noted() {
+    let dir = Scratch::new();
     let log = log_of(
+        &dir,
         "dry_run_injected.jsonl",
         &[
             r#"{"op":"alloc","stream":0,"memory":1,"size":100}"#,
@@ -1403,7 +1452,9 @@ fn a_fail_launch_on_a_dry_run_makes_it_a_checked_launch_and_is_not_noted() {
 
 #[test]
 fn freed_memory_named_again_is_said_to_have_been_freed_and_where() {
+    let dir = Scratch::new();
     let log = log_of(
+        &dir,
         "freed_memory.jsonl",
         &[
             r#"{"op":"alloc","stream":0,"memory":1,"size":64}"#,
@@ -1473,6 +1524,7 @@ fn the_readme_shows_exactly_what_the_main_job_prints() {
 
 #[test]
 fn the_summary_names_what_each_failure_taints_at_the_end_and_what_it_tainted_that_was_freed() {
+    let dir = Scratch::new();
     let mut lines = vec![
         r#"{"op":"alloc","stream":0,"memory":100,"size":8}"#.to_string(),
         r#"{"op":"launch","kernel":"fill","stream":0,"bindings":[{"stream":0,"memory":100,"access":"write"}],"outcome":{"failed":{"kind":"compile","message":"bad"}}}"#.to_string(),
@@ -1488,7 +1540,7 @@ fn the_summary_names_what_each_failure_taints_at_the_end_and_what_it_tainted_tha
     }
     lines.push(r#"{"op":"free","memory":3}"#.to_string());
     lines.push(r#"{"op":"free","memory":100}"#.to_string());
-    let log = scratch("poisoned.jsonl");
+    let log = dir.path("poisoned.jsonl");
     std::fs::write(&log, lines.join("\n")).unwrap();
     let summary = summary_of(&log);
     assert!(
@@ -1509,6 +1561,7 @@ fn the_summary_names_what_each_failure_taints_at_the_end_and_what_it_tainted_tha
 
 #[test]
 fn past_twenty_failures_that_taint_at_the_end_one_line_counts_the_bytes_of_the_rest() {
+    let dir = Scratch::new();
     let mut lines = Vec::new();
     for m in 1..=22 {
         lines.push(format!(
@@ -1518,7 +1571,7 @@ fn past_twenty_failures_that_taint_at_the_end_one_line_counts_the_bytes_of_the_r
             r#"{{"op":"launch","kernel":"k","stream":0,"bindings":[{{"stream":0,"memory":{m},"access":"write"}}],"outcome":{{"failed":{{"kind":"compile","message":"error {m}"}}}}}}"#
         ));
     }
-    let log = scratch("twenty_two_poisoners.jsonl");
+    let log = dir.path("twenty_two_poisoners.jsonl");
     std::fs::write(&log, lines.join("\n")).unwrap();
     let summary = summary_of(&log);
     let taints: Vec<&str> = summary
@@ -1546,6 +1599,7 @@ fn past_twenty_failures_that_taint_at_the_end_one_line_counts_the_bytes_of_the_r
 
 #[test]
 fn a_live_failure_that_taints_no_byte_is_said_to_be_held_by_the_capture_window_it_doomed() {
+    let dir = Scratch::new();
     let fail = |stream: u64, memory: u64| {
         format!(
             r#"{{"op":"launch","kernel":"k","stream":{stream},"bindings":[{{"stream":{stream},"memory":{memory},"access":"write"}}],"outcome":{{"failed":{{"kind":"compile","message":"bad {memory}"}}}}}}"#
@@ -1558,7 +1612,7 @@ fn a_live_failure_that_taints_no_byte_is_said_to_be_held_by_the_capture_window_i
         fail(0, 1),
         r#"{"op":"free","memory":1}"#.to_string(),
     ];
-    let log = scratch("pinned.jsonl");
+    let log = dir.path("pinned.jsonl");
     std::fs::write(&log, lines.join("\n")).unwrap();
     let summary = summary_of(&log);
     assert!(

@@ -808,9 +808,12 @@ fn the_command_stops_at_the_bad_line_with_exit_status_2() {
     let mut lines = valid_log(3);
     let at = lines.len() / 2;
     lines.insert(at, r#"{"op":"free","memory":18446744073709551615}"#.into());
-    let dir = std::env::temp_dir().join(format!("taintworld-hostile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("one_bad_line.jsonl");
+    // Removed when the test ends, by a failed assertion too.
+    let dir = tempfile::Builder::new()
+        .prefix("taintworld-hostile-")
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("one_bad_line.jsonl");
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
 
     let out = Command::new(env!("CARGO_BIN_EXE_taintworld"))
@@ -841,5 +844,4 @@ fn the_command_stops_at_the_bad_line_with_exit_status_2() {
         text.contains(&format!(r#""rejected":[{{"line":{},"error":"#, at + 1)),
         "{text}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

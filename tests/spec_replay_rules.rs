@@ -19,7 +19,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use common::{FAIL, claims, go, reads, writes};
@@ -41,13 +40,14 @@ const COPY_FAILED: &str = r#"{"failed":{"kind":"copy","message":"DMA error"}}"#;
 /// A failed graph launch, as a log writes the outcome.
 const GRAPH_FAILED: &str = r#"{"failed":{"kind":"launch","message":"graph launch failed"}}"#;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "taintworld-spec-replay-rules-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
+/// A fresh scratch folder, removed with all in it when the value is
+/// dropped, at the end of the helper or test that holds it, by a failed
+/// assertion too, so that runs leave nothing behind in the temp folder.
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("taintworld-spec-replay-rules-")
+        .tempdir()
+        .expect("a scratch folder")
 }
 
 fn taintworld(args: &[&str]) -> Output {
@@ -58,9 +58,11 @@ fn taintworld(args: &[&str]) -> Output {
 }
 
 /// Writes `log` (one event a line) to a scratch file named `name` and runs
-/// `taintworld replay --json ARGS… FILE`.
+/// `taintworld replay --json ARGS… FILE`. The file's folder lives only as
+/// long as the run: the output is all a caller gets back.
 fn run(name: &str, log: &[&str], args: &[&str]) -> Output {
-    let path = scratch(name);
+    let dir = scratch();
+    let path = dir.path().join(name);
     let mut text = log.join("\n");
     text.push('\n');
     std::fs::write(&path, text).expect("scratch log");
@@ -875,7 +877,8 @@ fn a_header_that_reaches_a_replay_after_an_event_is_bad_input_even_when_its_read
 
 #[test]
 fn a_broken_gz_log_is_an_error_with_exit_status_2_and_nothing_on_stdout() {
-    let good = scratch("good.jsonl.gz");
+    let dir = scratch();
+    let good = dir.path().join("good.jsonl.gz");
     let out = taintworld(&[
         "gen",
         "--seed",
@@ -904,7 +907,7 @@ fn a_broken_gz_log_is_an_error_with_exit_status_2_and_nothing_on_stdout() {
         ("bad_crc.jsonl.gz", bad_crc),
     ];
     for (name, content) in cases {
-        let path = scratch(name);
+        let path = dir.path().join(name);
         std::fs::write(&path, content).unwrap();
         let out = taintworld(&["replay", "--json", path.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -918,16 +918,25 @@ mod tests {
         }
     }
 
+    /// A fresh scratch folder, removed with all in it when the test that
+    /// holds it ends, by a failed assertion too.
+    fn scratch() -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix("taintworld-unit-")
+            .tempdir()
+            .expect("a scratch folder")
+    }
+
     /// Only a regular file with bytes in it has a size to measure a
     /// replay's progress against.
     #[test]
     fn only_a_regular_file_with_bytes_has_a_known_size() {
-        let path = std::env::temp_dir().join(format!("taintworld-size-{}", std::process::id()));
+        let dir = scratch();
+        let path = dir.path().join("size");
         std::fs::write(&path, "{}\n").expect("temp file");
         let sized = known_size(&File::open(&path).expect("opens"));
         std::fs::write(&path, "").expect("temp file");
         let empty = known_size(&File::open(&path).expect("opens"));
-        std::fs::remove_file(&path).ok();
         assert_eq!(sized, Some(3));
         assert_eq!(empty, None);
         #[cfg(unix)]
@@ -939,7 +948,8 @@ mod tests {
     /// is written in place, so that an error names the path given.
     #[test]
     fn a_log_goes_under_a_partial_name_only_where_a_plain_file_or_nothing_is() {
-        let base = std::env::temp_dir().join(format!("taintworld-partial-{}", std::process::id()));
+        let dir = scratch();
+        let base = dir.path().join("partial");
         let file = base.with_extension("jsonl");
         std::fs::write(&file, "").expect("temp file");
         let missing = base.with_extension("missing");
@@ -948,9 +958,8 @@ mod tests {
             partial_path(&file),
             partial_path(&missing),
             partial_path(&through_a_file),
-            partial_path(&std::env::temp_dir()),
+            partial_path(dir.path()),
         );
-        std::fs::remove_file(&file).ok();
         let mut expected = file.clone().into_os_string();
         expected.push(".partial");
         assert_eq!(answers.0, Some(PathBuf::from(expected)));
@@ -975,14 +984,13 @@ mod tests {
     /// read of it, so its percentage and time left are the file's.
     #[test]
     fn a_replay_bar_is_as_long_as_the_log_file_and_follows_the_bytes_read() {
-        let path =
-            std::env::temp_dir().join(format!("taintworld-bar-{}.jsonl", std::process::id()));
+        let dir = scratch();
+        let path = dir.path().join("bar.jsonl");
         let text = "{\"op\":\"header\",\"format\":\"taintworld-log\",\"version\":1}\n".repeat(100);
         std::fs::write(&path, &text).expect("temp file");
         let progress = Progress::drawn_if(true, REPLAY_BAR, 0);
         let reader = LogReader::open_with(&path, |file| progress.wrap(file)).expect("opens");
         let lines = reader.count();
-        std::fs::remove_file(&path).ok();
         let bar = progress.bar.as_ref().expect("a bar");
         assert_eq!(lines, 100);
         assert_eq!(bar.length(), Some(text.len() as u64));
