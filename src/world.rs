@@ -1428,6 +1428,10 @@ impl World {
     /// id hits the new allocation). `Ok` releases the whole write set;
     /// `Failed` taints it with a failure of kernel `graph:<id>`. Not a
     /// launch: no number, no window sees it.
+    ///
+    /// Cost: that of a launch of the recorded bindings, resolved by memory
+    /// id; a good replay makes no heap allocation once the world's buffers
+    /// have grown (the kernel's name is made only for a failure).
     pub fn replay(&mut self, graph: u64, outcome: Outcome<'_>) -> Result<Verdict, Error> {
         if outcome == Outcome::DryRun {
             return Err(Error::DryRunOutcome {
@@ -1443,7 +1447,12 @@ impl World {
         self.graphs.insert(graph, recorded);
         resolved?;
         let end = self.rows.len();
-        let kernel = Self::graph_kernel(graph);
+        // Only a failure is named after its kernel: a good replay, which a
+        // training loop makes every step, makes no string.
+        let kernel = match outcome {
+            Outcome::Failed { .. } => Self::graph_kernel(graph),
+            Outcome::Ok | Outcome::DryRun => alloc::string::String::new(),
+        };
         Ok(self.settle(self.launches, &kernel, None, 0, end, None, outcome))
     }
 

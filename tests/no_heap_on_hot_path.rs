@@ -1,7 +1,8 @@
 //! The crate docs' "Costs" (SPEC.md §3's hot path): launches over clean
 //! allocations, launches that taint or release one range per binding (bound
-//! by `Binding` or by pre-resolved row), a successful `World::scope` and
-//! skips of registered kernels make no heap allocation once warm.
+//! by `Binding` or by pre-resolved row), a successful `World::scope`, skips
+//! of registered kernels and good replays of a captured graph make no heap
+//! allocation once warm.
 //!
 //! Allocations are counted by `tests/common/counting.rs`.
 
@@ -200,5 +201,41 @@ fn the_hot_path_makes_no_heap_allocation_once_warm() {
         w.skip_records().map(|r| r.kernel).collect::<Vec<_>>(),
         ["softmax"]
     );
+
+    // (f) Good replays of a captured graph, as a training loop replays its
+    // step: each releases the graph's write set, memory 5's first KiB
+    // tainted again by hand between them.
+    let step = [b(0, Access::Read), b(5, Access::Write)];
+    w.capture_begin(0).unwrap();
+    w.launch(&Launch {
+        kernel: "step",
+        stream: 0.into(),
+        bindings: &step,
+        outcome: Outcome::Ok,
+    })
+    .unwrap();
+    w.capture_end(0, 7).unwrap();
+    let taint_five = Launch {
+        kernel: "fill",
+        stream: 0.into(),
+        bindings: &written[1..2],
+        outcome: fail,
+    };
+    for _ in 0..10 {
+        w.launch(&taint_five).unwrap();
+        w.replay(7, Outcome::Ok).unwrap();
+    }
+    let mut released = 0u32;
+    let n = allocations_in(|| {
+        for _ in 0..1000 {
+            w.launch(&taint_five).unwrap();
+            let claimed = w.stats().claims;
+            if w.replay(7, Outcome::Ok).unwrap() == Verdict::Ran && w.stats().claims + 1 == claimed
+            {
+                released += 1;
+            }
+        }
+    });
+    assert_eq!((n, released), (0, 1000), "good replays allocated");
     w.check_invariants().unwrap();
 }
