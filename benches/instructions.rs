@@ -25,7 +25,10 @@
 //!             that has made and freed their allocations once) |
 //!             w5-gpt2-new-ids, w5-resnet-new-ids (the same from a world
 //!             that has made and freed as many of other memory ids) |
-//!             w5-two-streams (the real two-stream log's steps)
+//!             w5-two-streams (the real two-stream log's steps) |
+//!             graph (replays of a captured graph of W1's writes, good
+//!             over clean memory) | graph-failed (each replay failed, then
+//!             good)
 //!   side:     crate | rows (pre-resolved) | baseline
 //! ```
 
@@ -39,10 +42,10 @@ use baseline::Baseline;
 use taintworld::systems::check_reads;
 use taintworld::{Outcome, Resolved, World};
 use workloads::{
-    Allocs, GPT2, KernelNames, RESNET, TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps,
-    run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_carve_mid,
-    w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training,
-    world_steps,
+    Allocs, GPT2, GRAPH, KernelNames, RESNET, TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels,
+    base_steps, graph_replay, replay_base, replay_world, run_base_quiet, step_bindings,
+    w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world,
+    w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -71,6 +74,8 @@ fn main() {
         ("w3-carve", _) => run_w3_carve(side, iterations, w3_carve),
         ("w3-carve-mid", _) => run_w3_carve(side, iterations, w3_carve_mid),
         ("w3-fail", _) => run_w3_fail(side, iterations),
+        ("graph", _) => run_graph(side, iterations, n, false),
+        ("graph-failed", _) => run_graph(side, iterations, n, true),
         _ => {
             let (mut pair, prepared, kernel, units) = match workload {
                 "w1" => {
@@ -255,6 +260,35 @@ fn run_w3_fail(side: &str, iterations: usize) -> usize {
         }
     });
     iterations
+}
+
+/// Replays of a graph recording W1's writes of `n` bindings (`n / 4`
+/// recorded writes), good over clean memory or (`failed`) failed then
+/// good, as `systems.rs` times them, after one round uncounted; per
+/// recorded binding. `crate` and `rows` alike: a replay binds what the
+/// graph recorded.
+fn run_graph(side: &str, iterations: usize, n: usize, failed: bool) -> usize {
+    let (mut pair, writes) = graph_replay(n);
+    let kernel: Rc<str> = Rc::from(World::graph_kernel(GRAPH));
+    let round = |pair: &mut workloads::Pair| match side {
+        "crate" | "rows" => {
+            if failed {
+                black_box(replay_world(&mut pair.world, true));
+            }
+            black_box(replay_world(&mut pair.world, false));
+        }
+        _ => {
+            if failed {
+                black_box(replay_base(&mut pair.base, &kernel, &writes, true));
+            }
+            black_box(replay_base(&mut pair.base, &kernel, &writes, false));
+        }
+    };
+    round(&mut pair);
+    for _ in 0..iterations {
+        measured(|| round(&mut pair));
+    }
+    iterations * writes.len()
 }
 
 /// `step` on `iterations` fresh clones of each side of `pair`, each call

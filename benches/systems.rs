@@ -25,10 +25,11 @@ use taintworld::{
 };
 
 use workloads::{
-    Allocs, Both, GPT2, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS, W5_FAILED_LAUNCH,
-    base_kernels, base_steps, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean,
-    w2_chain, w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads,
-    w4_retaint, w5_real, w5_training, world_steps,
+    Allocs, Both, GPT2, GRAPH, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS,
+    W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay, replay_base, replay_world,
+    run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_carve_mid,
+    w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training,
+    world_steps,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -399,6 +400,43 @@ fn w4(c: &mut Criterion) {
     group.finish();
 }
 
+/// Replays of a captured CUDA graph (not a workload of issue 5, no
+/// target): graphs recording W1's writes at 1k and 10k launches, replayed
+/// good over clean memory (what a training loop does every step), and
+/// failed then good (every recorded range tainted, then released); per
+/// recorded binding, each failed-then-good pair counted once. The baseline
+/// marks the same writes written in one launch (see `graph_replay`).
+fn graph_replays(c: &mut Criterion) {
+    let mut group = c.benchmark_group("graph_replay_per_binding");
+    for n in [1_000, 10_000] {
+        let (mut pair, writes) = graph_replay(n * 4);
+        let kernel: Rc<str> = Rc::from(World::graph_kernel(GRAPH));
+        group.throughput(Throughput::Elements(writes.len() as u64));
+        group.bench_function(BenchmarkId::new("crate", n), |b| {
+            b.iter(|| replay_world(black_box(&mut pair.world), false))
+        });
+        group.bench_function(BenchmarkId::new("baseline", n), |b| {
+            b.iter(|| replay_base(black_box(&mut pair.base), &kernel, &writes, false))
+        });
+        group.bench_function(BenchmarkId::new("crate_failed_then_good", n), |b| {
+            b.iter(|| {
+                replay_world(black_box(&mut pair.world), true);
+                replay_world(black_box(&mut pair.world), false)
+            })
+        });
+        group.bench_function(BenchmarkId::new("baseline_failed_then_good", n), |b| {
+            b.iter(|| {
+                replay_base(black_box(&mut pair.base), &kernel, &writes, true);
+                replay_base(black_box(&mut pair.base), &kernel, &writes, false)
+            })
+        });
+        // Each failed replay's failure goes with the good one after it.
+        let stats = pair.world.stats();
+        assert_eq!((stats.claims, stats.live_failures), (0, 0));
+    }
+    group.finish();
+}
+
 /// W5: a training-step workload with an early failure, replayed in memory;
 /// per launch (host writes and reads included in the time). Once with each
 /// launch naming its kernel by its own string, as a parsed log does; once
@@ -498,6 +536,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = w1, w1_floor, w1_single, w2, w3, w4, w5, w5_real_logs
+    targets = w1, w1_floor, w1_single, w2, w3, w4, w5, w5_real_logs, graph_replays
 }
 criterion_main!(benches);

@@ -65,13 +65,26 @@ struct Doom {
     record: Option<RecordKey>,
 }
 
-/// A capture window: the write-visible bindings of the launches that ran,
-/// by memory id and concrete range (a replay resolves them again), and the
-/// failure that doomed it, if one did.
+/// A capture window: the write-visible bindings of the launches that ran
+/// (see [`RecordedWrite`]), and the failure that doomed it, if one did.
 #[derive(Clone, Debug, Default)]
 struct Window {
-    recorded: Vec<Binding>,
+    recorded: Vec<RecordedWrite>,
     doom: Option<Doom>,
+}
+
+/// One write a capture window recorded: the binding, by memory id and
+/// concrete range, that a replay resolves again (SPEC §6), and the row it
+/// resolved to when it was recorded. While that row's allocation lives, its
+/// memory id names it and no other (ids are unique among live
+/// allocations), on the slot and with the size it had: resolving the id
+/// again would give the same row, so a replay takes the row as it is and
+/// resolves by id only the writes whose allocation was freed since (W1's
+/// writes replayed: 168.3 instructions a binding resolving each by id).
+#[derive(Copy, Clone, Debug)]
+struct RecordedWrite {
+    binding: Binding,
+    row: Resolved,
 }
 
 /// Within one batch call, the strings of the last launch that made a skip
@@ -211,7 +224,7 @@ pub struct World {
     launches: u64,
     unresolved: u64,
     windows: HashMap<u64, Window>,
-    graphs: HashMap<u64, Vec<Binding>>,
+    graphs: HashMap<u64, Vec<RecordedWrite>>,
     /// Open profiles and the first failure each saw.
     profiles: HashMap<u64, Option<(FailureId, ErrorInfo)>>,
     /// How many open profiles have not seen a failure yet: the failure path
@@ -1161,11 +1174,17 @@ impl World {
                     let Some(allocation) = self.allocs.get(row.alloc) else {
                         continue;
                     };
-                    window.recorded.push(Binding {
-                        stream: self.streams.stream_of_slot(allocation.slot),
-                        memory: MemoryRef::Id(allocation.memory),
-                        range: Some((row.start, row.end)),
-                        access: Access::Write,
+                    window.recorded.push(RecordedWrite {
+                        binding: Binding {
+                            stream: self.streams.stream_of_slot(allocation.slot),
+                            memory: MemoryRef::Id(allocation.memory),
+                            range: Some((row.start, row.end)),
+                            access: Access::Write,
+                        },
+                        row: Resolved {
+                            access: Access::Write,
+                            ..*row
+                        },
                     });
                 }
             }
@@ -1429,9 +1448,10 @@ impl World {
     /// `Failed` taints it with a failure of kernel `graph:<id>`. Not a
     /// launch: no number, no window sees it.
     ///
-    /// Cost: that of a launch of the recorded bindings, resolved by memory
-    /// id; a good replay makes no heap allocation once the world's buffers
-    /// have grown (the kernel's name is made only for a failure).
+    /// Cost: that of a launch binding the recorded writes by key while
+    /// their allocations live (one slot-map look-up each), by memory id
+    /// once freed; a good replay makes no heap allocation once the world's
+    /// buffers have grown (the kernel's name is made only for a failure).
     pub fn replay(&mut self, graph: u64, outcome: Outcome<'_>) -> Result<Verdict, Error> {
         if outcome == Outcome::DryRun {
             return Err(Error::DryRunOutcome {
@@ -1443,7 +1463,7 @@ impl World {
         let Some(recorded) = self.graphs.remove(&graph) else {
             return Err(Error::UnknownGraph { graph });
         };
-        let resolved = self.resolve(&recorded);
+        let resolved = self.resolve_recorded(&recorded);
         self.graphs.insert(graph, recorded);
         resolved?;
         let end = self.rows.len();
@@ -1454,6 +1474,41 @@ impl World {
             Outcome::Ok | Outcome::DryRun => alloc::string::String::new(),
         };
         Ok(self.settle(self.launches, &kernel, None, 0, end, None, outcome))
+    }
+
+    /// A graph's recorded writes resolved into `self.rows` (cleared first)
+    /// and the unresolved ones counted, as [`resolve`](Self::resolve) would
+    /// resolve their bindings: each write whose allocation is still live
+    /// takes the row it was recorded with (see [`RecordedWrite`]), the
+    /// others are resolved again by memory id. On bad input (a reused id's
+    /// allocation too small for the range, or an unresolved write when
+    /// strict) nothing is counted.
+    fn resolve_recorded(&mut self, recorded: &[RecordedWrite]) -> Result<(), Error> {
+        self.rows.clear();
+        let mut unresolved = 0u64;
+        for write in recorded {
+            if self.allocs.footprint(write.row.alloc).is_some() {
+                self.rows.push(write.row);
+                continue;
+            }
+            let rows = &mut self.rows;
+            let again = resolve_each(
+                core::slice::from_ref(&write.binding),
+                &self.streams,
+                &self.allocs,
+                self.config.strict,
+                |row| rows.push(row),
+            );
+            match again {
+                Ok(resolution) => unresolved = unresolved.saturating_add(resolution.unresolved),
+                Err(error) => {
+                    self.rows.clear();
+                    return Err(error);
+                }
+            }
+        }
+        self.unresolved = self.unresolved.saturating_add(unresolved);
+        Ok(())
     }
 
     /// Forgets graph `graph`; its id may be captured again.
@@ -1779,6 +1834,12 @@ mod tests {
             outcome: Outcome::Ok,
         };
         world.launch(&launch).unwrap().verdict
+    }
+
+    /// The crate docs' Costs table gives a recorded write's size.
+    #[test]
+    fn a_recorded_write_is_a_binding_and_a_row_in_96_bytes() {
+        assert_eq!(core::mem::size_of::<RecordedWrite>(), 96);
     }
 
     #[test]

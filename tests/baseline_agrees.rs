@@ -15,12 +15,12 @@ use proptest::prelude::*;
 
 use baseline::{BaseBinding, BaseVerdict, Baseline, RECORDS_KEPT};
 use taintworld::systems::check_reads;
-use taintworld::{Access, Outcome, ReadResult, World};
+use taintworld::{Access, Outcome, ReadResult, Verdict, World};
 use workloads::{
-    Allocs, GPT2, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS, W3_CLAIMS,
-    W5_FAILED_LAUNCH, Work, base_kernels, base_verdict, w1_clean, w2_chain, w3_carve, w3_carve_mid,
-    w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training,
-    world_claimed, world_row_verdicts, world_verdicts,
+    Allocs, GPT2, GRAPH, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS, W3_CLAIMS,
+    W5_FAILED_LAUNCH, Work, base_kernels, base_verdict, graph_replay, replay_base, replay_world,
+    w1_clean, w2_chain, w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented,
+    w3_reads, w4_retaint, w5_real, w5_training, world_claimed, world_row_verdicts, world_verdicts,
 };
 
 /// How many times `agree` runs a batch workload on both sides: the benches
@@ -241,6 +241,52 @@ fn the_fragmented_allocation_takes_a_failed_write_alike() {
         (W3_CLAIMS - 100 + 1, 2)
     );
     assert_eq!(world_claimed(&pair.world), pair.base.claimed());
+}
+
+/// The benched graph replays: a good one over clean memory runs on both
+/// and claims nothing; a failed one gives both sides the same new failure
+/// and the same claimed bytes, every recorded write's range; a good one
+/// then releases them all and the failure goes, round after round.
+#[test]
+fn a_captured_graph_replays_alike_good_and_failed() {
+    let (mut pair, writes) = graph_replay(4_000);
+    assert_eq!(writes.len(), 1_000, "one write a captured launch");
+    let kernel: Rc<str> = Rc::from(World::graph_kernel(GRAPH));
+    for round in 0..ROUNDS {
+        let good = replay_world(&mut pair.world, false);
+        assert_eq!(good, Verdict::Ran, "round {round}");
+        assert_eq!(
+            replay_base(&mut pair.base, &kernel, &writes, false),
+            BaseVerdict::Ran
+        );
+        assert_eq!(pair.world.stats().claims, 0);
+        assert!(pair.base.claimed().is_empty());
+
+        let failed = base_verdict(replay_world(&mut pair.world, true));
+        assert_eq!(
+            failed,
+            replay_base(&mut pair.base, &kernel, &writes, true),
+            "round {round}"
+        );
+        assert!(matches!(failed, BaseVerdict::Failed(_)), "{failed:?}");
+        let claimed = world_claimed(&pair.world);
+        assert_eq!(claimed, pair.base.claimed(), "round {round}");
+        // W1's writes touch every allocation of the 1,000, each whole.
+        assert_eq!(claimed.len(), 1_000);
+        assert!(
+            claimed
+                .iter()
+                .all(|&(_, start, end, _)| (start, end) == (0, 4096))
+        );
+        let report = pair.world.failures().next().expect("the replay's failure");
+        assert_eq!(report.error.kernel, World::graph_kernel(GRAPH));
+    }
+    assert_eq!(replay_world(&mut pair.world, false), Verdict::Ran);
+    replay_base(&mut pair.base, &kernel, &writes, false);
+    assert_eq!(world_claimed(&pair.world), pair.base.claimed());
+    let stats = pair.world.stats();
+    assert_eq!((stats.claims, stats.live_failures), (0, 0));
+    pair.world.check_invariants().expect("a sound world");
 }
 
 #[test]

@@ -204,6 +204,38 @@ fn a_reused_memory_id_is_hit_at_replay() {
     assert_eq!(claims(&w, 1), [(0, 8, 1, None)]);
 }
 
+/// A replay takes a recorded write's row as it was recorded only while
+/// that very allocation lives. One freed, whose place in the allocation
+/// store another memory id's allocation takes (same slot index, newer
+/// version), is resolved by id again: unresolved, and the newcomer is
+/// neither tainted by a failed replay nor released by a good one.
+#[test]
+fn an_allocation_taking_a_freed_recorded_ones_place_is_not_hit_at_replay() {
+    use slotmap::Key;
+    let mut w = world();
+    let old = w.alloc(0, 5, 16).unwrap();
+    w.capture_begin(0).unwrap();
+    go(&mut w, "a", 0, &[writes(0, 5), writes(0, 2)], Outcome::Ok);
+    w.capture_end(0, 7).unwrap();
+    w.free(5).unwrap();
+    let new = w.alloc(0, 6, 16).unwrap();
+    let index = |k: taintworld::AllocKey| k.data().as_ffi() & u64::from(u32::MAX);
+    assert_eq!(index(new), index(old), "the newcomer took the freed place");
+    assert_ne!(new, old);
+
+    w.replay(7, FAIL).unwrap();
+    assert_eq!(w.stats().unresolved_bindings, 1);
+    assert_eq!(claims(&w, 6), []);
+    assert_eq!(claims(&w, 2), [(0, 16, 1, None)]);
+
+    go(&mut w, "b", 0, &[writes(0, 6)], FAIL2);
+    assert_eq!(w.replay(7, Outcome::Ok).unwrap(), Verdict::Ran);
+    assert_eq!(w.stats().unresolved_bindings, 2);
+    assert_eq!(claims(&w, 6), [(0, 16, 2, None)]);
+    assert_eq!(claims(&w, 2), []);
+    w.check_invariants().unwrap();
+}
+
 #[test]
 fn graph_destroy_forgets_a_graph_and_its_id_may_be_captured_again() {
     let mut w = world();

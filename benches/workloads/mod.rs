@@ -410,6 +410,61 @@ pub fn w3_fail_base(base: &mut Baseline, kernel: &Rc<str>, binding: &BaseBinding
     base.launch(kernel, std::slice::from_ref(binding), Some(W3_FAILED_COPY))
 }
 
+/// The graph the replay workload captures.
+pub const GRAPH: u64 = 7;
+
+/// How a replay of [`GRAPH`] fails, as a log writes a failed graph launch.
+pub const GRAPH_FAILED: (&str, &str) = ("launch", "graph launch failed");
+
+/// The replay workload: W1's `bindings / 4` launches of 3 reads + 1 write
+/// over 1,000 allocations, captured on stream 0 into graph [`GRAPH`], which
+/// records each launch's write (a replay reads nothing and writes every
+/// recorded binding, SPEC §6); and the same writes as the baseline binds
+/// them. The seed has no graphs: a runtime of its shape replaying one
+/// would mark the graph's outputs written, one launch of these bindings,
+/// each reached by its cached location, where the world resolves each
+/// again by memory id as SPEC §6 asks (an id freed since the capture is
+/// unresolved, a reused one hits the new allocation).
+pub fn graph_replay(bindings: usize) -> (Pair, Vec<BaseBinding>) {
+    let (mut pair, prepared) = w1_clean(bindings);
+    pair.world.capture_begin(0).expect("stream 0 is live");
+    pair.world
+        .launch_batch(&prepared.launches(), &mut Vec::new())
+        .expect("valid launches");
+    pair.world
+        .capture_end(0, GRAPH)
+        .expect("a window nothing doomed");
+    let writes = prepared
+        .base
+        .iter()
+        .flat_map(|b| b.iter().filter(|b| b.write).copied())
+        .collect();
+    (pair, writes)
+}
+
+/// One replay of [`GRAPH`] on the world, failed or good.
+pub fn replay_world(world: &mut World, failed: bool) -> Verdict {
+    let outcome = if failed {
+        Outcome::Failed {
+            kind: GRAPH_FAILED.0,
+            message: GRAPH_FAILED.1,
+        }
+    } else {
+        Outcome::Ok
+    };
+    world.replay(GRAPH, outcome).expect("a live graph")
+}
+
+/// The same replay on the baseline: one launch of the graph's writes.
+pub fn replay_base(
+    base: &mut Baseline,
+    kernel: &Rc<str>,
+    writes: &[BaseBinding],
+    failed: bool,
+) -> BaseVerdict {
+    base.launch(kernel, writes, failed.then_some(GRAPH_FAILED))
+}
+
 /// W4: the same kernel failing on the same buffer `launches` times.
 pub fn w4_retaint(launches: usize) -> (Pair, Prepared) {
     let pair = Pair::new(1, 4096, 1);
