@@ -227,7 +227,7 @@
 //! | a launch of a training step with an early failure | 1,040 / 853 | 860 |
 //! | the same, its kernel names registered | 967 / 774 | 860 |
 //! | a launch of a real PyTorch step (ResNet, warm: about two allocations and two frees a launch) | 1,063 / 981 | 744 |
-//! | a write a good graph replay releases (W1's writes, nothing claimed) | 44.1 | 36.0 |
+//! | a write a good graph replay releases (W1's writes, nothing claimed) | 17.1 | 36.0 |
 //!
 //! The training step is where the crate does more than the seed's design:
 //! every skip keeps a record of its cause for as long as its bytes live, so
