@@ -460,7 +460,16 @@ fn a_pruned_failures_occurrences_still_count_in_the_summary() {
 
 /// The human summary of `log`, after checking the replay succeeded.
 fn summary_of(log: &Path) -> String {
-    let out = taintworld(&["replay", log.to_str().unwrap()]);
+    summary_of_with(&[], log)
+}
+
+/// The summary of a replay of `log` with the options `args`, which must
+/// end with exit status 0.
+fn summary_of_with(args: &[&str], log: &Path) -> String {
+    let mut all = vec!["replay"];
+    all.extend_from_slice(args);
+    all.push(log.to_str().unwrap());
+    let out = taintworld(&all);
     assert!(
         out.status.success(),
         "{}",
@@ -1645,4 +1654,71 @@ fn a_live_failure_that_taints_no_byte_is_said_to_be_held_by_the_capture_window_i
     let summary = summary_of(&log);
     assert!(!summary.contains("no byte"), "{summary}");
     assert!(summary.contains("final: 0 live failures"), "{summary}");
+}
+
+/// A failure injected into a captured launch fails the capture, which makes
+/// no graph (SPEC §6), so the log's replay of that graph, recorded from a run
+/// where the capture worked, is bad input: the error names the line where
+/// the capture failed, and a note says why that can happen and that
+/// `--keep-going` replays past it. The same log failing on its own gets the
+/// error without the note, and the summary of `--keep-going` lists the
+/// replay and the `graph_destroy` with the reason.
+#[test]
+fn a_replay_of_a_graph_whose_capture_an_injection_failed_names_the_capture_and_suggests_keep_going()
+{
+    let dir = Scratch::new();
+    let capture = [
+        r#"{"op":"alloc","stream":0,"memory":1,"size":64}"#,
+        r#"{"op":"capture_begin","stream":0}"#,
+        r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":"ok"}"#,
+        r#"{"op":"capture_end","stream":0,"graph":7}"#,
+        r#"{"op":"replay","graph":7,"stream":0,"outcome":"ok"}"#,
+        r#"{"op":"graph_destroy","graph":7}"#,
+        r#"{"op":"free","memory":1}"#,
+    ];
+    let log = log_of(&dir, "graph.jsonl", &capture);
+    let log = log.to_str().unwrap();
+    let clean = taintworld(&["replay", log]);
+    assert!(clean.status.success(), "{clean:?}");
+
+    let out = taintworld(&["replay", "--fail-launch", "0", log]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err,
+        "error: line 5: graph 7 is not a live graph (its capture failed at line 4, \
+         with failure 1, and made no graph)\n\
+         note: --fail-launch: the injected failures can make a later line bad input \
+         (a replay of a graph whose capture they failed, which made no graph); \
+         --keep-going lists such lines and replays the rest\n"
+    );
+
+    let text = summary_of_with(&["--fail-launch", "0", "--keep-going"], Path::new(log));
+    assert!(text.contains("\n1 capture failed\n"), "{text}");
+    assert!(
+        text.contains(
+            "2 lines rejected:\n    \
+             line 5: graph 7 is not a live graph (its capture failed at line 4, with failure 1, and made no graph)\n    \
+             line 6: graph 7 is not a live graph (its capture failed at line 4, with failure 1, and made no graph)\n"
+        ),
+        "{text}"
+    );
+
+    // The launch failing in the log itself: the same error, and no note,
+    // since nothing was injected.
+    let failed = capture[2].replace(
+        r#""outcome":"ok""#,
+        r#""outcome":{"failed":{"kind":"launch","message":"m"}}"#,
+    );
+    let mut lines = capture.to_vec();
+    lines[2] = &failed;
+    let log = log_of(&dir, "failed_in_the_log.jsonl", &lines);
+    let out = taintworld(&["replay", log.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err,
+        "error: line 5: graph 7 is not a live graph (its capture failed at line 4, \
+         with failure 1, and made no graph)\n"
+    );
 }

@@ -201,7 +201,10 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     });
     progress.finish();
     let replay = replayed.map_err(|e| match e {
-        ReplayError::BadLine { line, error } => format!("error: line {line}: {error}"),
+        ReplayError::BadLine { line, error } => match stopped_after_injecting(&asked) {
+            Some(note) => format!("error: line {line}: {error}\n{note}"),
+            None => format!("error: line {line}: {error}"),
+        },
         ReplayError::Io(e) => format!("error: {e}"),
     })?;
     // The summary's parts, which `--json` does not print, are not made.
@@ -221,6 +224,19 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
         eprintln!("{note}");
     }
     Ok(())
+}
+
+/// The note for a replay with `--fail-launch` that stopped at a bad line:
+/// a log recorded without the injected failures can hold lines that only
+/// they make bad input — a replay of a graph whose capture they failed,
+/// which made no graph (SPEC §6) — and `--keep-going` lists such lines and
+/// replays the rest. `None` when nothing was injected.
+fn stopped_after_injecting(asked: &BTreeSet<u64>) -> Option<&'static str> {
+    (!asked.is_empty()).then_some(
+        "note: --fail-launch: the injected failures can make a later line bad input \
+         (a replay of a graph whose capture they failed, which made no graph); \
+         --keep-going lists such lines and replays the rest",
+    )
 }
 
 /// The note for `--fail-launch` numbers whose launch was skipped: a skip

@@ -119,9 +119,10 @@ fn keep_smallest(ids: &mut Vec<u64>, memory: u64) {
 
 /// How many allocations and frees a replay remembers, newest first, so
 /// that an error about a memory id that is not live can say where it was
-/// freed. Bounded so that a replay's memory does not grow with the log:
-/// a free older than the last this many allocations and frees goes
-/// unmentioned.
+/// freed; and, apart from them, how many failed captures and graph
+/// destructions, so that an error about a graph id that is not live can say
+/// why. Bounded so that a replay's memory does not grow with the log: an
+/// ending older than the last this many of its kind goes unmentioned.
 pub const REMEMBERED_LIFETIMES: usize = 4096;
 
 /// How many rejected lines the summary keeps when the lists are not kept
@@ -201,56 +202,105 @@ pub struct Replay {
     freed_reads: BTreeMap<u64, u64>,
 }
 
-/// The last [`REMEMBERED_LIFETIMES`] allocations and frees the replay
-/// applied, and for each memory id among them the newest: whether it was
-/// the free, at which line, and the stream slot the freed allocation was
-/// made on. An id whose newest entry is its free is dead because it was
-/// freed; an id with no entry was freed too long ago to name, if at all.
-/// Every allocation after a remembered free is newer, so remembered too:
-/// the note is never stale. A look-up is one hash probe, whatever the
-/// number remembered.
+/// What the replay remembers of the ids that were live once: the last
+/// [`REMEMBERED_LIFETIMES`] allocations and frees, and apart from them the
+/// last as many graph endings (a capture that failed, a `graph_destroy`),
+/// so that an error about an id that is not live can say why.
 #[derive(Debug, Default)]
 struct Lifetimes {
-    /// Memory id and sequence number, oldest first: what to forget next.
-    order: VecDeque<(u64, u64)>,
-    /// Per memory id, its newest entry.
-    newest: HashMap<u64, Lifetime>,
-    /// The number of the next entry.
-    next: u64,
+    memory: Newest<MemoryEntry>,
+    graphs: Newest<GraphEnd>,
 }
 
 /// The newest allocation or free of one memory id.
 #[derive(Clone, Copy, Debug)]
-struct Lifetime {
-    /// Its number among the entries, to tell whether forgetting the
-    /// oldest entry forgets this one.
-    entry: u64,
+struct MemoryEntry {
     line: u64,
     /// `Some(slot)` for a free of an allocation made on `slot`.
     freed: Option<u64>,
 }
 
-impl Lifetimes {
-    /// Remembers an allocation of `memory` at `line`, or its free
-    /// (`freed`: the slot the allocation was made on), forgetting the
-    /// oldest entry past [`REMEMBERED_LIFETIMES`].
-    fn remember(&mut self, memory: u64, line: u64, freed: Option<u64>) {
+/// Why a graph id stopped being live, or never became so.
+#[derive(Clone, Copy, Debug)]
+struct GraphEnd {
+    line: u64,
+    /// `Some(failure)` for a capture that ended `capture_failed`, which
+    /// made no graph; `None` for a `graph_destroy`.
+    capture_failed: Option<u64>,
+}
+
+/// The last [`REMEMBERED_LIFETIMES`] entries made, and for each id among
+/// them the newest. An id whose newest entry says it ended ended for that
+/// reason; an id with no entry ended too long ago to name, if at all.
+/// Every entry after a remembered one is newer, so remembered too: the
+/// note is never stale. A look-up is one hash probe, whatever the number
+/// remembered.
+#[derive(Debug)]
+struct Newest<T> {
+    /// Id and sequence number, oldest first: what to forget next.
+    order: VecDeque<(u64, u64)>,
+    /// Per id, the number of its newest entry (to tell whether forgetting
+    /// the oldest entry forgets this one) and the entry.
+    newest: HashMap<u64, (u64, T)>,
+    /// The number of the next entry.
+    next: u64,
+}
+
+impl<T> Default for Newest<T> {
+    fn default() -> Self {
+        Newest {
+            order: VecDeque::new(),
+            newest: HashMap::new(),
+            next: 0,
+        }
+    }
+}
+
+impl<T> Newest<T> {
+    /// Remembers `entry` as the newest of `id`, forgetting the oldest entry
+    /// past [`REMEMBERED_LIFETIMES`].
+    fn remember(&mut self, id: u64, entry: T) {
         if self.order.len() >= REMEMBERED_LIFETIMES
-            && let Some((old, entry)) = self.order.pop_front()
-            && self.newest.get(&old).is_some_and(|l| l.entry == entry)
+            && let Some((old, number)) = self.order.pop_front()
+            && self.newest.get(&old).is_some_and(|(n, _)| *n == number)
         {
             self.newest.remove(&old);
         }
-        let entry = self.next;
+        let number = self.next;
         self.next = self.next.wrapping_add(1);
-        self.order.push_back((memory, entry));
-        self.newest.insert(memory, Lifetime { entry, line, freed });
+        self.order.push_back((id, number));
+        self.newest.insert(id, (number, entry));
+    }
+
+    /// The newest entry of `id`, if it is remembered.
+    fn get(&self, id: u64) -> Option<&T> {
+        self.newest.get(&id).map(|(_, entry)| entry)
+    }
+}
+
+impl Lifetimes {
+    /// Remembers an allocation of `memory` at `line`, or its free
+    /// (`freed`: the slot the allocation was made on).
+    fn remember(&mut self, memory: u64, line: u64, freed: Option<u64>) {
+        self.memory.remember(memory, MemoryEntry { line, freed });
+    }
+
+    /// Remembers that graph id `graph` ended at `line`: its capture failed
+    /// with failure `capture_failed`, or (`None`) it was destroyed.
+    fn graph_ended(&mut self, graph: u64, line: u64, capture_failed: Option<u64>) {
+        self.graphs.remember(
+            graph,
+            GraphEnd {
+                line,
+                capture_failed,
+            },
+        );
     }
 
     /// The line that freed `memory` and the slot it had been made on, if
     /// that free is the newest thing remembered of it.
     fn freed_at(&self, memory: u64) -> Option<(u64, u64)> {
-        let l = self.newest.get(&memory)?;
+        let l = self.memory.get(memory)?;
         Some((l.line, l.freed?))
     }
 
@@ -263,10 +313,11 @@ impl Lifetimes {
             .and_then(|(line, made_on)| (made_on == slot).then_some(line))
     }
 
-    /// `error` as text (`text`), saying where its memory was freed when
-    /// the error is that the memory is not live and the free is
-    /// remembered: a second free, or in strict mode a binding on the slot
-    /// the memory was made on.
+    /// `error` as text (`text`), saying why its id is not live when the
+    /// error is that and the reason is remembered: where its memory was
+    /// freed (a second free, or in strict mode a binding on the slot the
+    /// memory was made on), or where its graph's capture failed or the
+    /// graph was destroyed (a replay or a `graph_destroy` of it).
     fn text(&self, error: Error, text: String) -> String {
         match error {
             Error::UnknownMemory { memory } => match self.freed_at(memory) {
@@ -275,6 +326,20 @@ impl Lifetimes {
             },
             Error::Unresolved { memory, slot } => match self.freed_on(memory, slot) {
                 Some(line) => format!("{text} (memory {memory} was freed at line {line})"),
+                None => text,
+            },
+            Error::UnknownGraph { graph } => match self.graphs.get(graph) {
+                Some(GraphEnd {
+                    line,
+                    capture_failed: Some(failure),
+                }) => format!(
+                    "{text} (its capture failed at line {line}, with failure {failure}, \
+                     and made no graph)"
+                ),
+                Some(GraphEnd {
+                    line,
+                    capture_failed: None,
+                }) => format!("{text} (destroyed at line {line})"),
                 None => text,
             },
             _ => text,
@@ -819,6 +884,8 @@ impl Replay {
                     CaptureResult::Ok => LogCapture::Ok,
                     CaptureResult::Failed(report) => {
                         self.failed_captures += 1;
+                        self.lifetimes
+                            .graph_ended(graph, line, Some(report.failure.get()));
                         LogCapture::Failed(taint(report))
                     }
                 };
@@ -847,9 +914,12 @@ impl Replay {
                     }
                 }
             }
-            Event::GraphDestroy { graph } => world
-                .graph_destroy(graph)
-                .map_err(|e| self.lifetimes.explain(e))?,
+            Event::GraphDestroy { graph } => {
+                world
+                    .graph_destroy(graph)
+                    .map_err(|e| self.lifetimes.explain(e))?;
+                self.lifetimes.graph_ended(graph, line, None);
+            }
             Event::ProfileBegin { profile } => world
                 .profile_begin(profile)
                 .map_err(|e| self.lifetimes.explain(e))?,
@@ -1253,6 +1323,91 @@ mod tests {
             }
             other => panic!("not the replay's bad line: {:?}", other.err()),
         }
+    }
+
+    /// A replay or `graph_destroy` of a destroyed graph says where it was
+    /// destroyed; a graph id made again after that is live, and destroyed
+    /// once more, is named with its newest end.
+    #[test]
+    fn a_replay_of_a_destroyed_graph_names_the_line_that_destroyed_it() {
+        let capture = |graph: u64| {
+            [
+                r#"{"op":"capture_begin","stream":0}"#.to_string(),
+                r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":"ok"}"#.to_string(),
+                format!(r#"{{"op":"capture_end","stream":0,"graph":{graph}}}"#),
+            ]
+        };
+        let replay =
+            |graph: u64| format!(r#"{{"op":"replay","graph":{graph},"stream":0,"outcome":"ok"}}"#);
+        let destroy = |graph: u64| format!(r#"{{"op":"graph_destroy","graph":{graph}}}"#);
+        let mut lines = vec![alloc(1)];
+        lines.extend(capture(3));
+        lines.extend([replay(3), destroy(3), replay(3)]);
+        assert_eq!(
+            last_error(&lines),
+            "graph 3 is not a live graph (destroyed at line 6)"
+        );
+        lines.pop();
+        lines.extend(capture(3));
+        lines.extend([replay(3), destroy(3), destroy(3)]);
+        assert_eq!(
+            last_error(&lines),
+            "graph 3 is not a live graph (destroyed at line 11)"
+        );
+        // A graph id never made is plain bad input.
+        lines.pop();
+        lines.push(replay(4));
+        assert_eq!(last_error(&lines), "graph 4 is not a live graph");
+    }
+
+    /// Graph endings are remembered apart from allocations and frees, and
+    /// as many of them: a failed capture stays named however many memory
+    /// ids come and go, until REMEMBERED_LIFETIMES later graph endings
+    /// push it out.
+    #[test]
+    fn a_failed_capture_is_named_until_as_many_graph_endings_as_are_remembered_follow() {
+        let failed = r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":{"failed":{"kind":"launch","message":"m"}}}"#;
+        let mut lines = vec![
+            alloc(1),
+            r#"{"op":"capture_begin","stream":0}"#.to_string(),
+            failed.to_string(),
+            r#"{"op":"capture_end","stream":0,"graph":1}"#.to_string(),
+        ];
+        for memory in 0..REMEMBERED_LIFETIMES as u64 {
+            lines.push(alloc(100 + memory));
+            lines.push(free(100 + memory));
+        }
+        let replay_1 = r#"{"op":"replay","graph":1,"stream":0,"outcome":"ok"}"#.to_string();
+        lines.push(replay_1.clone());
+        assert_eq!(
+            last_error(&lines),
+            "graph 1 is not a live graph (its capture failed at line 4, with failure 1, \
+             and made no graph)"
+        );
+        // REMEMBERED_LIFETIMES - 1 more graph endings (graphs made and
+        // destroyed) leave it remembered; one more forgets it.
+        lines.pop();
+        let made_and_destroyed = |graph: u64| {
+            [
+                r#"{"op":"capture_begin","stream":0}"#.to_string(),
+                format!(r#"{{"op":"capture_end","stream":0,"graph":{graph}}}"#),
+                format!(r#"{{"op":"graph_destroy","graph":{graph}}}"#),
+            ]
+        };
+        for graph in 0..REMEMBERED_LIFETIMES as u64 - 1 {
+            lines.extend(made_and_destroyed(1_000 + graph));
+        }
+        lines.push(replay_1.clone());
+        assert!(
+            last_error(&lines)
+                .ends_with("(its capture failed at line 4, with failure 1, and made no graph)"),
+            "{}",
+            last_error(&lines)
+        );
+        lines.pop();
+        lines.extend(made_and_destroyed(99));
+        lines.push(replay_1);
+        assert_eq!(last_error(&lines), "graph 1 is not a live graph");
     }
 
     fn launch(kernel: &str, bindings: &[(u64, &str)], failed: bool) -> String {
