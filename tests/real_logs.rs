@@ -19,6 +19,7 @@ const GPT2: &str = "gpt2_train_step.jsonl.gz";
 const RESNET: &str = "resnet_train_step.jsonl.gz";
 const TWO_STREAMS: &str = "two_streams.jsonl.gz";
 const CUDA_GRAPH: &str = "cuda_graph_replay.jsonl.gz";
+const GPT2_GRAPH: &str = "gpt2_graph_train.jsonl.gz";
 
 fn real_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/logs/real")
@@ -342,12 +343,12 @@ fn skipped(report: &Report) -> BTreeMap<u64, (u64, u64)> {
 // ---------------------------------------------------------------- clean replays
 
 #[test]
-fn the_four_recorded_programs_are_shipped() {
+fn the_five_recorded_programs_are_shipped() {
     let names: Vec<String> = real_logs()
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    for name in [CUDA_GRAPH, GPT2, RESNET, TWO_STREAMS] {
+    for name in [CUDA_GRAPH, GPT2, GPT2_GRAPH, RESNET, TWO_STREAMS] {
         assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
     }
 }
@@ -378,7 +379,23 @@ fn every_real_log_replays_with_no_rejected_line_and_no_unresolved_binding() {
 
 #[test]
 fn the_cuda_graph_log_replays_its_graph_into_live_pool_memory_and_destroys_it_before_the_frees() {
-    let log = load(CUDA_GRAPH);
+    graph_replays_into_live_pool_memory_and_is_destroyed_before_the_frees(CUDA_GRAPH);
+}
+
+/// The GPT-2 step captured whole: forward, backward and AdamW's update of
+/// the weights in one graph, whose failed replay taints every byte it
+/// writes, the weights too.
+#[test]
+fn the_captured_gpt2_step_replays_into_live_pool_memory_and_is_destroyed_before_the_frees() {
+    graph_replays_into_live_pool_memory_and_is_destroyed_before_the_frees(GPT2_GRAPH);
+}
+
+/// A log with one captured graph, replayed at least five times and then
+/// destroyed before the final frees: its last replay failing taints exactly
+/// the bytes its captured launches write, its pool memory included, and
+/// the loss read after it with the replay's failure, with no chain.
+fn graph_replays_into_live_pool_memory_and_is_destroyed_before_the_frees(name: &str) {
+    let log = load(name);
     let ops: Vec<&Event> = log
         .lines
         .iter()
@@ -455,6 +472,92 @@ fn the_cuda_graph_log_replays_its_graph_into_live_pool_memory_and_destroys_it_be
     assert_eq!(t.error.kernel, "graph:1");
     assert!(t.chain.is_empty());
     assert_eq!(r.final_state.live_failures, 0);
+}
+
+// ---------------------------------------------------------------- failure inside a capture
+
+/// The first launch of the captured GPT-2 step failing (`--fail-launch`)
+/// dooms the capture, which makes no graph (SPEC §6): the capture reports
+/// the failure, every later `replay` and the `graph_destroy` of that graph
+/// are bad input naming the line where the capture failed (the log was
+/// recorded from a run whose capture worked), and the loss, which only the
+/// graph would have written again, is read tainted by the same failure,
+/// through the captured launches skipped after it.
+#[test]
+fn a_failure_inside_the_captured_gpt2_step_fails_the_capture_and_every_replay_names_it() {
+    let log = load(GPT2_GRAPH);
+    let event_line = |f: fn(&Event) -> bool| {
+        log.lines
+            .iter()
+            .find(|l| f(l.event.as_ref().expect("event")))
+            .map(|l| l.number)
+            .expect("the log has it")
+    };
+    let begin = event_line(|e| matches!(e, Event::CaptureBegin { .. }));
+    let end = event_line(|e| matches!(e, Event::CaptureEnd { .. }));
+    let first_captured = log.first_launch_after(begin);
+    assert!(log.launch(first_captured).line < end);
+    let graph_lines: Vec<u64> = log
+        .lines
+        .iter()
+        .filter(|l| {
+            matches!(
+                l.event,
+                Ok(Event::Replay { graph: 1, .. } | Event::GraphDestroy { graph: 1 })
+            )
+        })
+        .map(|l| l.number)
+        .collect();
+    assert!(graph_lines.len() > 20, "{graph_lines:?}");
+    let why = format!(
+        "graph 1 is not a live graph (its capture failed at line {end}, with failure 1, \
+         and made no graph)"
+    );
+
+    // Stopping at the first bad line, as the command does by default.
+    match taintworld::log::replay(
+        log.lines.iter().cloned().map(Ok),
+        options(&[first_captured], false),
+        |_| {},
+    ) {
+        Err(taintworld::log::ReplayError::BadLine { line, error }) => {
+            assert_eq!((line, error.as_str()), (graph_lines[0], why.as_str()));
+        }
+        other => panic!("not the first replay's bad line: {:?}", other.err()),
+    }
+
+    let mut keep_going = options(&[first_captured], false);
+    keep_going.keep_going = true;
+    let (r, _) = taintworld::log::replay(log.lines.iter().cloned().map(Ok), keep_going, |_| {})
+        .expect("the log replays to the end")
+        .finish();
+    assert_eq!(r.failures_minted, 1);
+    assert_eq!(r.captures.len(), 1);
+    assert_eq!(r.captures[0].line, end);
+    let taintworld::log::CaptureResult::Failed(capture) = &r.captures[0].result else {
+        panic!("the capture is {:?}", r.captures[0].result);
+    };
+    assert_eq!(
+        (capture.failure, capture.error.kernel.as_str()),
+        (1, log.launch(first_captured).kernel.as_str())
+    );
+    let rejected: Vec<(u64, &str)> = r
+        .rejected
+        .iter()
+        .map(|x| (x.line, x.error.as_str()))
+        .collect();
+    let expected: Vec<(u64, &str)> = graph_lines.iter().map(|&l| (l, why.as_str())).collect();
+    assert_eq!(rejected, expected);
+    // The captured launches after the failed one that read what it wrote,
+    // or what those wrote, were skipped; the loss is read tainted.
+    assert!(r.verdicts.skipped > 0);
+    assert_eq!(r.reads.len(), 1);
+    let ReadResult::Tainted(t) = &r.reads[0].result else {
+        panic!("the loss read is {:?}", r.reads[0].result);
+    };
+    assert_eq!(t.failure, 1);
+    assert!(!t.chain.is_empty());
+    assert!(t.chain.iter().all(|hop| hop.launch > first_captured));
 }
 
 // ---------------------------------------------------------------- early forward failure

@@ -545,7 +545,8 @@ def _run_program(name):
 
 
 def test_programs_record_and_validate_cli():
-    for name in ("gpt2_train_step", "resnet_train_step", "two_streams", "cuda_graph_replay"):
+    for name in ("gpt2_train_step", "resnet_train_step", "two_streams", "cuda_graph_replay",
+                 "gpt2_graph_train"):
         s, path = _run_program(name)
         assert s["launches"] > 10, (name, s)
         # a training step's last event before the frees is the read of its loss
