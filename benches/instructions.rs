@@ -28,7 +28,8 @@
 //!             w5-two-streams (the real two-stream log's steps) |
 //!             graph (replays of a captured graph of W1's writes, good
 //!             over clean memory) | graph-failed (each replay failed, then
-//!             good)
+//!             good) | graph-gpt2, graph-gpt2-failed (the same with the
+//!             graph of the real GPT-2 step captured whole)
 //!   side:     crate | rows (pre-resolved) | baseline
 //! ```
 
@@ -42,10 +43,10 @@ use baseline::Baseline;
 use taintworld::systems::check_reads;
 use taintworld::{Outcome, Resolved, World};
 use workloads::{
-    Allocs, GPT2, GRAPH, KernelNames, RESNET, TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels,
-    base_steps, graph_replay, replay_base, replay_world, run_base_quiet, step_bindings,
-    w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world,
-    w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_steps,
+    Allocs, GPT2, GPT2_GRAPH, GRAPH, KernelNames, RESNET, TWO_STREAMS, W5_FAILED_LAUNCH,
+    base_kernels, base_steps, graph_replay, real_graph, replay_base, replay_graph, run_base_quiet,
+    step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_carve_mid, w3_fail_base,
+    w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -74,8 +75,10 @@ fn main() {
         ("w3-carve", _) => run_w3_carve(side, iterations, w3_carve),
         ("w3-carve-mid", _) => run_w3_carve(side, iterations, w3_carve_mid),
         ("w3-fail", _) => run_w3_fail(side, iterations),
-        ("graph", _) => run_graph(side, iterations, n, false),
-        ("graph-failed", _) => run_graph(side, iterations, n, true),
+        ("graph", _) => run_graph(side, iterations, GraphOf::W1(n), false),
+        ("graph-failed", _) => run_graph(side, iterations, GraphOf::W1(n), true),
+        ("graph-gpt2", _) => run_graph(side, iterations, GraphOf::Gpt2Step, false),
+        ("graph-gpt2-failed", _) => run_graph(side, iterations, GraphOf::Gpt2Step, true),
         _ => {
             let (mut pair, prepared, kernel, units) = match workload {
                 "w1" => {
@@ -95,7 +98,8 @@ fn main() {
                         "unknown workload {other}: w1, w1-single, w1-single-claimed, w2, w3, \
                          w3-searched, w3-carve, w3-carve-mid, w3-fail, w4, w5, w5-registered, w5-gpt2, \
                          w5-gpt2-registered, w5-gpt2-warm, w5-resnet, w5-resnet-warm, \
-                         w5-gpt2-new-ids, w5-resnet-new-ids or w5-two-streams"
+                         w5-gpt2-new-ids, w5-resnet-new-ids, w5-two-streams, graph, \
+                         graph-failed, graph-gpt2 or graph-gpt2-failed"
                     );
                     std::process::exit(2);
                 }
@@ -262,20 +266,33 @@ fn run_w3_fail(side: &str, iterations: usize) -> usize {
     iterations
 }
 
-/// Replays of a graph recording W1's writes of `n` bindings (`n / 4`
-/// recorded writes), good over clean memory or (`failed`) failed then
-/// good, as `systems.rs` times them, after one round uncounted; per
-/// recorded binding. `crate` and `rows` alike: a replay binds what the
-/// graph recorded.
-fn run_graph(side: &str, iterations: usize, n: usize, failed: bool) -> usize {
-    let (mut pair, writes) = graph_replay(n);
-    let kernel: Rc<str> = Rc::from(World::graph_kernel(GRAPH));
+/// Which graph [`run_graph`] replays.
+enum GraphOf {
+    /// The graph of W1's writes of `n` bindings (`n / 4` recorded writes).
+    W1(usize),
+    /// The real GPT-2 step captured whole (`real_graph`).
+    Gpt2Step,
+}
+
+/// Replays of a captured graph, good over clean memory or (`failed`)
+/// failed then good, as `systems.rs` times them, after one round
+/// uncounted; per recorded binding. `crate` and `rows` alike: a replay
+/// binds what the graph recorded.
+fn run_graph(side: &str, iterations: usize, of: GraphOf, failed: bool) -> usize {
+    let (mut pair, graph, writes) = match of {
+        GraphOf::W1(n) => {
+            let (pair, writes) = graph_replay(n);
+            (pair, GRAPH, writes)
+        }
+        GraphOf::Gpt2Step => real_graph(GPT2_GRAPH),
+    };
+    let kernel: Rc<str> = Rc::from(World::graph_kernel(graph));
     let round = |pair: &mut workloads::Pair| match side {
         "crate" | "rows" => {
             if failed {
-                black_box(replay_world(&mut pair.world, true));
+                black_box(replay_graph(&mut pair.world, graph, true));
             }
-            black_box(replay_world(&mut pair.world, false));
+            black_box(replay_graph(&mut pair.world, graph, false));
         }
         _ => {
             if failed {

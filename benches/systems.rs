@@ -25,11 +25,11 @@ use taintworld::{
 };
 
 use workloads::{
-    Allocs, Both, GPT2, GRAPH, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS,
-    W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay, replay_base, replay_world,
-    run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_carve_mid,
-    w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training,
-    world_steps,
+    Allocs, Both, GPT2, GPT2_GRAPH, GRAPH, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS,
+    W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay, real_graph, replay_base,
+    replay_graph, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve,
+    w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real,
+    w5_training, world_steps,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -401,30 +401,38 @@ fn w4(c: &mut Criterion) {
 }
 
 /// Replays of a captured CUDA graph (not a workload of issue 5, no
-/// target): graphs recording W1's writes at 1k and 10k launches, replayed
-/// good over clean memory (what a training loop does every step), and
-/// failed then good (every recorded range tainted, then released); per
-/// recorded binding, each failed-then-good pair counted once. The baseline
-/// marks the same writes written in one launch (see `graph_replay`).
+/// target): graphs recording W1's writes at 1k and 10k launches, and the
+/// recorded GPT-2 step captured whole (`gpt2-step`: its 95 launches' 612
+/// writes over 180 allocations, forward, backward and AdamW's update;
+/// see `real_graph`), replayed good over clean memory (what a training
+/// loop does every step), and failed then good (every recorded range
+/// tainted, then released); per recorded binding, each failed-then-good
+/// pair counted once. The baseline marks the same writes written in one
+/// launch (see `graph_replay`).
 fn graph_replays(c: &mut Criterion) {
     let mut group = c.benchmark_group("graph_replay_per_binding");
-    for n in [1_000, 10_000] {
-        let (mut pair, writes) = graph_replay(n * 4);
-        let kernel: Rc<str> = Rc::from(World::graph_kernel(GRAPH));
+    let w1 = [1_000, 10_000].map(|n| {
+        let (pair, writes) = graph_replay(n * 4);
+        (n.to_string(), pair, GRAPH, writes)
+    });
+    let (pair, graph, writes) = real_graph(GPT2_GRAPH);
+    let real = ("gpt2-step".to_owned(), pair, graph, writes);
+    for (param, mut pair, graph, writes) in w1.into_iter().chain([real]) {
+        let kernel: Rc<str> = Rc::from(World::graph_kernel(graph));
         group.throughput(Throughput::Elements(writes.len() as u64));
-        group.bench_function(BenchmarkId::new("crate", n), |b| {
-            b.iter(|| replay_world(black_box(&mut pair.world), false))
+        group.bench_function(BenchmarkId::new("crate", &param), |b| {
+            b.iter(|| replay_graph(black_box(&mut pair.world), graph, false))
         });
-        group.bench_function(BenchmarkId::new("baseline", n), |b| {
+        group.bench_function(BenchmarkId::new("baseline", &param), |b| {
             b.iter(|| replay_base(black_box(&mut pair.base), &kernel, &writes, false))
         });
-        group.bench_function(BenchmarkId::new("crate_failed_then_good", n), |b| {
+        group.bench_function(BenchmarkId::new("crate_failed_then_good", &param), |b| {
             b.iter(|| {
-                replay_world(black_box(&mut pair.world), true);
-                replay_world(black_box(&mut pair.world), false)
+                replay_graph(black_box(&mut pair.world), graph, true);
+                replay_graph(black_box(&mut pair.world), graph, false)
             })
         });
-        group.bench_function(BenchmarkId::new("baseline_failed_then_good", n), |b| {
+        group.bench_function(BenchmarkId::new("baseline_failed_then_good", &param), |b| {
             b.iter(|| {
                 replay_base(black_box(&mut pair.base), &kernel, &writes, true);
                 replay_base(black_box(&mut pair.base), &kernel, &writes, false)

@@ -17,10 +17,11 @@ use baseline::{BaseBinding, BaseVerdict, Baseline, RECORDS_KEPT};
 use taintworld::systems::check_reads;
 use taintworld::{Access, Outcome, ReadResult, Verdict, World};
 use workloads::{
-    Allocs, GPT2, GRAPH, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS, W3_CLAIMS,
-    W5_FAILED_LAUNCH, Work, base_kernels, base_verdict, graph_replay, replay_base, replay_world,
-    w1_clean, w2_chain, w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented,
-    w3_reads, w4_retaint, w5_real, w5_training, world_claimed, world_row_verdicts, world_verdicts,
+    Allocs, GPT2, GPT2_GRAPH, GRAPH, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS,
+    W3_CLAIMS, W5_FAILED_LAUNCH, Work, base_kernels, base_verdict, graph_replay, real_graph,
+    replay_base, replay_graph, replay_world, w1_clean, w2_chain, w3_carve, w3_carve_mid,
+    w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training,
+    world_claimed, world_row_verdicts, world_verdicts,
 };
 
 /// How many times `agree` runs a batch workload on both sides: the benches
@@ -286,6 +287,54 @@ fn a_captured_graph_replays_alike_good_and_failed() {
     assert_eq!(world_claimed(&pair.world), pair.base.claimed());
     let stats = pair.world.stats();
     assert_eq!((stats.claims, stats.live_failures), (0, 0));
+    pair.world.check_invariants().expect("a sound world");
+}
+
+/// The recorded GPT-2 step's graph (`gpt2-step` in the graph bench): both
+/// sides left by the log's capture with the same allocations; a good replay
+/// runs on both and claims nothing, a failed one gives both the same new
+/// failure and the same claimed bytes (the weights and AdamW's state among
+/// them, which the captured update writes in place), and a good one then
+/// releases them all, round after round.
+#[test]
+fn the_captured_gpt2_step_replays_alike_good_and_failed() {
+    let (mut pair, graph, writes) = real_graph(GPT2_GRAPH);
+    assert_eq!(
+        writes.len(),
+        612,
+        "the captured step's write-visible bindings"
+    );
+    let kernel: Rc<str> = Rc::from(World::graph_kernel(graph));
+    for round in 0..ROUNDS {
+        assert_eq!(replay_graph(&mut pair.world, graph, false), Verdict::Ran);
+        assert_eq!(
+            replay_base(&mut pair.base, &kernel, &writes, false),
+            BaseVerdict::Ran
+        );
+        assert_eq!(pair.world.stats().claims, 0);
+        assert!(pair.base.claimed().is_empty());
+
+        let failed = base_verdict(replay_graph(&mut pair.world, graph, true));
+        assert_eq!(
+            failed,
+            replay_base(&mut pair.base, &kernel, &writes, true),
+            "round {round}"
+        );
+        let BaseVerdict::Failed(failure) = failed else {
+            panic!("{failed:?}");
+        };
+        let claimed = world_claimed(&pair.world);
+        assert_eq!(claimed, pair.base.claimed(), "round {round}");
+        assert!(claimed.iter().all(|&(_, _, _, f)| f == failure));
+        let bytes: u64 = claimed.iter().map(|&(_, start, end, _)| end - start).sum();
+        assert_eq!(u128::from(bytes), pair.world.stats().tainted_bytes);
+        assert!(bytes > 0);
+    }
+    assert_eq!(replay_graph(&mut pair.world, graph, false), Verdict::Ran);
+    replay_base(&mut pair.base, &kernel, &writes, false);
+    let stats = pair.world.stats();
+    assert_eq!((stats.claims, stats.live_failures), (0, 0));
+    assert!(pair.base.claimed().is_empty());
     pair.world.check_invariants().expect("a sound world");
 }
 

@@ -444,6 +444,11 @@ pub fn graph_replay(bindings: usize) -> (Pair, Vec<BaseBinding>) {
 
 /// One replay of [`GRAPH`] on the world, failed or good.
 pub fn replay_world(world: &mut World, failed: bool) -> Verdict {
+    replay_graph(world, GRAPH, failed)
+}
+
+/// One replay of `graph` on the world, failed or good.
+pub fn replay_graph(world: &mut World, graph: u64, failed: bool) -> Verdict {
     let outcome = if failed {
         Outcome::Failed {
             kind: GRAPH_FAILED.0,
@@ -452,7 +457,7 @@ pub fn replay_world(world: &mut World, failed: bool) -> Verdict {
     } else {
         Outcome::Ok
     };
-    world.replay(GRAPH, outcome).expect("a live graph")
+    world.replay(graph, outcome).expect("a live graph")
 }
 
 /// The same replay on the baseline: one launch of the graph's writes.
@@ -731,18 +736,144 @@ pub fn w5_real(
         allocs != Allocs::Before,
         "a real log's step makes its allocations"
     );
+    w5_from_events(&real_events(file), names, fail, allocs)
+}
+
+/// The events of `file` in `examples/logs/real/`, every line one.
+fn real_events(file: &str) -> Vec<taintworld::log::Event> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples/logs/real")
         .join(file);
-    let events: Vec<taintworld::log::Event> = taintworld::log::LogReader::open(&path)
+    taintworld::log::LogReader::open(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .map(|line| {
             let line = line.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             line.event
                 .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), line.number))
         })
-        .collect();
-    w5_from_events(&events, names, fail, allocs)
+        .collect()
+}
+
+/// A real log's live allocations on both sides, by memory id: the world's
+/// key, the baseline's location and the size.
+type ByMemory = std::collections::HashMap<u64, (AllocKey, Location, u64)>;
+
+/// A log's binding `b` named both ways, by the live allocation of its
+/// memory id in `by_memory`, touched as `access` says (a host write's or a
+/// read's binding names none of its own).
+fn log_both(b: &taintworld::log::LogBinding, access: Access, by_memory: &ByMemory) -> Both {
+    let (key, at, size) = by_memory[&b.memory];
+    let (start, end) = b.range.unwrap_or((0, size));
+    Both {
+        key,
+        at,
+        start,
+        end,
+        access,
+    }
+}
+
+/// The recorded GPT-2 step captured whole into one CUDA graph.
+pub const GPT2_GRAPH: &str = "gpt2_graph_train.jsonl.gz";
+
+/// A real log's captured graph (`file` in `examples/logs/real/`, which
+/// captures one): both sides as the log leaves them when its capture ends,
+/// the graph's id, and the graph's recorded writes as the baseline binds
+/// them, each reached by its cached location. The world makes and frees
+/// what the log does up to there and runs its launches (every one of them
+/// good), the captured ones in the capture window, so that its graph
+/// records their write-visible bindings (SPEC §6); the baseline makes and
+/// frees the same allocations. Host writes and reads change nothing in a
+/// world where nothing failed, and are left out. The graph benches replay
+/// it as they replay W1's graph: good, and failed then good.
+pub fn real_graph(file: &str) -> (Pair, u64, Vec<BaseBinding>) {
+    use taintworld::log::Event;
+    let mut world = World::new(taintworld::Config {
+        max_streams: 8,
+        ..Default::default()
+    })
+    .expect("valid config");
+    let mut base = Baseline::new(8);
+    let mut by_memory = ByMemory::new();
+    let mut writes = Vec::new();
+    let mut capturing = false;
+    for e in real_events(file) {
+        match e {
+            Event::Alloc {
+                stream,
+                memory,
+                size,
+                ..
+            } => {
+                let key = world
+                    .alloc(stream, memory, size)
+                    .expect("a log allocates each live memory id once");
+                let at = base.alloc(stream as usize, memory, size);
+                by_memory.insert(memory, (key, at, size));
+            }
+            Event::Free { memory } => {
+                let (key, at, _) = by_memory.remove(&memory).expect("live memory");
+                world.free(key).expect("live memory");
+                base.free(at);
+            }
+            Event::Launch {
+                kernel,
+                stream,
+                bindings,
+                outcome,
+            } => {
+                assert!(
+                    matches!(outcome, taintworld::log::Outcome::Ok),
+                    "the log's launches are good"
+                );
+                let bound: Vec<Both> = bindings
+                    .iter()
+                    .map(|b| log_both(b, b.access, &by_memory))
+                    .collect();
+                if capturing {
+                    // A replay writes its recorded bindings and reads none.
+                    writes.extend(bound.iter().filter(|b| b.access.writes()).map(|b| {
+                        BaseBinding {
+                            read: false,
+                            ..b.base_binding()
+                        }
+                    }));
+                }
+                let rows: Vec<Binding> = bound.iter().map(Both::binding).collect();
+                let result = world
+                    .launch(&Launch {
+                        kernel: &kernel,
+                        stream: StreamRef::Id(stream),
+                        bindings: &rows,
+                        outcome: Outcome::Ok,
+                    })
+                    .expect("good input");
+                assert_eq!(result.verdict, Verdict::Ran);
+            }
+            Event::CaptureBegin { stream } => {
+                world.capture_begin(stream).expect("a live stream");
+                capturing = true;
+            }
+            Event::CaptureEnd { stream, graph } => {
+                assert_eq!(
+                    world.capture_end(stream, graph).expect("an open window"),
+                    taintworld::CaptureResult::Ok
+                );
+                let allocs = by_memory.into_values().collect();
+                return (
+                    Pair {
+                        world,
+                        base,
+                        allocs,
+                    },
+                    graph,
+                    writes,
+                );
+            }
+            _ => {}
+        }
+    }
+    panic!("{file} captures no graph");
 }
 
 /// Makes and frees `allocations` (stream, memory id, size) on both sides
@@ -823,22 +954,14 @@ fn w5_from_events(
     let mut freed = std::collections::HashSet::new();
     let both = |b: &taintworld::log::LogBinding,
                 access: Access,
-                by_memory: &std::collections::HashMap<u64, (AllocKey, Location, u64)>,
+                by_memory: &ByMemory,
                 freed: &std::collections::HashSet<u64>| {
         assert!(
             !freed.contains(&b.memory),
             "memory {} is bound after its free",
             b.memory
         );
-        let (key, at, size) = by_memory[&b.memory];
-        let (start, end) = b.range.unwrap_or((0, size));
-        Both {
-            key,
-            at,
-            start,
-            end,
-            access,
-        }
+        log_both(b, access, by_memory)
     };
     let leak = |name: &String| -> &'static str { Box::leak(name.clone().into_boxed_str()) };
     let mut registered = std::collections::HashMap::new();
