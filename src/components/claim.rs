@@ -621,6 +621,19 @@ impl ClaimSet {
         if start >= end {
             return;
         }
+        if let [only] = self.claims.as_slice()
+            && start <= only.start
+            && only.end <= end
+            && self.large.is_none()
+        {
+            // The set is one claim and the write covers it: a buffer
+            // tainted whole and written whole again (a good graph replay
+            // after a failed one, a host write over a failed launch's
+            // output). It goes as a freed allocation's one claim goes.
+            let only = *only;
+            self.drop_only(only, failures, records);
+            return;
+        }
         if self.claims.is_empty() {
             if let Some(large) = self.large.as_deref_mut()
                 && let Some(tree) = &mut large.tree
@@ -662,11 +675,7 @@ impl ClaimSet {
         if let [only] = self.claims.as_slice() {
             // The common case: a buffer written whole, then freed.
             let only = *only;
-            self.claims.clear();
-            if let Origin::Skip(r) = only.origin {
-                records.drop_ref(r);
-            }
-            failures.lose_carrier(only.failure);
+            self.drop_only(only, failures, records);
             return;
         }
         let (mut counts, tree, dead) = match self.large.take() {
@@ -701,6 +710,17 @@ impl ClaimSet {
         for &f in &lost {
             failures.lose_carrier(f);
         }
+    }
+
+    /// Empties a set whose one claim is `only`: its record loses a
+    /// reference and its failure this allocation as a carrier.
+    #[inline(always)]
+    fn drop_only(&mut self, only: Claim, failures: &mut Failures, records: &mut Records) {
+        self.claims.clear();
+        if let Origin::Skip(r) = only.origin {
+            records.drop_ref(r);
+        }
+        failures.lose_carrier(only.failure);
     }
 
     /// `claims[lo..hi]` give way to `pieces`: a counted set moves its
