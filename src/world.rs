@@ -1917,9 +1917,9 @@ mod tests {
     /// that cover it, keeps them merged as four rows; a failed replay of
     /// them leaves the canonical claims settling each write would (three
     /// on the first allocation, one on the second), a good one releases
-    /// them all; and once an
-    /// allocation the graph wrote is freed, a replay resolves the recorded
-    /// writes one by one, each unresolved one counted.
+    /// them all; and once an allocation the graph wrote is freed, a replay
+    /// resolves the recorded writes one by one, each unresolved one
+    /// counted.
     #[test]
     fn a_graph_settles_its_writes_merged_while_their_allocations_live_and_one_by_one_after_a_free()
     {
