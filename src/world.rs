@@ -111,17 +111,16 @@ struct Graph {
 impl Graph {
     /// The graph of the writes a capture recorded.
     fn new(recorded: Vec<RecordedWrite>) -> Self {
-        let mut rows: Vec<Resolved> = recorded.iter().map(|w| w.row).collect();
-        rows.sort_unstable_by_key(|r| (r.alloc, r.start, r.end));
-        let mut merged: Vec<Resolved> = Vec::with_capacity(rows.len());
-        for row in rows {
-            match merged.last_mut() {
-                Some(last) if last.alloc == row.alloc && row.start <= last.end => {
-                    last.end = last.end.max(row.end);
-                }
-                _ => merged.push(row),
+        let mut merged: Vec<Resolved> = recorded.iter().map(|w| w.row).collect();
+        merged.sort_unstable_by_key(|r| (r.alloc, r.start, r.end));
+        // Each row joins the one kept before it when it overlaps or touches it.
+        merged.dedup_by(|row, kept| {
+            let joins = row.alloc == kept.alloc && row.start <= kept.end;
+            if joins {
+                kept.end = kept.end.max(row.end);
             }
-        }
+            joins
+        });
         merged.shrink_to_fit();
         Graph { recorded, merged }
     }

@@ -19,9 +19,9 @@ use taintworld::{Access, Outcome, ReadResult, Verdict, World};
 use workloads::{
     Allocs, GPT2, GPT2_GRAPH, GRAPH, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS,
     W3_CLAIMS, W5_FAILED_LAUNCH, Work, base_kernels, base_verdict, graph_replay, real_graph,
-    replay_base, replay_graph, replay_world, w1_clean, w2_chain, w3_carve, w3_carve_mid,
-    w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training,
-    world_claimed, world_row_verdicts, world_verdicts,
+    replay_base, replay_graph, w1_clean, w2_chain, w3_carve, w3_carve_mid, w3_fail_base,
+    w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_claimed,
+    world_row_verdicts, world_verdicts,
 };
 
 /// How many times `agree` runs a batch workload on both sides: the benches
@@ -254,7 +254,7 @@ fn a_captured_graph_replays_alike_good_and_failed() {
     assert_eq!(writes.len(), 1_000, "one write a captured launch");
     let kernel: Rc<str> = Rc::from(World::graph_kernel(GRAPH));
     for round in 0..ROUNDS {
-        let good = replay_world(&mut pair.world, false);
+        let good = replay_graph(&mut pair.world, GRAPH, false);
         assert_eq!(good, Verdict::Ran, "round {round}");
         assert_eq!(
             replay_base(&mut pair.base, &kernel, &writes, false),
@@ -263,7 +263,7 @@ fn a_captured_graph_replays_alike_good_and_failed() {
         assert_eq!(pair.world.stats().claims, 0);
         assert!(pair.base.claimed().is_empty());
 
-        let failed = base_verdict(replay_world(&mut pair.world, true));
+        let failed = base_verdict(replay_graph(&mut pair.world, GRAPH, true));
         assert_eq!(
             failed,
             replay_base(&mut pair.base, &kernel, &writes, true),
@@ -282,7 +282,7 @@ fn a_captured_graph_replays_alike_good_and_failed() {
         let report = pair.world.failures().next().expect("the replay's failure");
         assert_eq!(report.error.kernel, World::graph_kernel(GRAPH));
     }
-    assert_eq!(replay_world(&mut pair.world, false), Verdict::Ran);
+    assert_eq!(replay_graph(&mut pair.world, GRAPH, false), Verdict::Ran);
     replay_base(&mut pair.base, &kernel, &writes, false);
     assert_eq!(world_claimed(&pair.world), pair.base.claimed());
     let stats = pair.world.stats();

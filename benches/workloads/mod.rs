@@ -442,11 +442,6 @@ pub fn graph_replay(bindings: usize) -> (Pair, Vec<BaseBinding>) {
     (pair, writes)
 }
 
-/// One replay of [`GRAPH`] on the world, failed or good.
-pub fn replay_world(world: &mut World, failed: bool) -> Verdict {
-    replay_graph(world, GRAPH, failed)
-}
-
 /// One replay of `graph` on the world, failed or good.
 pub fn replay_graph(world: &mut World, graph: u64, failed: bool) -> Verdict {
     let outcome = if failed {
@@ -754,6 +749,19 @@ fn real_events(file: &str) -> Vec<taintworld::log::Event> {
         .collect()
 }
 
+/// Allocation `memory` of `size` bytes on `stream`, made on both sides:
+/// the world's key and the baseline's location.
+fn alloc_on_both(
+    world: &mut World,
+    base: &mut Baseline,
+    (stream, memory, size): (u64, u64, u64),
+) -> (AllocKey, Location) {
+    let key = world
+        .alloc(stream, memory, size)
+        .expect("a log allocates each live memory id once");
+    (key, base.alloc(stream as usize, memory, size))
+}
+
 /// A real log's live allocations on both sides, by memory id: the world's
 /// key, the baseline's location and the size.
 type ByMemory = std::collections::HashMap<u64, (AllocKey, Location, u64)>;
@@ -805,10 +813,7 @@ pub fn real_graph(file: &str) -> (Pair, u64, Vec<BaseBinding>) {
                 size,
                 ..
             } => {
-                let key = world
-                    .alloc(stream, memory, size)
-                    .expect("a log allocates each live memory id once");
-                let at = base.alloc(stream as usize, memory, size);
+                let (key, at) = alloc_on_both(&mut world, &mut base, (stream, memory, size));
                 by_memory.insert(memory, (key, at, size));
             }
             Event::Free { memory } => {
@@ -977,10 +982,8 @@ fn w5_from_events(
                 size,
                 ..
             } => {
-                let key = replica
-                    .alloc(*stream, *memory, *size)
-                    .expect("a log allocates each memory id once");
-                let at = base_replica.alloc(*stream as usize, *memory, *size);
+                let (key, at) =
+                    alloc_on_both(&mut replica, &mut base_replica, (*stream, *memory, *size));
                 by_memory.insert(*memory, (key, at, *size));
                 list.push((key, at, *size));
                 if allocs != Allocs::Before {

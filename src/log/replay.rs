@@ -1194,6 +1194,22 @@ mod tests {
         format!(r#"{{"op":"read","binding":{{"stream":0,"memory":{memory}}}}}"#)
     }
 
+    fn capture_begin() -> String {
+        r#"{"op":"capture_begin","stream":0}"#.to_string()
+    }
+
+    fn capture_end(graph: u64) -> String {
+        format!(r#"{{"op":"capture_end","stream":0,"graph":{graph}}}"#)
+    }
+
+    fn replay_of(graph: u64) -> String {
+        format!(r#"{{"op":"replay","graph":{graph},"stream":0,"outcome":"ok"}}"#)
+    }
+
+    fn graph_destroy(graph: u64) -> String {
+        format!(r#"{{"op":"graph_destroy","graph":{graph}}}"#)
+    }
+
     /// The error of the log's last line, which must stop the replay.
     fn last_error(lines: &[String]) -> String {
         match replayed(&lines.join("\n"), ReplayOptions::default()) {
@@ -1302,11 +1318,11 @@ mod tests {
     fn a_strict_replay_of_a_graph_over_freed_memory_says_where_it_was_freed() {
         let lines = [
             alloc(1),
-            r#"{"op":"capture_begin","stream":0}"#.to_string(),
+            capture_begin(),
             r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":"ok"}"#.to_string(),
-            r#"{"op":"capture_end","stream":0,"graph":1}"#.to_string(),
+            capture_end(1),
             free(1),
-            r#"{"op":"replay","graph":1,"stream":0,"outcome":"ok"}"#.to_string(),
+            replay_of(1),
         ];
         let options = ReplayOptions {
             strict: true,
@@ -1332,31 +1348,28 @@ mod tests {
     fn a_replay_of_a_destroyed_graph_names_the_line_that_destroyed_it() {
         let capture = |graph: u64| {
             [
-                r#"{"op":"capture_begin","stream":0}"#.to_string(),
+                capture_begin(),
                 r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":"ok"}"#.to_string(),
-                format!(r#"{{"op":"capture_end","stream":0,"graph":{graph}}}"#),
+                capture_end(graph),
             ]
         };
-        let replay =
-            |graph: u64| format!(r#"{{"op":"replay","graph":{graph},"stream":0,"outcome":"ok"}}"#);
-        let destroy = |graph: u64| format!(r#"{{"op":"graph_destroy","graph":{graph}}}"#);
         let mut lines = vec![alloc(1)];
         lines.extend(capture(3));
-        lines.extend([replay(3), destroy(3), replay(3)]);
+        lines.extend([replay_of(3), graph_destroy(3), replay_of(3)]);
         assert_eq!(
             last_error(&lines),
             "graph 3 is not a live graph (destroyed at line 6)"
         );
         lines.pop();
         lines.extend(capture(3));
-        lines.extend([replay(3), destroy(3), destroy(3)]);
+        lines.extend([replay_of(3), graph_destroy(3), graph_destroy(3)]);
         assert_eq!(
             last_error(&lines),
             "graph 3 is not a live graph (destroyed at line 11)"
         );
         // A graph id never made is plain bad input.
         lines.pop();
-        lines.push(replay(4));
+        lines.push(replay_of(4));
         assert_eq!(last_error(&lines), "graph 4 is not a live graph");
     }
 
@@ -1369,16 +1382,15 @@ mod tests {
         let failed = r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":{"failed":{"kind":"launch","message":"m"}}}"#;
         let mut lines = vec![
             alloc(1),
-            r#"{"op":"capture_begin","stream":0}"#.to_string(),
+            capture_begin(),
             failed.to_string(),
-            r#"{"op":"capture_end","stream":0,"graph":1}"#.to_string(),
+            capture_end(1),
         ];
         for memory in 0..REMEMBERED_LIFETIMES as u64 {
             lines.push(alloc(100 + memory));
             lines.push(free(100 + memory));
         }
-        let replay_1 = r#"{"op":"replay","graph":1,"stream":0,"outcome":"ok"}"#.to_string();
-        lines.push(replay_1.clone());
+        lines.push(replay_of(1));
         assert_eq!(
             last_error(&lines),
             "graph 1 is not a live graph (its capture failed at line 4, with failure 1, \
@@ -1387,17 +1399,12 @@ mod tests {
         // REMEMBERED_LIFETIMES - 1 more graph endings (graphs made and
         // destroyed) leave it remembered; one more forgets it.
         lines.pop();
-        let made_and_destroyed = |graph: u64| {
-            [
-                r#"{"op":"capture_begin","stream":0}"#.to_string(),
-                format!(r#"{{"op":"capture_end","stream":0,"graph":{graph}}}"#),
-                format!(r#"{{"op":"graph_destroy","graph":{graph}}}"#),
-            ]
-        };
+        let made_and_destroyed =
+            |graph: u64| [capture_begin(), capture_end(graph), graph_destroy(graph)];
         for graph in 0..REMEMBERED_LIFETIMES as u64 - 1 {
             lines.extend(made_and_destroyed(1_000 + graph));
         }
-        lines.push(replay_1.clone());
+        lines.push(replay_of(1));
         assert!(
             last_error(&lines)
                 .ends_with("(its capture failed at line 4, with failure 1, and made no graph)"),
@@ -1406,7 +1413,7 @@ mod tests {
         );
         lines.pop();
         lines.extend(made_and_destroyed(99));
-        lines.push(replay_1);
+        lines.push(replay_of(1));
         assert_eq!(last_error(&lines), "graph 1 is not a live graph");
     }
 
