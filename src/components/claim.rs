@@ -624,12 +624,16 @@ impl ClaimSet {
         if let [only] = self.claims.as_slice()
             && start <= only.start
             && only.end <= end
-            && self.large.is_none()
         {
             // The set is one claim and the write covers it: a buffer
             // tainted whole and written whole again (a good graph replay
             // after a failed one, a host write over a failed launch's
             // output). It goes as a freed allocation's one claim goes.
+            // A set of at most `UNCOUNTED_AT` claims has no `Large` part
+            // (no count, no tree, no dead slots: a form rule
+            // `World::check_invariants` holds), so a vector of one claim
+            // is the whole set and there is no count to move, as
+            // `clear_claimed` relies on too.
             let only = *only;
             self.drop_only(only, failures, records);
             return;
