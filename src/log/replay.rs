@@ -1194,6 +1194,22 @@ mod tests {
         format!(r#"{{"op":"read","binding":{{"stream":0,"memory":{memory}}}}}"#)
     }
 
+    fn launch(kernel: &str, bindings: &[(u64, &str)], failed: bool) -> String {
+        let bindings: Vec<String> = bindings
+            .iter()
+            .map(|(m, a)| format!(r#"{{"stream":0,"memory":{m},"access":"{a}"}}"#))
+            .collect();
+        let outcome = if failed {
+            format!(r#"{{"failed":{{"kind":"compile","message":"{kernel} broke"}}}}"#)
+        } else {
+            r#""ok""#.to_string()
+        };
+        format!(
+            r#"{{"op":"launch","kernel":"{kernel}","stream":0,"bindings":[{}],"outcome":{outcome}}}"#,
+            bindings.join(",")
+        )
+    }
+
     fn capture_begin() -> String {
         r#"{"op":"capture_begin","stream":0}"#.to_string()
     }
@@ -1319,7 +1335,7 @@ mod tests {
         let lines = [
             alloc(1),
             capture_begin(),
-            r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":"ok"}"#.to_string(),
+            launch("k", &[(1, "write")], false),
             capture_end(1),
             free(1),
             replay_of(1),
@@ -1349,7 +1365,7 @@ mod tests {
         let capture = |graph: u64| {
             [
                 capture_begin(),
-                r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":"ok"}"#.to_string(),
+                launch("k", &[(1, "write")], false),
                 capture_end(graph),
             ]
         };
@@ -1379,11 +1395,10 @@ mod tests {
     /// push it out.
     #[test]
     fn a_failed_capture_is_named_until_as_many_graph_endings_as_are_remembered_follow() {
-        let failed = r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":{"failed":{"kind":"launch","message":"m"}}}"#;
         let mut lines = vec![
             alloc(1),
             capture_begin(),
-            failed.to_string(),
+            launch("k", &[(1, "write")], true),
             capture_end(1),
         ];
         for memory in 0..REMEMBERED_LIFETIMES as u64 {
@@ -1415,22 +1430,6 @@ mod tests {
         lines.extend(made_and_destroyed(99));
         lines.push(replay_of(1));
         assert_eq!(last_error(&lines), "graph 1 is not a live graph");
-    }
-
-    fn launch(kernel: &str, bindings: &[(u64, &str)], failed: bool) -> String {
-        let bindings: Vec<String> = bindings
-            .iter()
-            .map(|(m, a)| format!(r#"{{"stream":0,"memory":{m},"access":"{a}"}}"#))
-            .collect();
-        let outcome = if failed {
-            format!(r#"{{"failed":{{"kind":"compile","message":"{kernel} broke"}}}}"#)
-        } else {
-            r#""ok""#.to_string()
-        };
-        format!(
-            r#"{{"op":"launch","kernel":"{kernel}","stream":0,"bindings":[{}],"outcome":{outcome}}}"#,
-            bindings.join(",")
-        )
     }
 
     /// What each failure taints at the end is counted by allocation and
