@@ -827,6 +827,124 @@ fn the_summary_shows_five_tainted_reads_and_counts_the_rest() {
 /// Without `--json` the summary's memory follows the world, not the log:
 /// it keeps the first twenty failures' tallies and the first ten rejected
 /// lines, and counts the rest.
+/// A log with no event — empty, or only blank lines and comments — is a
+/// replay of nothing: exit status 0, every count 0 and every list empty,
+/// and the summary says there were no failures.
+#[test]
+fn an_empty_log_or_one_of_comments_alone_replays_to_a_report_of_nothing() {
+    let dir = Scratch::new();
+    let empty = log_of(&dir, "empty.jsonl", &[]);
+    let comments = log_of(&dir, "comments.jsonl", &["# nothing happens", "", "\t"]);
+    for log in [empty, comments] {
+        let r = report(&["replay", "--json", log.to_str().unwrap()]);
+        assert_eq!(
+            (&r["events"], &r["launches"]),
+            (&0.into(), &0.into()),
+            "{r}"
+        );
+        assert_eq!(
+            r["final"],
+            serde_json::json!({"live_failures":0,"tainted_allocations":0,"tainted_bytes":0,"claims":0}),
+        );
+        for list in [
+            "launch_results",
+            "reads",
+            "captures",
+            "profiles",
+            "syncs",
+            "rejected",
+        ] {
+            assert_eq!(r[list], serde_json::json!([]), "{list}");
+        }
+        assert_eq!(
+            (&r["failures_minted"], &r["unresolved_bindings"]),
+            (&0.into(), &0.into())
+        );
+        let text = summary_of(&log);
+        assert_eq!(
+            text,
+            "0 events, 0 launches: 0 ran, 0 failed, 0 skipped, 0 dry runs\nno failures\nfinal: 0 live failures, 0 tainted allocations, 0 tainted bytes, 0 claims\n"
+        );
+    }
+}
+
+/// A read whose chain ends at a cut made by the chain limit says so under
+/// its last hop; a whole chain says nothing of the kind.
+#[test]
+fn a_chain_cut_by_the_chain_limit_says_so_under_its_last_hop_in_the_summary() {
+    let dir = Scratch::new();
+    let hops = |text: &str| -> Vec<String> {
+        let lines = text.lines().filter(|l| l.starts_with("    "));
+        lines.map(String::from).collect()
+    };
+    // With a limit of 2 the third skip's cause would be at depth 3: it is
+    // cut, and the read's chain is that one record.
+    let short = three_skip_chain(
+        &dir,
+        "short_chain_limit.jsonl",
+        r#"{"op":"header","format":"taintworld-log","version":1,"chain_limit":2}"#,
+    );
+    let text = summary_of(&short);
+    assert_eq!(
+        hops(&text),
+        [
+            "    skipped launch 3 (softmax), which needed memory 12",
+            "    … chain cut at chain_limit",
+        ],
+        "{text}"
+    );
+    let text = summary_of(&examples().join("skip_chain_three_kernels.jsonl"));
+    assert_eq!(hops(&text).len(), 3, "{text}");
+    assert!(!text.contains("chain cut"), "{text}");
+}
+
+/// Past the first twenty failures, the allocations their failures tainted
+/// when the program freed them are counted on a line of their own, as a
+/// listed failure counts its own in its line; none freed, no such line.
+#[test]
+fn the_summary_counts_what_failures_past_the_twentieth_tainted_when_freed() {
+    let dir = Scratch::new();
+    // 25 failures, failure i the only one writing memory i (16 bytes) …
+    let mut lines: Vec<String> = (1..=25)
+        .map(|m| format!(r#"{{"op":"alloc","stream":0,"memory":{m},"size":16}}"#))
+        .collect();
+    lines.extend((1..=25).map(|m| {
+        format!(
+            r#"{{"op":"launch","kernel":"k","stream":0,"bindings":[{{"stream":0,"memory":{m},"access":"write"}}],"outcome":{{"failed":{{"kind":"compile","message":"error {m}"}}}}}}"#
+        )
+    }));
+    let kept = dir.path("none_freed.jsonl");
+    std::fs::write(&kept, lines.join("\n")).unwrap();
+    let text = summary_of(&kept);
+    assert!(
+        text.contains("… failures past the first 20 failed 5 more operations"),
+        "{text}"
+    );
+    assert!(!text.contains("freed while tainted"), "{text}");
+
+    // … then memory 3, of a listed failure, and 21 to 23, of three past
+    // the twentieth, are freed while they carry them.
+    lines.extend([3, 21, 22, 23].map(|m| format!(r#"{{"op":"free","memory":{m}}}"#)));
+    let freed = dir.path("some_freed.jsonl");
+    std::fs::write(&freed, lines.join("\n")).unwrap();
+    let text = summary_of(&freed);
+    assert!(
+        text.contains(
+            "failure 3: compile in k: error 3 (1 occurrence, skipped 0 launches; 1 allocation freed while tainted, 16 bytes)\n"
+        ),
+        "{text}"
+    );
+    let past = text
+        .lines()
+        .position(|l| l.starts_with("… failures past the first 20"))
+        .expect("the line that counts the rest");
+    assert_eq!(
+        text.lines().nth(past + 1),
+        Some("… and their 3 allocations freed while tainted, 48 bytes"),
+        "{text}"
+    );
+}
+
 #[test]
 fn the_summary_lists_the_first_twenty_failures_and_ten_rejected_lines_and_counts_the_rest() {
     let dir = Scratch::new();
@@ -1369,6 +1487,39 @@ fn gen_refuses_a_partial_file_that_exists_and_leaves_it_and_the_log_as_they_were
         std::fs::read_to_string(&partial).unwrap(),
         "another run's\n"
     );
+}
+
+/// A log `gen` cannot make is an error with exit status 2 that names the
+/// file it could not create: in a folder that does not exist (its partial
+/// file, the first it makes), over a folder, or through a plain file. It
+/// leaves nothing behind.
+#[test]
+fn gen_that_cannot_create_its_log_names_the_file_and_leaves_nothing() {
+    let dir = Scratch::new();
+    let file = dir.path("a_file");
+    std::fs::write(&file, "").unwrap();
+    let missing = dir.path("missing").join("log.jsonl");
+    let mut partial = missing.clone().into_os_string();
+    partial.push(".partial");
+    let cases = [
+        (missing.clone(), PathBuf::from(partial)),
+        (dir.path(""), dir.path("")),
+        (file.join("log.jsonl"), file.join("log.jsonl")),
+    ];
+    for (path, named) in cases {
+        let out = taintworld(&["gen", "--launches", "5", "-o", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}", path.display());
+        assert!(out.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!("error: cannot create {}: ", named.display())),
+            "{stderr}"
+        );
+    }
+    assert!(!dir.path("missing").exists());
+    let left: Vec<_> = std::fs::read_dir(dir.path("")).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the plain file: {left:?}");
+    assert_eq!(std::fs::read(&file).unwrap(), b"");
 }
 
 /// A link where the partial file would go is not followed, and a link

@@ -763,6 +763,24 @@ fn an_unknown_op_is_bad_input() {
     assert_eq!(bad(r#"{"op":"frobnicate"}"#), "unknown op \"frobnicate\"");
 }
 
+/// A value quoted in a message is cut after 64 characters — characters,
+/// not bytes, so a cut never splits one — and an ellipsis says so: a
+/// megabyte-long op stays one screen long.
+#[test]
+fn a_long_unknown_op_is_quoted_cut_after_sixty_four_characters() {
+    let op = |text: &str| bad(&format!(r#"{{"op":"{text}"}}"#));
+    let sixty_four = "x".repeat(64);
+    assert_eq!(op(&sixty_four), format!("unknown op \"{sixty_four}\""));
+    assert_eq!(
+        op(&"x".repeat(100_000)),
+        format!("unknown op \"{sixty_four}\"…")
+    );
+    assert_eq!(
+        op(&"é".repeat(65)),
+        format!("unknown op \"{}\"…", "é".repeat(64))
+    );
+}
+
 #[test]
 fn a_line_without_an_op_is_bad_input() {
     assert_eq!(bad(r#"{"memory":1}"#), "missing field \"op\"");

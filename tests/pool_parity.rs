@@ -290,6 +290,34 @@ fn freeing_pool_memory_takes_its_claims_and_their_carriers_and_an_unknown_id_is_
     assert!(g.failures.is_empty());
 }
 
+/// A live memory id is bad input to the pool's allocation as it is to the
+/// world's (SPEC §2): the allocation it names keeps its size and claims.
+#[test]
+fn allocating_a_live_pool_memory_id_again_is_an_error_that_changes_nothing() {
+    let (mut p, mut g) = fresh(0);
+    p.get_mut(&id(1)).memory.alloc(9, 64).unwrap();
+    let out = [Binding::range(1, 9, 0, 32, Access::Write)];
+    let f = taint_error(
+        &mut p,
+        &mut g,
+        ErrorInfo::new("compile", "fill", "bad PTX"),
+        &out,
+    );
+    let memory = &mut p.get_mut(&id(1)).memory;
+    assert_eq!(
+        memory.alloc(9, 128),
+        Err(Error::DuplicateMemory { memory: 9 })
+    );
+    assert_eq!(memory.get(9).map(|a| a.size), Some(64));
+    assert_eq!(claims(&p, &g, 1, 9), [(0, 32, f.get())]);
+    // Once freed, the id is free to allocate again, clean.
+    let memory = &mut p.get_mut(&id(1)).memory;
+    memory.free(9, &mut g).unwrap();
+    memory.alloc(9, 128).unwrap();
+    assert_eq!(memory.get(9).map(|a| a.size), Some(128));
+    assert_eq!(claims(&p, &g, 1, 9), []);
+}
+
 #[test]
 fn taint_with_skips_a_binding_on_a_never_initialized_slot() {
     let (mut p, mut g) = fresh(0);

@@ -355,6 +355,40 @@ impl Allocations {
         }
     }
 
+    /// The row at `key`'s place whether or not `key` is live: only for the
+    /// tests that break a freed row on purpose.
+    #[cfg(test)]
+    pub(crate) fn row_at_mut(&mut self, key: AllocKey) -> Option<&mut Allocation> {
+        self.rows.get_mut(place(key)).map(|row| &mut row.allocation)
+    }
+
+    /// Drops the rows from `key`'s place on, leaving their footprints:
+    /// only for the tests that break a world on purpose.
+    #[cfg(test)]
+    pub(crate) fn drop_rows_from(&mut self, key: AllocKey) {
+        self.rows.truncate(place(key));
+    }
+
+    /// The key the memory-id index gives for `memory`, to change by hand:
+    /// only for the tests that break a world on purpose.
+    #[cfg(test)]
+    pub(crate) fn indexed_key_mut(&mut self, memory: u64) -> Option<&mut AllocKey> {
+        let hash = id_hash(&self.hasher, memory);
+        let entry = self.by_memory.find_mut(hash, |&(id, _)| id == memory);
+        entry.map(|(_, key)| key)
+    }
+
+    /// Indexes `memory` under `key` beside whatever the index holds, past
+    /// every rule: only for the tests that break a world on purpose.
+    #[cfg(test)]
+    pub(crate) fn index_also(&mut self, memory: u64, key: AllocKey) {
+        let hasher = &self.hasher;
+        self.by_memory
+            .insert_unique(id_hash(hasher, memory), (memory, key), |&(id, _)| {
+                id_hash(hasher, id)
+            });
+    }
+
     /// Room for a new allocation of memory id `memory`, or `None` if an
     /// allocation of that id is live: one look-up of the memory-id index
     /// checks the id, and the vacancy indexes the new key with the hash

@@ -612,7 +612,7 @@ fn bound(
 
 #[cfg(test)]
 mod tests {
-    use super::{ErrorInfo, Failures};
+    use super::{ErrorInfo, FailureId, FailureKey, Failures};
     use alloc::format;
     use alloc::string::{String, ToString};
     use alloc::vec::Vec;
@@ -640,16 +640,18 @@ mod tests {
         assert_eq!(failures.find("compile", "fill", "error 2000"), None);
     }
 
+    /// Two failures, sound; the key of the first, failure 1.
+    fn two_failures() -> (FailureKey, Failures) {
+        let mut failures = Failures::default();
+        let key = failures.find_or_mint("compile", "fill", "bad PTX");
+        failures.find_or_mint("launch", "gelu", "too many blocks");
+        (key, failures)
+    }
+
     /// The check of the indexes, held to its word: each break is named.
     #[test]
     fn the_index_check_names_a_stale_identity_an_entry_too_many_or_too_few_and_a_lost_id() {
-        let sound = || {
-            let mut failures = Failures::default();
-            let key = failures.find_or_mint("compile", "fill", "bad PTX");
-            failures.find_or_mint("launch", "gelu", "too many blocks");
-            (key, failures)
-        };
-        let (key, mut failures) = sound();
+        let (key, mut failures) = two_failures();
         assert_eq!(failures.check_index(), Ok(()));
         failures.store[key].identity ^= 2;
         assert_eq!(
@@ -658,7 +660,7 @@ mod tests {
                 "failure 1: its identity is not its error's hash"
             ))
         );
-        let (key, mut failures) = sound();
+        let (key, mut failures) = two_failures();
         let hash = failures.store[key].hash();
         let store = &failures.store;
         failures
@@ -670,7 +672,7 @@ mod tests {
                 "failure 1: 2 identity index entries, 1 expected"
             ))
         );
-        let (key, mut failures) = sound();
+        let (key, mut failures) = two_failures();
         failures.store[key].identity |= super::PARKED;
         assert_eq!(
             failures.check_index(),
@@ -678,13 +680,65 @@ mod tests {
                 "failure 1: 1 identity index entries, 0 expected"
             ))
         );
-        let (key, mut failures) = sound();
+        let (key, mut failures) = two_failures();
         let id = failures.store[key].id;
         failures.by_id.remove(&id);
         assert_eq!(
             failures.check_index(),
             Err(String::from("failure 1: not found by its id"))
         );
+    }
+
+    /// Entries of no failure in either index are named too: an index
+    /// longer than the store is memory a caller that never prunes loses.
+    #[test]
+    fn the_index_check_names_an_identity_entry_or_an_id_of_no_failure() {
+        let (key, mut failures) = two_failures();
+        let hash = failures.store[key].hash();
+        let store = &failures.store;
+        failures
+            .by_identity
+            .insert_unique(hash, FailureKey::default(), |&k| {
+                store.get(k).map_or(0, |f| f.hash())
+            });
+        assert_eq!(
+            failures.check_index(),
+            Err(String::from(
+                "the identity index holds 3 entries for 2 indexed failures"
+            ))
+        );
+        let (key, mut failures) = two_failures();
+        failures.by_id.insert(FailureId::numbered(9), key);
+        assert_eq!(
+            failures.check_index(),
+            Err(String::from("the id index holds 3 ids for 2 failures"))
+        );
+    }
+
+    /// A failure the seed's path parked (passed over while nothing held
+    /// it) and that a carrier or a pin holds again is found by the world's
+    /// look-up, not minted a second time: the look-up puts it back in the
+    /// identity index first.
+    #[test]
+    fn a_parked_failure_held_again_is_found_by_find_or_mint() {
+        let holds: [fn(&mut Failures, FailureKey); 2] = [Failures::gain_carrier, Failures::pin];
+        for (i, hold) in holds.into_iter().enumerate() {
+            let mut failures = Failures::default();
+            let old = failures.find_held_or_mint("compile", "fill", "bad PTX");
+            let new = failures.find_held_or_mint("compile", "fill", "bad PTX");
+            assert_ne!(old, new, "case {i}: the unheld one is passed over");
+            assert_eq!(failures.parked(), 1, "case {i}");
+            failures.remove(new);
+            hold(&mut failures, old);
+            assert_eq!(
+                failures.find_or_mint("compile", "fill", "bad PTX"),
+                old,
+                "case {i}"
+            );
+            assert_eq!(failures.store[old].occurrences, 2, "case {i}");
+            assert_eq!((failures.minted(), failures.parked()), (2, 0), "case {i}");
+            assert_eq!(failures.check_index(), Ok(()), "case {i}");
+        }
     }
 
     #[test]

@@ -715,4 +715,62 @@ mod tests {
             Err(String::from("kernel \"gelu\": not found by its hash"))
         );
     }
+
+    /// The rest of the kernel names' check, each break named: a registered
+    /// name gone, references waiting beside a name gone, a name kept with
+    /// nothing naming it, and an index entry of no name.
+    #[test]
+    fn a_lost_registered_name_a_lost_run_an_unused_name_and_a_stale_index_entry_are_named() {
+        let failure = FailureKey::default();
+        let mut records = Records::default();
+        records.register_kernel("softmax");
+        assert_eq!(records.check_kernels(), Ok(()));
+        let kernel = records.find_registered("softmax").expect("registered");
+        let hash = records.kernels[kernel].hash;
+        records.forget_kernel(kernel, hash);
+        assert_eq!(
+            records.check_kernels(),
+            Err(String::from("a registered kernel name is dead"))
+        );
+
+        // A run of one kernel leaves a reference waiting beside it.
+        let mut records = Records::default();
+        let first = records.make(0, ("gelu", false), 1, Origin::Root, failure, 8);
+        records.make(1, ("gelu", true), 1, Origin::Root, failure, 8);
+        assert_eq!(records.check_kernels(), Ok(()));
+        let kernel = records.store[first].kernel;
+        let hash = records.kernels[kernel].hash;
+        records.store.clear();
+        records.forget_kernel(kernel, hash);
+        assert_eq!(
+            records.check_kernels(),
+            Err(String::from("1 references wait for a dead kernel name"))
+        );
+
+        let mut records = Records::default();
+        let key = records.make(0, ("gelu", false), 1, Origin::Root, failure, 8);
+        let kernel = records.store[key].kernel;
+        records.store.remove(key);
+        records.kernels[kernel].refs = 0;
+        assert_eq!(
+            records.check_kernels(),
+            Err(String::from(
+                "kernel \"gelu\": alive with nothing naming it"
+            ))
+        );
+
+        let mut records = Records::default();
+        let key = records.make(0, ("gelu", false), 1, Origin::Root, failure, 8);
+        let hash = records.kernels[records.store[key].kernel].hash;
+        let kernels = &records.kernels;
+        records
+            .kernel_index
+            .insert_unique(hash, super::KernelKey::default(), |&k| {
+                kernels.get(k).map_or(0, |k| k.hash)
+            });
+        assert_eq!(
+            records.check_kernels(),
+            Err(String::from("the kernel index holds 2 entries for 1 names"))
+        );
+    }
 }

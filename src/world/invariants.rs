@@ -541,6 +541,52 @@ mod tests {
         names(&w, "memory 4: footprint and row disagree");
     }
 
+    /// The memory-id index finds each live allocation's own key: one that
+    /// gave another would send a binding of that id to other bytes.
+    #[test]
+    fn a_memory_id_indexed_under_another_key_is_named() {
+        let mut w = chained();
+        let other = key(&w, 3);
+        *w.allocs.indexed_key_mut(4).expect("indexed") = other;
+        names(&w, "memory 4: the index names another key");
+    }
+
+    /// Every footprint has its row: a footprint alone would be an
+    /// allocation a launch finds and the check never looks at.
+    #[test]
+    fn a_footprint_without_its_row_is_named() {
+        let mut w = chained();
+        let last = key(&w, 4);
+        w.allocs.drop_rows_from(last);
+        names(&w, "4 footprints but 3 allocation rows");
+    }
+
+    /// A freed row keeps nothing: claims left in it would count carriers
+    /// of failures no live allocation holds.
+    #[test]
+    fn a_freed_row_holding_a_claim_is_named() {
+        let mut w = chained();
+        let (clean, f) = (key(&w, 4), failure(&w));
+        w.free(4).expect("a live memory id");
+        assert_eq!(w.check_invariants(), Ok(()));
+        let row = w.allocs.row_at_mut(clean).expect("the freed row is kept");
+        row.claims.raw_mut().push(claim(0, 8, f, Origin::Root));
+        names(
+            &w,
+            "a freed allocation's row still holds claims or heap memory",
+        );
+    }
+
+    /// The index holds the live ids and nothing else: an id of no
+    /// allocation would make allocating it again bad input.
+    #[test]
+    fn a_memory_id_indexed_for_no_allocation_is_named() {
+        let mut w = chained();
+        let clean = key(&w, 4);
+        w.allocs.index_also(99, clean);
+        names(&w, "5 memory ids indexed for 4 allocations");
+    }
+
     #[test]
     fn a_claim_of_a_dead_failure_is_named() {
         let mut w = chained();
