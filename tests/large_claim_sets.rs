@@ -344,6 +344,25 @@ fn a_set_grown_into_its_tree_and_written_down_loses_each_failure_once() {
     assert_eq!(claims(&w), n);
     assert_eq!(w.failures().count(), n, "one failure a claim");
     w.check_invariants().expect("in the tree");
+    // A failure again over bytes its claim holds (the retaint loop on a
+    // fragmented allocation) finds its failure and changes no claim.
+    let before: Vec<_> = w.claims(MEMORY).expect("live").collect();
+    let again = to_binding(&binding((14, 15), 1));
+    w.launch(&taintworld::Launch {
+        kernel: "k",
+        stream: 0.into(),
+        bindings: &[again],
+        outcome: taintworld::Outcome::Failed {
+            kind: "e7",
+            message: "m",
+        },
+    })
+    .expect("good input");
+    assert_eq!(w.claims(MEMORY).expect("live").collect::<Vec<_>>(), before);
+    let e7 = w.failures().find(|f| f.error.kind == "e7").expect("live");
+    assert_eq!((e7.occurrences, e7.carriers), (2, 1));
+    assert_eq!(w.failures().count(), n, "no failure minted");
+    w.check_invariants().expect("in the tree, failed again");
     // Written down to FLAT_AT claims and then to UNCOUNTED_AT, a failure
     // released a claim: each loses its one carrier and goes.
     for keep in [FLAT_AT, UNCOUNTED_AT] {
