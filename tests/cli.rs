@@ -201,6 +201,23 @@ fn a_missing_log_is_an_error_with_exit_status_2() {
     );
 }
 
+/// A folder opens, but it cannot be read as a log: the error says so and
+/// names it, with exit status 2.
+#[test]
+fn a_log_that_is_a_folder_is_an_error_with_exit_status_2_naming_it() {
+    let dir = Scratch::new();
+    let folder = dir.path("a_folder.jsonl");
+    std::fs::create_dir(&folder).unwrap();
+    let out = taintworld(&["replay", folder.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!("error: cannot read {}: ", folder.display())),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn gen_rejects_a_fail_rate_that_is_not_a_probability() {
     for bad in ["2", "-0.5", "nan", "often"] {
