@@ -982,3 +982,69 @@ fn a_backends_own_stream_memory_that_keeps_claim_sets_keeps_its_failures() {
     assert_eq!(g.prune(), 1);
     assert!(pool::read_failure(&p, [&read].into_iter(), &g).is_none());
 }
+
+/// A stream memory that answers every binding, by memory id or by a
+/// world's key, with the failure last tainted on it.
+#[derive(Default)]
+struct Blanket(Option<taintworld::FailureId>);
+
+impl StreamMemory for Blanket {
+    fn failure(&self, _: &Binding, _: &FailureGraph) -> Option<taintworld::FailureId> {
+        self.0
+    }
+    fn taint(&mut self, _: &Binding, f: taintworld::FailureId, _: &mut FailureGraph) {
+        self.0 = Some(f);
+    }
+    fn written(&mut self, _: &Binding, _: &mut FailureGraph) {
+        self.0 = None;
+    }
+}
+
+struct BlanketFactory;
+
+impl StreamFactory for BlanketFactory {
+    type Stream = Blanket;
+    type Error = ErrorInfo;
+    fn create(&mut self) -> Result<Blanket, ErrorInfo> {
+        Ok(Blanket::default())
+    }
+}
+
+/// A read the backend's stream memory finds tainted names the binding's
+/// memory id as what the launch needed, and 0 for a binding by a world's
+/// key, for which the pool knows no id (as `ReadFailure::needed` says).
+#[test]
+fn a_tainted_read_by_a_worlds_key_names_memory_0_as_needed() {
+    let mut p = StreamPool::new(BlanketFactory, 1, 0).unwrap();
+    let mut g = FailureGraph::new();
+    p.get_mut(&id(0));
+    let error = ErrorInfo::new("compile", "fill", "bad PTX");
+    let key = g
+        .failures
+        .find_or_mint(&error.kind, &error.kernel, &error.message);
+    let failure = g.failures.get(key).unwrap().id;
+    let out = [Binding::whole(0, 7, Access::Write)];
+    pool::taint_with(&mut p, failure, out.iter(), &mut g);
+    let by_id = Binding::whole(0, 7, Access::Read);
+    let by_key = Binding {
+        memory: MemoryRef::Key(taintworld::AllocKey::default()),
+        ..by_id
+    };
+    let needed = |b: &Binding| pool::read_failure(&p, [b].into_iter(), &g);
+    assert_eq!(
+        needed(&by_id),
+        Some(pool::ReadFailure {
+            failure,
+            needed: 7,
+            error: error.clone(),
+        })
+    );
+    assert_eq!(
+        needed(&by_key),
+        Some(pool::ReadFailure {
+            failure,
+            needed: 0,
+            error,
+        })
+    );
+}
