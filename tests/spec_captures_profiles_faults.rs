@@ -204,6 +204,36 @@ fn a_reused_memory_id_is_hit_at_replay() {
     assert_eq!(claims(&w, 1), [(0, 8, 1, None)]);
 }
 
+/// A recorded write names its allocation's stream as the binding would: a
+/// special stream's allocation, freed and made again on the same special
+/// stream, is found by id at replay and hit, and one made again on a
+/// regular stream instead is unresolved.
+#[test]
+fn a_reused_memory_id_of_a_special_stream_is_hit_at_replay_on_that_stream_only() {
+    for (again, hit) in [(StreamRef::Special(0), true), (StreamRef::Id(0), false)] {
+        let mut w = World::new(Config {
+            num_special: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        w.alloc(StreamRef::Special(0), 5, 16).unwrap();
+        w.capture_begin(0).unwrap();
+        let write = Binding::range(StreamRef::Special(0), 5, 0, 8, Access::Write);
+        go(&mut w, "a", 0, &[write], Outcome::Ok);
+        w.capture_end(0, 7).unwrap();
+        w.free(5).unwrap();
+        w.alloc(again, 5, 32).unwrap();
+        w.replay(7, FAIL).unwrap();
+        let (claimed, unresolved) = if hit {
+            (vec![(0, 8, 1, None)], 0)
+        } else {
+            (vec![], 1)
+        };
+        assert_eq!(claims(&w, 5), claimed, "made again on {again:?}");
+        assert_eq!(w.stats().unresolved_bindings, unresolved, "{again:?}");
+    }
+}
+
 /// A replay takes a recorded write's row as it was recorded only while
 /// that very allocation lives. One freed, whose place in the allocation
 /// store another memory id's allocation takes (same slot index, newer
