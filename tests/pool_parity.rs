@@ -1048,3 +1048,31 @@ fn a_tainted_read_by_a_worlds_key_names_memory_0_as_needed() {
         })
     );
 }
+
+/// The pool's own stream memory knows allocations by memory id only: a
+/// binding by a world's key is passed over by a taint, a write and a read
+/// check alike, and the bindings beside it are not.
+#[test]
+fn the_pools_own_stream_memory_passes_over_a_binding_by_a_worlds_key() {
+    let (mut p, mut g) = fresh(0);
+    p.get_mut(&id(1)).memory.alloc(9, 64).unwrap();
+    let by_key = |access| Binding {
+        memory: MemoryRef::Key(taintworld::AllocKey::default()),
+        ..Binding::whole(1, 9, access)
+    };
+    let out = [by_key(Access::Write), Binding::whole(1, 9, Access::Write)];
+    let f = taint_error(
+        &mut p,
+        &mut g,
+        ErrorInfo::new("compile", "fill", "bad PTX"),
+        &out,
+    );
+    assert_eq!(claims(&p, &g, 1, 9), [(0, 64, f.get())]);
+    let read = by_key(Access::Read);
+    assert_eq!(pool::read_failure(&p, [&read].into_iter(), &g), None);
+    pool::written(&mut p, [by_key(Access::Write)].iter(), &mut g);
+    assert_eq!(claims(&p, &g, 1, 9), [(0, 64, f.get())]);
+    let by_id = Binding::whole(1, 9, Access::Read);
+    let hit = pool::read_failure(&p, [&read, &by_id].into_iter(), &g);
+    assert_eq!(hit.map(|r| (r.failure, r.needed)), Some((f, 9)));
+}
