@@ -291,7 +291,7 @@ fn freeing_pool_memory_takes_its_claims_and_their_carriers_and_an_unknown_id_is_
 }
 
 /// A live memory id is bad input to the pool's allocation as it is to the
-/// world's (SPEC §2): the allocation it names keeps its size and claims.
+/// world's (SPEC §5): the allocation it names keeps its size and claims.
 #[test]
 fn allocating_a_live_pool_memory_id_again_is_an_error_that_changes_nothing() {
     let (mut p, mut g) = fresh(0);

@@ -577,8 +577,9 @@ mod tests {
         );
     }
 
-    /// The index holds the live ids and nothing else: an id of no
-    /// allocation would make allocating it again bad input.
+    /// The index holds the live ids and nothing else: an id indexed for
+    /// no allocation of its own would turn an allocation of that id away
+    /// and send a binding of it to another allocation's bytes.
     #[test]
     fn a_memory_id_indexed_for_no_allocation_is_named() {
         let mut w = chained();
