@@ -172,6 +172,19 @@ fn keep_going_lists_the_bad_line_and_applies_every_other_one() {
     assert!(!text.contains("unresolved"), "{text}");
 }
 
+/// Ten rejected lines are all listed, and no line counts more of them:
+/// the count of the rest appears only past the tenth.
+#[test]
+fn ten_rejected_lines_are_all_listed_and_no_line_counts_more() {
+    let dir = Scratch::new();
+    let log = log_of(&dir, "ten_bad.jsonl", &[r#"{"op":"free","memory":99}"#; 10]);
+    let text = summary_of_with(&["--keep-going"], &log);
+    assert!(text.contains("10 lines rejected:\n"), "{text}");
+    let listed = text.lines().filter(|l| l.starts_with("    line ")).count();
+    assert_eq!(listed, 10, "{text}");
+    assert!(!text.contains(" more "), "{text}");
+}
+
 #[test]
 fn the_summary_counts_unresolved_bindings_only_when_there_are_some() {
     let summary = |name: &str| {
