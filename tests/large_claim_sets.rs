@@ -323,8 +323,9 @@ fn a_set_grown_into_its_tree_and_written_down_loses_each_failure_once() {
     let size = 2 * n as u64;
     let mut w = World::new(Config::default()).expect("valid config");
     let key = w.alloc(0, MEMORY, size).expect("fresh id");
-    for i in 0..n {
-        // Distinct failures, one a claim: the kind is the claim's number.
+    // Claim `i`'s launch, failing on byte 2i: distinct failures, one a
+    // claim, the kind the claim's number.
+    let fail = |w: &mut World, i: usize| {
         let kind = format!("e{i}");
         let start = 2 * i as u64;
         w.launch(&taintworld::Launch {
@@ -337,6 +338,9 @@ fn a_set_grown_into_its_tree_and_written_down_loses_each_failure_once() {
             },
         })
         .expect("good input");
+    };
+    for i in 0..n {
+        fail(&mut w, i);
         if [COUNTED_ABOVE + 1, TREE_ABOVE + 1].contains(&(i + 1)) {
             w.check_invariants().expect("a form changed on the way up");
         }
@@ -347,17 +351,7 @@ fn a_set_grown_into_its_tree_and_written_down_loses_each_failure_once() {
     // A failure again over bytes its claim holds (the retaint loop on a
     // fragmented allocation) finds its failure and changes no claim.
     let before: Vec<_> = w.claims(MEMORY).expect("live").collect();
-    let again = to_binding(&binding((14, 15), 1));
-    w.launch(&taintworld::Launch {
-        kernel: "k",
-        stream: 0.into(),
-        bindings: &[again],
-        outcome: taintworld::Outcome::Failed {
-            kind: "e7",
-            message: "m",
-        },
-    })
-    .expect("good input");
+    fail(&mut w, 7);
     assert_eq!(w.claims(MEMORY).expect("live").collect::<Vec<_>>(), before);
     let e7 = w.failures().find(|f| f.error.kind == "e7").expect("live");
     assert_eq!((e7.occurrences, e7.carriers), (2, 1));

@@ -952,19 +952,27 @@ impl StreamMemory for OwnMemory {
     }
 }
 
-struct OwnFactory;
+/// A factory whose every stream is a new `S`, for the backends' own
+/// stream memories below.
+struct Fresh<S>(std::marker::PhantomData<S>);
 
-impl StreamFactory for OwnFactory {
-    type Stream = OwnMemory;
+impl<S> Fresh<S> {
+    fn new() -> Self {
+        Fresh(std::marker::PhantomData)
+    }
+}
+
+impl<S: Default> StreamFactory for Fresh<S> {
+    type Stream = S;
     type Error = ErrorInfo;
-    fn create(&mut self) -> Result<OwnMemory, ErrorInfo> {
-        Ok(OwnMemory::default())
+    fn create(&mut self) -> Result<S, ErrorInfo> {
+        Ok(S::default())
     }
 }
 
 #[test]
 fn a_backends_own_stream_memory_that_keeps_claim_sets_keeps_its_failures() {
-    let mut p = StreamPool::new(OwnFactory, 1, 0).unwrap();
+    let mut p = StreamPool::new(Fresh::<OwnMemory>::new(), 1, 0).unwrap();
     let mut g = FailureGraph::new();
     p.get_mut(&id(0));
     let out = [Binding::whole(0, 7, Access::Write)];
@@ -1000,22 +1008,12 @@ impl StreamMemory for Blanket {
     }
 }
 
-struct BlanketFactory;
-
-impl StreamFactory for BlanketFactory {
-    type Stream = Blanket;
-    type Error = ErrorInfo;
-    fn create(&mut self) -> Result<Blanket, ErrorInfo> {
-        Ok(Blanket::default())
-    }
-}
-
 /// A read the backend's stream memory finds tainted names the binding's
 /// memory id as what the launch needed, and 0 for a binding by a world's
 /// key, for which the pool knows no id (as `ReadFailure::needed` says).
 #[test]
 fn a_tainted_read_by_a_worlds_key_names_memory_0_as_needed() {
-    let mut p = StreamPool::new(BlanketFactory, 1, 0).unwrap();
+    let mut p = StreamPool::new(Fresh::<Blanket>::new(), 1, 0).unwrap();
     let mut g = FailureGraph::new();
     p.get_mut(&id(0));
     let error = ErrorInfo::new("compile", "fill", "bad PTX");
