@@ -405,6 +405,56 @@ fn gen_is_deterministic_for_a_seed_and_differs_across_seeds() {
     assert_ne!(a.stdout, c.stdout);
 }
 
+/// The logs `gen` wrote when they were checked in, one for each shape with
+/// no failures and with a quarter of the launches failing: the same options
+/// must go on giving the same bytes from one version of the crate to the
+/// next, or a figure measured on a generated log (W5's workload, the replay
+/// speeds) could no longer be made again. A change to the generator that
+/// moves them is then a choice, made by writing the files again with the
+/// command in the failure message.
+#[test]
+fn gen_writes_the_bytes_it_wrote_when_its_logs_were_checked_in() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    for shape in ["chain", "fanout", "random", "training-step"] {
+        for rate in ["0", "0.25"] {
+            let args = [
+                "gen",
+                "--seed",
+                "5",
+                "--launches",
+                "24",
+                "--streams",
+                "2",
+                "--fail-rate",
+                rate,
+                "--shape",
+                shape,
+            ];
+            let name = format!("gen-{shape}-fail-rate-{rate}.jsonl");
+            let made = taintworld(&args);
+            assert!(
+                made.status.success(),
+                "{}",
+                String::from_utf8_lossy(&made.stderr)
+            );
+            let kept = std::fs::read_to_string(golden.join(&name)).expect("a checked-in log");
+            let made = String::from_utf8(made.stdout).expect("gen writes UTF-8");
+            let first_change = kept
+                .lines()
+                .zip(made.lines())
+                .position(|(kept, made)| kept != made);
+            assert!(
+                made == kept,
+                "`taintworld {}` no longer writes tests/golden/{name} (first differing line: {}); \
+                 if the change is meant, write the file again from that command's output",
+                args.join(" "),
+                first_change.map_or("none, but one is longer".to_string(), |i| (i + 1)
+                    .to_string()),
+            );
+        }
+    }
+}
+
 /// The skip-chain example with `header` as its first event (one failure,
 /// then three launches each reading the last one's output, then a read of
 /// the end of the chain), written to a scratch file called `name`.
