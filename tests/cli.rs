@@ -439,17 +439,15 @@ fn gen_writes_the_bytes_it_wrote_when_its_logs_were_checked_in() {
             );
             let kept = std::fs::read_to_string(golden.join(&name)).expect("a checked-in log");
             let made = String::from_utf8(made.stdout).expect("gen writes UTF-8");
-            let first_change = kept
-                .lines()
-                .zip(made.lines())
-                .position(|(kept, made)| kept != made);
+            // The lines both share from the start; the next one differs,
+            // or is there in one only.
+            let same = kept.lines().zip(made.lines()).take_while(|(k, m)| k == m);
             assert!(
                 made == kept,
                 "`taintworld {}` no longer writes tests/golden/{name} (first differing line: {}); \
                  if the change is meant, write the file again from that command's output",
                 args.join(" "),
-                first_change.map_or("none, but one is longer".to_string(), |i| (i + 1)
-                    .to_string()),
+                same.count() + 1,
             );
         }
     }

@@ -954,13 +954,8 @@ impl StreamMemory for OwnMemory {
 
 /// A factory whose every stream is a new `S`, for the backends' own
 /// stream memories below.
+#[derive(Default)]
 struct Fresh<S>(std::marker::PhantomData<S>);
-
-impl<S> Fresh<S> {
-    fn new() -> Self {
-        Fresh(std::marker::PhantomData)
-    }
-}
 
 impl<S: Default> StreamFactory for Fresh<S> {
     type Stream = S;
@@ -972,7 +967,7 @@ impl<S: Default> StreamFactory for Fresh<S> {
 
 #[test]
 fn a_backends_own_stream_memory_that_keeps_claim_sets_keeps_its_failures() {
-    let mut p = StreamPool::new(Fresh::<OwnMemory>::new(), 1, 0).unwrap();
+    let mut p = StreamPool::new(Fresh::<OwnMemory>::default(), 1, 0).unwrap();
     let mut g = FailureGraph::new();
     p.get_mut(&id(0));
     let out = [Binding::whole(0, 7, Access::Write)];
@@ -1013,7 +1008,7 @@ impl StreamMemory for Blanket {
 /// key, for which the pool knows no id (as `ReadFailure::needed` says).
 #[test]
 fn a_tainted_read_by_a_worlds_key_names_memory_0_as_needed() {
-    let mut p = StreamPool::new(Fresh::<Blanket>::new(), 1, 0).unwrap();
+    let mut p = StreamPool::new(Fresh::<Blanket>::default(), 1, 0).unwrap();
     let mut g = FailureGraph::new();
     p.get_mut(&id(0));
     let error = ErrorInfo::new("compile", "fill", "bad PTX");
