@@ -431,14 +431,8 @@ fn gen_writes_the_bytes_it_wrote_when_its_logs_were_checked_in() {
                 shape,
             ];
             let name = format!("gen-{shape}-fail-rate-{rate}.jsonl");
-            let made = taintworld(&args);
-            assert!(
-                made.status.success(),
-                "{}",
-                String::from_utf8_lossy(&made.stderr)
-            );
+            let made = stdout_of(&args);
             let kept = std::fs::read_to_string(golden.join(&name)).expect("a checked-in log");
-            let made = String::from_utf8(made.stdout).expect("gen writes UTF-8");
             // The lines both share from the start; the next one differs,
             // or is there in one only.
             let same = kept.lines().zip(made.lines()).take_while(|(k, m)| k == m);
@@ -547,13 +541,19 @@ fn summary_of_with(args: &[&str], log: &Path) -> String {
     let mut all = vec!["replay"];
     all.extend_from_slice(args);
     all.push(log.to_str().unwrap());
-    let out = taintworld(&all);
+    stdout_of(&all)
+}
+
+/// What `taintworld` with `args` prints on stdout, where it must end with
+/// exit status 0 (its stderr is the failure message otherwise).
+fn stdout_of(args: &[&str]) -> String {
+    let out = taintworld(args);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).expect("the summary is UTF-8")
+    String::from_utf8(out.stdout).expect("taintworld prints UTF-8")
 }
 
 /// A log in which launch 0 fails writing memory 0 and launches 1 to `skips`
