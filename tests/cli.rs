@@ -60,13 +60,7 @@ fn log_of(dir: &Scratch, name: &str, lines: &[&str]) -> PathBuf {
 }
 
 fn report(args: &[&str]) -> serde_json::Value {
-    let out = taintworld(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("the report is JSON")
+    serde_json::from_slice(&ran_ok(args).stdout).expect("the report is JSON")
 }
 
 #[test]
@@ -79,12 +73,7 @@ fn every_example_log_replays_to_its_checked_in_report_byte_for_byte() {
         }
         let expected =
             std::fs::read(path.with_extension("report.json")).expect("a checked-in report");
-        let out = taintworld(&["replay", "--json", path.to_str().unwrap()]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = ran_ok(&["replay", "--json", path.to_str().unwrap()]);
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&expected),
@@ -108,9 +97,7 @@ fn two_replays_of_one_log_print_the_same_bytes() {
 #[test]
 fn the_summary_names_the_root_error_and_every_hop_of_the_chain() {
     let log = examples().join("skip_chain_three_kernels.jsonl");
-    let out = taintworld(&["replay", log.to_str().unwrap()]);
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(out.status.success());
+    let text = stdout_of(&["replay", log.to_str().unwrap()]);
     assert!(
         text.contains("4 launches: 0 ran, 1 failed, 3 skipped"),
         "{text}"
@@ -547,13 +534,19 @@ fn summary_of_with(args: &[&str], log: &Path) -> String {
 /// What `taintworld` with `args` prints on stdout, where it must end with
 /// exit status 0 (its stderr is the failure message otherwise).
 fn stdout_of(args: &[&str]) -> String {
+    String::from_utf8(ran_ok(args).stdout).expect("taintworld prints UTF-8")
+}
+
+/// `taintworld` run with `args`, where it must end with exit status 0 (its
+/// stderr is the failure message otherwise).
+fn ran_ok(args: &[&str]) -> Output {
     let out = taintworld(args);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).expect("taintworld prints UTF-8")
+    out
 }
 
 /// A log in which launch 0 fails writing memory 0 and launches 1 to `skips`
@@ -1046,9 +1039,7 @@ fn the_summary_lists_the_first_twenty_failures_and_ten_rejected_lines_and_counts
     }
     let log = dir.path("many_failures.jsonl");
     std::fs::write(&log, lines.join("\n")).unwrap();
-    let out = taintworld(&["replay", "--keep-going", log.to_str().unwrap()]);
-    assert!(out.status.success());
-    let summary = String::from_utf8(out.stdout).unwrap();
+    let summary = stdout_of(&["replay", "--keep-going", log.to_str().unwrap()]);
     let listed: Vec<&str> = summary
         .lines()
         // A tally's line, "failure N: …", not what one taints.
@@ -1154,9 +1145,7 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
         r#"{"op":"read","binding":{"stream":0,"memory":99}}"#,
     ];
     std::fs::write(&log, lines.join("\n") + "\n").unwrap();
-    let out = taintworld(&["replay", log.to_str().unwrap()]);
-    assert!(out.status.success());
-    let summary = String::from_utf8(out.stdout).unwrap();
+    let summary = stdout_of(&["replay", log.to_str().unwrap()]);
     let expected = [
         "13 events, 1 launch: 0 ran, 0 failed, 1 skipped, 0 dry runs",
         "failure 1: out_of_memory in alloc: cudaMalloc (2 occurrences, skipped 1 launch)",
@@ -1194,9 +1183,7 @@ fn the_readme_shows_exactly_what_its_first_command_prints() {
         .expect("a text block")
         .0;
     let log = examples().join("skip_chain_three_kernels.jsonl");
-    let out = taintworld(&["replay", log.to_str().unwrap()]);
-    assert!(out.status.success());
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), block);
+    assert_eq!(stdout_of(&["replay", log.to_str().unwrap()]), block);
 }
 
 /// SPEC §7: a `--fail-launch` number past the last launch does nothing —
@@ -1279,7 +1266,7 @@ fn shows_summary_of(text: &str, launches: u64) -> bool {
 /// A generated chain log of `launches` launches, written by `gen`.
 fn chain_log(dir: &Scratch, name: &str, launches: u64) -> PathBuf {
     let log = dir.path(name);
-    let made = taintworld(&[
+    ran_ok(&[
         "gen",
         "--launches",
         &launches.to_string(),
@@ -1288,11 +1275,6 @@ fn chain_log(dir: &Scratch, name: &str, launches: u64) -> PathBuf {
         "-o",
         log.to_str().expect("a UTF-8 temp path"),
     ]);
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
     log
 }
 
@@ -1486,12 +1468,7 @@ fn gen_writes_gzip_to_a_name_ending_in_gz_in_any_case_and_replay_reads_it_back()
     let dir = Scratch::new();
     for name in ["upper.JSONL.GZ", "mixed.jsonl.Gz", "lower.jsonl.gz"] {
         let path = dir.path(name);
-        let out = taintworld(&["gen", "--launches", "20", "-o", path.to_str().unwrap()]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        ran_ok(&["gen", "--launches", "20", "-o", path.to_str().unwrap()]);
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(bytes[..2], [0x1f, 0x8b], "{name} is not gzip");
         let replayed = report(&["replay", "--json", path.to_str().unwrap()]);
@@ -1506,12 +1483,7 @@ fn gen_writes_its_log_under_a_partial_name_and_renames_it_only_when_whole() {
     let dir = Scratch::new();
     let path = dir.path("whole.jsonl");
     let partial = dir.path("whole.jsonl.partial");
-    let out = taintworld(&["gen", "--launches", "20", "-o", path.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ran_ok(&["gen", "--launches", "20", "-o", path.to_str().unwrap()]);
     assert!(path.exists() && !partial.exists());
 
     // Killed part way, a run leaves its bytes under the partial name only.
@@ -1621,12 +1593,7 @@ fn gen_follows_a_link_named_as_its_log_but_never_one_named_as_its_partial_file()
     let link = dir.path("link_to_log.jsonl");
     std::fs::write(&target, "").unwrap();
     symlink(&target, &link).unwrap();
-    let out = taintworld(&["gen", "--launches", "5", "-o", link.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ran_ok(&["gen", "--launches", "5", "-o", link.to_str().unwrap()]);
     assert!(
         std::fs::symlink_metadata(&link)
             .unwrap()
@@ -1647,12 +1614,7 @@ fn gen_replacing_a_log_keeps_its_permissions() {
     let path = dir.path("private.jsonl");
     std::fs::write(&path, "").unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let out = taintworld(&["gen", "--launches", "5", "-o", path.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ran_ok(&["gen", "--launches", "5", "-o", path.to_str().unwrap()]);
     let mode = std::fs::metadata(&path).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
     assert_eq!(
