@@ -227,8 +227,7 @@ fn gen_rejects_a_fail_rate_that_is_not_a_probability() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(&format!("'{bad}' is not a")), "{stderr}");
     }
-    let out = taintworld(&["gen", "--launches", "3", "--fail-rate", "1"]);
-    assert!(out.status.success());
+    ran_ok(&["gen", "--launches", "3", "--fail-rate", "1"]);
 }
 
 #[test]
@@ -262,7 +261,7 @@ fn a_reader_that_stops_early_is_no_error() {
 fn fault_injection_on_a_chain_skips_exactly_the_downstream_launches() {
     let dir = Scratch::new();
     let log = dir.path("chain.jsonl");
-    let out = taintworld(&[
+    ran_ok(&[
         "gen",
         "--seed",
         "1",
@@ -273,7 +272,6 @@ fn fault_injection_on_a_chain_skips_exactly_the_downstream_launches() {
         "-o",
         log.to_str().unwrap(),
     ]);
-    assert!(out.status.success());
     let clean = report(&["replay", "--json", log.to_str().unwrap()]);
     assert_eq!(clean["verdicts"]["ran"], 500);
     let r = report(&[
@@ -360,7 +358,7 @@ fn generated_logs_of_every_shape_replay_with_no_rejected_line_even_when_strict()
 
 #[test]
 fn gen_is_deterministic_for_a_seed_and_differs_across_seeds() {
-    let a = taintworld(&[
+    let a = ran_ok(&[
         "gen",
         "--seed",
         "3",
@@ -387,7 +385,6 @@ fn gen_is_deterministic_for_a_seed_and_differs_across_seeds() {
         "--shape",
         "random",
     ]);
-    assert!(a.status.success());
     assert_eq!(a.stdout, b.stdout);
     assert_ne!(a.stdout, c.stdout);
 }
@@ -504,8 +501,7 @@ fn a_pruned_failures_occurrences_still_count_in_the_summary() {
         fill,
     ];
     std::fs::write(&log, lines.join("\n") + "\n").unwrap();
-    let out = taintworld(&["replay", log.to_str().unwrap()]);
-    assert!(out.status.success());
+    let out = ran_ok(&["replay", log.to_str().unwrap()]);
     let summary = String::from_utf8_lossy(&out.stdout);
     assert!(
         summary.contains("failure 1: compile in fill: bad PTX (2 occurrences, skipped 0 launches)"),
@@ -837,8 +833,7 @@ fn a_log_named_dash_is_read_from_standard_input_gzipped_or_not() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&plain).unwrap();
     let zipped = gz.finish().unwrap();
-    let from_file = taintworld(&["replay", log.to_str().unwrap()]);
-    assert!(from_file.status.success());
+    let from_file = ran_ok(&["replay", log.to_str().unwrap()]);
     for input in [plain, zipped] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
             .args(["replay", "-"])
@@ -1083,7 +1078,7 @@ fn a_reader_that_stops_early_is_no_error_for_the_json_report_either() {
     let log = dir.path("long_report.jsonl");
     // Every launch after the first failure is skipped and listed: a report
     // of about a megabyte, far past what a pipe holds.
-    let out = taintworld(&[
+    ran_ok(&[
         "gen",
         "--seed",
         "3",
@@ -1096,7 +1091,6 @@ fn a_reader_that_stops_early_is_no_error_for_the_json_report_either() {
         "-o",
         log.to_str().unwrap(),
     ]);
-    assert!(out.status.success());
     let mut child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
         .args(["replay", "--json", log.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
@@ -1201,8 +1195,7 @@ fn a_fail_launch_past_the_last_launch_changes_nothing_and_is_noted_on_stderr() {
          so nothing was injected there\n"
     );
 
-    let both = taintworld(&["replay", "--fail-launch", "0", "--fail-launch", "4", log]);
-    assert!(both.status.success());
+    let both = ran_ok(&["replay", "--fail-launch", "0", "--fail-launch", "4", log]);
     assert_eq!(
         String::from_utf8_lossy(&both.stderr),
         "note: --fail-launch 4: past the last launch (the log has 4 launches, 0 to 3), \
@@ -1210,8 +1203,7 @@ fn a_fail_launch_past_the_last_launch_changes_nothing_and_is_noted_on_stderr() {
     );
 
     // Launch 0 fails in the log already: the injected error replaces its own.
-    let within = taintworld(&["replay", "--fail-launch", "0", log]);
-    assert!(within.status.success());
+    let within = ran_ok(&["replay", "--fail-launch", "0", log]);
     assert!(
         within.stderr.is_empty(),
         "{}",
@@ -1224,8 +1216,7 @@ fn a_fail_launch_past_the_last_launch_changes_nothing_and_is_noted_on_stderr() {
 /// the flag: the injection changed nothing.
 fn injected_in_vain(log: &str, number: &str) -> String {
     let plain = taintworld(&["replay", "--json", log]);
-    let injected = taintworld(&["replay", "--json", "--fail-launch", number, log]);
-    assert!(injected.status.success());
+    let injected = ran_ok(&["replay", "--json", "--fail-launch", number, log]);
     assert_eq!(injected.stdout, plain.stdout);
     String::from_utf8_lossy(&injected.stderr).into_owned()
 }
@@ -1369,8 +1360,7 @@ fn a_fail_launch_on_a_launch_that_is_skipped_anyway_changes_nothing_and_is_noted
         "note: --fail-launch: launch 2 (line 11) read tainted bytes and was skipped, \
          which wins over any outcome, so nothing was injected there\n"
     );
-    let two = taintworld(&["replay", "--fail-launch", "3", "--fail-launch", "1", log]);
-    assert!(two.status.success());
+    let two = ran_ok(&["replay", "--fail-launch", "3", "--fail-launch", "1", log]);
     assert_eq!(
         String::from_utf8_lossy(&two.stderr),
         "note: --fail-launch: launches 1 (line 10), 3 (line 12) read tainted bytes and were \
@@ -1639,8 +1629,7 @@ fn a_fail_launch_on_a_dry_run_makes_it_a_checked_launch_and_is_not_noted() {
     let log = log.to_str().unwrap();
     let plain = report(&["replay", "--json", log]);
     assert_eq!(plain["verdicts"]["dry_run"], 1);
-    let out = taintworld(&["replay", "--json", "--fail-launch", "1", log]);
-    assert!(out.status.success());
+    let out = ran_ok(&["replay", "--json", "--fail-launch", "1", log]);
     let injected: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(injected["verdicts"]["skipped"], 1);
     assert!(
@@ -1679,8 +1668,7 @@ fn freed_memory_named_again_is_said_to_have_been_freed_and_where() {
     );
     // In strict mode the reads and the launch are bad input too, and say
     // so where the free is the reason.
-    let out = taintworld(&["replay", "--strict", "--keep-going", log]);
-    assert!(out.status.success());
+    let out = ran_ok(&["replay", "--strict", "--keep-going", log]);
     let summary = String::from_utf8_lossy(&out.stdout);
     assert!(
         summary.contains(
@@ -1869,8 +1857,7 @@ fn a_replay_of_a_graph_whose_capture_an_injection_failed_names_the_capture_and_s
     ];
     let log = log_of(&dir, "graph.jsonl", &capture);
     let log = log.to_str().unwrap();
-    let clean = taintworld(&["replay", log]);
-    assert!(clean.status.success(), "{clean:?}");
+    ran_ok(&["replay", log]);
 
     let out = taintworld(&["replay", "--fail-launch", "0", log]);
     assert_eq!(out.status.code(), Some(2));
