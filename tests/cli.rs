@@ -88,8 +88,8 @@ fn every_example_log_replays_to_its_checked_in_report_byte_for_byte() {
 #[test]
 fn two_replays_of_one_log_print_the_same_bytes() {
     let log = examples().join("skip_chain_three_kernels.jsonl");
-    let a = taintworld(&["replay", "--json", log.to_str().unwrap()]);
-    let b = taintworld(&["replay", "--json", log.to_str().unwrap()]);
+    let a = ran_ok(&["replay", "--json", log.to_str().unwrap()]);
+    let b = ran_ok(&["replay", "--json", log.to_str().unwrap()]);
     assert_eq!(a.stdout, b.stdout);
     assert!(!a.stdout.is_empty());
 }
@@ -302,8 +302,8 @@ fn fault_injection_on_a_chain_skips_exactly_the_downstream_launches() {
 #[test]
 fn an_injected_failure_past_the_last_launch_does_nothing() {
     let log = examples().join("compile_failure_released.jsonl");
-    let plain = taintworld(&["replay", "--json", log.to_str().unwrap()]);
-    let injected = taintworld(&[
+    let plain = ran_ok(&["replay", "--json", log.to_str().unwrap()]);
+    let injected = ran_ok(&[
         "replay",
         "--json",
         "--fail-launch",
@@ -358,33 +358,18 @@ fn generated_logs_of_every_shape_replay_with_no_rejected_line_even_when_strict()
 
 #[test]
 fn gen_is_deterministic_for_a_seed_and_differs_across_seeds() {
-    let a = ran_ok(&[
-        "gen",
-        "--seed",
-        "3",
-        "--launches",
-        "300",
-        "--shape",
-        "random",
-    ]);
-    let b = taintworld(&[
-        "gen",
-        "--seed",
-        "3",
-        "--launches",
-        "300",
-        "--shape",
-        "random",
-    ]);
-    let c = taintworld(&[
-        "gen",
-        "--seed",
-        "4",
-        "--launches",
-        "300",
-        "--shape",
-        "random",
-    ]);
+    let gen_of = |seed| {
+        ran_ok(&[
+            "gen",
+            "--seed",
+            seed,
+            "--launches",
+            "300",
+            "--shape",
+            "random",
+        ])
+    };
+    let (a, b, c) = (gen_of("3"), gen_of("3"), gen_of("4"));
     assert_eq!(a.stdout, b.stdout);
     assert_ne!(a.stdout, c.stdout);
 }
@@ -1215,7 +1200,7 @@ fn a_fail_launch_past_the_last_launch_changes_nothing_and_is_noted_on_stderr() {
 /// checked that it succeeds with the report of the log replayed without
 /// the flag: the injection changed nothing.
 fn injected_in_vain(log: &str, number: &str) -> String {
-    let plain = taintworld(&["replay", "--json", log]);
+    let plain = ran_ok(&["replay", "--json", log]);
     let injected = ran_ok(&["replay", "--json", "--fail-launch", number, log]);
     assert_eq!(injected.stdout, plain.stdout);
     String::from_utf8_lossy(&injected.stderr).into_owned()
