@@ -6,6 +6,7 @@
 
 #[path = "../benches/baseline/mod.rs"]
 mod baseline;
+mod scale;
 #[path = "../benches/workloads/mod.rs"]
 mod workloads;
 
@@ -542,7 +543,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: scale::cases(512), ..ProptestConfig::default() })]
 
     /// Beyond the benches' workloads: random launches (failing ones among
     /// them, several failures at once), host writes and reads of partial

@@ -10,6 +10,8 @@
 //! one loop and hands the batch to the general one at the first binding
 //! that is not plain: they must agree with one launch at a time too.
 
+mod scale;
+
 use proptest::prelude::*;
 use taintworld::{
     Access, Bind, Binding, Config, Launch, LaunchResult, MemoryRef, Outcome, Resolved, StreamRef,
@@ -325,7 +327,7 @@ fn gen_setting() -> impl Strategy<Value = Setting> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1536, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: scale::cases(1536), ..ProptestConfig::default() })]
 
     /// Bindings: mostly of the common shape, so that whole batches take the
     /// one-predicate path, with now and then a folded stream, a memory id, a

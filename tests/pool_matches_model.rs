@@ -5,6 +5,8 @@
 //! show: a binding's stream id folding, access ignored as the seed has
 //! none, out-of-range special streams, and pools of more than 255 slots.
 
+mod scale;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
@@ -336,7 +338,7 @@ fn live_id(g: &FailureGraph, id: u64) -> Option<FailureId> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: scale::cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn the_pool_path_gives_what_a_per_byte_model_gives(ops in prop::collection::vec(op(), 1..200)) {

@@ -16,6 +16,7 @@
 //! since after one every resolved read answers the fault.
 
 mod model;
+mod scale;
 
 use model::bridge::{
     self, MLaunch, RowWorld, model_state, read_result, report, run_binding_batch, state,
@@ -615,7 +616,7 @@ fn step(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, max_shrink_iters: 4096, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: scale::cases(256), max_shrink_iters: 4096, ..ProptestConfig::default() })]
 
     /// SPEC §10 after every step of 200 random operations, and the world
     /// equal to the per-byte model in every result and every claim.

@@ -1,0 +1,48 @@
+//! The knob that multiplies the model proptests' case counts
+//! (`tests/scale`): the count CI draws when it is unset, the product when
+//! it is set, and a clear refusal of a value that would quietly draw CI's
+//! count or none.
+
+mod scale;
+
+use scale::{SCALE_VAR, scaled};
+
+#[test]
+fn an_unset_scale_leaves_each_count_as_ci_draws_it() {
+    assert_eq!(scaled(256, None), Ok(256));
+    assert_eq!(scaled(4, None), Ok(4));
+}
+
+#[test]
+fn a_scale_multiplies_each_count_and_keeps_their_proportions() {
+    assert_eq!(scaled(256, Some("1000")), Ok(256_000));
+    assert_eq!(scaled(4, Some("1000")), Ok(4_000));
+    assert_eq!(scaled(1536, Some("1")), Ok(1536));
+}
+
+#[test]
+fn a_scale_of_zero_is_refused_rather_than_drawing_no_cases() {
+    let e = scaled(256, Some("0")).unwrap_err();
+    assert!(e.contains(SCALE_VAR) && e.contains("no cases"), "{e}");
+}
+
+#[test]
+fn a_scale_that_is_not_a_whole_number_is_refused_naming_the_value() {
+    for value in ["ten", "", "1.5", "-3", "1e3", " 10"] {
+        let e = scaled(256, Some(value)).unwrap_err();
+        assert!(
+            e.contains(SCALE_VAR) && e.contains(&format!("{value:?}")),
+            "{value:?}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_scale_whose_product_overflows_a_case_count_is_refused() {
+    let e = scaled(1536, Some("3000000")).unwrap_err();
+    assert!(
+        e.contains("3000000") && e.contains("1536") && e.contains(&u32::MAX.to_string()),
+        "{e}"
+    );
+    assert_eq!(scaled(1, Some("4294967295")), Ok(u32::MAX));
+}
