@@ -22,8 +22,13 @@ fn a_scale_multiplies_each_count_and_keeps_their_proportions() {
 
 #[test]
 fn a_scale_of_zero_is_refused_rather_than_drawing_no_cases() {
-    let e = scaled(256, Some("0")).unwrap_err();
-    assert!(e.contains(SCALE_VAR) && e.contains("no cases"), "{e}");
+    for value in ["0", "00"] {
+        let e = scaled(256, Some(value)).unwrap_err();
+        assert!(
+            e.contains(SCALE_VAR) && e.contains("no cases") && e.contains(&format!("{value:?}")),
+            "{value:?}: {e}"
+        );
+    }
 }
 
 #[test]

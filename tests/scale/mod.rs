@@ -45,7 +45,7 @@ pub fn scaled(ci: u32, value: Option<&str>) -> Result<u32, String> {
         .map_err(|_| format!("{SCALE_VAR}={value:?} is not a whole number from 1 up"))?;
     if scale == 0 {
         return Err(format!(
-            "{SCALE_VAR}=0 would draw no cases: give a whole number from 1 up"
+            "{SCALE_VAR}={value:?} would draw no cases: give a whole number from 1 up"
         ));
     }
     ci.checked_mul(scale).ok_or_else(|| {
