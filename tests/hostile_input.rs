@@ -804,6 +804,7 @@ fn a_bad_comment_before_the_header_is_rejected_without_counting_or_taking_its_pl
 /// The command on one such log: exit 2, nothing on stdout, and
 /// `error: line N: …` on stderr.
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn the_command_stops_at_the_bad_line_with_exit_status_2() {
     let mut lines = valid_log(3);
     let at = lines.len() / 2;

@@ -207,6 +207,7 @@ fn verdicts(ran: u64, failed: u64, skipped: u64, dry_run: u64) -> Value {
 // ---- 1. fault injection (§7, Appendix A "Failures") -------------------------
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn an_injected_failure_has_kind_injected_message_injected_failure_and_the_launchs_kernel() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -240,6 +241,7 @@ fn an_injected_failure_has_kind_injected_message_injected_failure_and_the_launch
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn an_injected_dry_run_launch_is_processed_as_failed() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -268,6 +270,7 @@ fn an_injected_dry_run_launch_is_processed_as_failed() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn a_skip_takes_precedence_over_an_injected_failure() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -302,6 +305,7 @@ fn a_skip_takes_precedence_over_an_injected_failure() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn an_injected_failure_counts_an_occurrence() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -336,6 +340,7 @@ fn an_injected_failure_counts_an_occurrence() {
 // ---- 2. header and command line (§1, §4, §7) --------------------------------
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn a_headers_max_streams_folds_stream_ids_onto_its_slots() {
     let log = [
         r#"{"op":"header","format":"taintworld-log","version":1,"max_streams":3}"#,
@@ -365,6 +370,7 @@ fn a_headers_max_streams_folds_stream_ids_onto_its_slots() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn max_streams_on_the_command_line_wins_over_the_headers() {
     let log = [
         r#"{"op":"header","format":"taintworld-log","version":1,"max_streams":4}"#,
@@ -430,6 +436,7 @@ fn chain_of(r: &Value, memory: u64) -> (Value, Value) {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn a_headers_chain_limit_cuts_chains_longer_than_it() {
     let log = chain_log(r#"{"op":"header","format":"taintworld-log","version":1,"chain_limit":2}"#);
     let log: Vec<&str> = log.iter().map(String::as_str).collect();
@@ -449,6 +456,7 @@ fn a_headers_chain_limit_cuts_chains_longer_than_it() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn chain_limit_on_the_command_line_wins_over_the_headers() {
     let log = chain_log(r#"{"op":"header","format":"taintworld-log","version":1,"chain_limit":1}"#);
     let log: Vec<&str> = log.iter().map(String::as_str).collect();
@@ -475,6 +483,7 @@ fn chain_limit_on_the_command_line_wins_over_the_headers() {
 // ---- 3. report entries (§8, Appendix A "Report shapes") ---------------------
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn a_failed_host_write_is_listed_with_host_write_true_line_verdict_and_failure_in_that_order() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -504,6 +513,7 @@ fn a_failed_host_write_is_listed_with_host_write_true_line_verdict_and_failure_i
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn a_dry_run_launch_is_listed_with_launch_line_and_verdict_only() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -521,6 +531,7 @@ fn a_dry_run_launch_is_listed_with_launch_line_and_verdict_only() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn a_failed_replay_is_listed_with_replay_true_graph_line_verdict_and_failure_in_that_order() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -557,6 +568,7 @@ fn a_failed_replay_is_listed_with_replay_true_graph_line_verdict_and_failure_in_
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn a_failed_host_write_or_replay_with_an_empty_write_set_is_listed_mints_its_failure_and_is_pruned()
 {
     let log = [
@@ -762,6 +774,7 @@ fn an_allocation_freed_with_two_ranges_of_one_failure_counts_once_with_the_bytes
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn after_a_device_fault_reads_and_syncs_report_result_device_fault_with_an_error_object() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -814,6 +827,7 @@ fn after_a_device_fault_reads_and_syncs_report_result_device_fault_with_an_error
 // ---- 4. events and the header (§8, Appendix A "Reading a log") -------------
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn a_rejected_header_counts_in_events_and_an_accepted_one_does_not() {
     let sync = r#"{"op":"sync"}"#;
     let rejected = [
@@ -876,6 +890,7 @@ fn a_header_that_reaches_a_replay_after_an_event_is_bad_input_even_when_its_read
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn a_broken_gz_log_is_an_error_with_exit_status_2_and_nothing_on_stdout() {
     let dir = scratch();
     let good = dir.path().join("good.jsonl.gz");
@@ -923,6 +938,7 @@ fn a_broken_gz_log_is_an_error_with_exit_status_2_and_nothing_on_stdout() {
 // ---- 6. captures and profiles (§6, Appendix A "Captures") ------------------
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn an_ok_host_write_on_a_captured_slot_is_not_recorded_into_the_window() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -954,6 +970,7 @@ fn an_ok_host_write_on_a_captured_slot_is_not_recorded_into_the_window() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn a_replays_stream_plays_no_part_even_when_it_differs_from_the_captures() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -1005,6 +1022,7 @@ fn a_replays_stream_plays_no_part_even_when_it_differs_from_the_captures() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn windows_and_profiles_still_open_at_the_end_are_neither_bad_input_nor_reported() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -1025,6 +1043,7 @@ fn windows_and_profiles_still_open_at_the_end_are_neither_bad_input_nor_reported
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn an_open_doomed_window_still_pins_its_failure_at_the_end() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -1062,6 +1081,7 @@ fn an_open_doomed_window_still_pins_its_failure_at_the_end() {
 // ---- 7. --strict through the command (§2, §9) ------------------------------
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn strict_stops_at_a_launch_with_an_unresolved_binding_and_without_it_the_binding_is_counted() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -1087,6 +1107,7 @@ fn strict_stops_at_a_launch_with_an_unresolved_binding_and_without_it_the_bindin
 // ---- 8. unbalanced captures and profiles (§6, §9) ---------------------------
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn a_second_capture_begin_on_a_capturing_slot_is_bad_input() {
     let log = [
         &alloc(2, 1, 16) as &str,
@@ -1106,6 +1127,7 @@ fn a_second_capture_begin_on_a_capturing_slot_is_bad_input() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn capture_end_with_no_open_window_is_bad_input() {
     let log = [
         r#"{"op":"capture_end","stream":0,"graph":1}"#,
@@ -1121,6 +1143,7 @@ fn capture_end_with_no_open_window_is_bad_input() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn a_second_profile_begin_of_an_open_profile_is_bad_input() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -1139,6 +1162,7 @@ fn a_second_profile_begin_of_an_open_profile_is_bad_input() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn profile_end_of_a_profile_that_is_not_open_is_bad_input() {
     let log = [
         r#"{"op":"profile_end","profile":4}"#,
@@ -1154,6 +1178,7 @@ fn profile_end_of_a_profile_that_is_not_open_is_bad_input() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn capture_end_naming_a_live_graph_is_rejected_and_the_window_stays_open() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -1181,6 +1206,7 @@ fn capture_end_naming_a_live_graph_is_rejected_and_the_window_stays_open() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn capture_end_naming_a_live_graph_is_rejected_even_when_the_window_is_doomed() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -1324,6 +1350,7 @@ fn a_skip_over_a_failed_reservation_does_not_replace_the_reservations_claim() {
 /// `u64::MAX` (an independent implementation of the SPEC printed the exact
 /// count where the crate once saturated).
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn tainted_bytes_past_u64_max_is_reported_exactly() {
     let log = [
         r#"{"op":"alloc","stream":0,"memory":1,"size":18446744073709551615,"outcome":{"failed":{"kind":"oom","message":"m"}}}"#,
@@ -1341,6 +1368,7 @@ fn tainted_bytes_past_u64_max_is_reported_exactly() {
 /// SPEC §7: "a rejected line takes no number" and "replays do not count as
 /// launches", so "fail launch n" names the n-th accepted launch.
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn fail_launch_counts_only_accepted_launches_and_no_replay_or_host_write() {
     let log = [
         &alloc(0, 1, 16) as &str,
@@ -1378,6 +1406,7 @@ fn fail_launch_counts_only_accepted_launches_and_no_replay_or_host_write() {
 /// SPEC §8: `launch_results` lists launches, failed replays and failed host
 /// writes together, in log order.
 #[test]
+#[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn launch_results_interleave_launches_host_writes_and_replays_in_log_order() {
     let log = [
         &alloc(0, 1, 16) as &str,
