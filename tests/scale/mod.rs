@@ -31,7 +31,8 @@ pub const SCALE_VAR: &str = "TAINTWORLD_PROPTEST_SCALE";
 /// CI's, nor none.
 pub fn cases(ci: u32) -> u32 {
     // A value that is not Unicode goes to `scaled` with its bad bytes
-    // replaced, which no whole number holds: one refusal for every bad value.
+    // replaced, which no whole number or fraction holds: one refusal for
+    // every bad value.
     let value = std::env::var_os(SCALE_VAR).map(|v| v.to_string_lossy().into_owned());
     scaled(ci, value.as_deref()).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -51,17 +52,17 @@ pub fn scaled(ci: u32, value: Option<&str>) -> Result<u32, String> {
     };
     let (Some(n), Some(d)) = (n, d) else {
         return Err(format!(
-            "{SCALE_VAR}={value:?} is neither a whole number from 1 up nor a fraction such as 1/64"
+            "{SCALE_VAR}={value:?} is neither a whole number from 1 up nor a fraction such as 1/256"
         ));
     };
     if d == 0 {
         return Err(format!(
-            "{SCALE_VAR}={value:?} divides by zero: give a fraction such as 1/64"
+            "{SCALE_VAR}={value:?} divides by zero: give a fraction such as 1/256"
         ));
     }
     if n == 0 {
         return Err(format!(
-            "{SCALE_VAR}={value:?} would draw no cases: give a whole number from 1 up or a fraction such as 1/64"
+            "{SCALE_VAR}={value:?} would draw no cases: give a whole number from 1 up or a fraction such as 1/256"
         ));
     }
     // In u64 a u32 times a u32 cannot overflow, and d is at least 1.
