@@ -1,4 +1,4 @@
-//! The knob that multiplies the model proptests' case counts
+//! The knob that scales the model proptests' case counts
 //! (`tests/scale`): the count CI draws when it is unset, the product when
 //! it is a whole number, a share rounded up when it is a fraction, and a
 //! clear refusal of a value that would quietly draw CI's count or none.
@@ -6,6 +6,17 @@
 mod scale;
 
 use scale::{SCALE_VAR, scaled};
+
+/// Why `value` cannot scale a count, which must name the variable and
+/// quote the value.
+fn refusal(value: &str) -> String {
+    let e = scaled(256, Some(value)).unwrap_err();
+    assert!(
+        e.contains(SCALE_VAR) && e.contains(&format!("{value:?}")),
+        "{value:?}: {e}"
+    );
+    e
+}
 
 #[test]
 fn an_unset_scale_leaves_each_count_as_ci_draws_it() {
@@ -23,24 +34,17 @@ fn a_scale_multiplies_each_count_and_keeps_their_proportions() {
 #[test]
 fn a_scale_of_zero_is_refused_rather_than_drawing_no_cases() {
     for value in ["0", "00", "0/64"] {
-        let e = scaled(256, Some(value)).unwrap_err();
-        assert!(
-            e.contains(SCALE_VAR) && e.contains("no cases") && e.contains(&format!("{value:?}")),
-            "{value:?}: {e}"
-        );
+        let e = refusal(value);
+        assert!(e.contains("no cases"), "{value:?}: {e}");
     }
 }
 
 #[test]
-fn a_scale_that_is_not_a_whole_number_is_refused_naming_the_value() {
+fn a_scale_that_is_neither_a_whole_number_nor_a_fraction_is_refused_naming_the_value() {
     for value in [
         "ten", "", "1.5", "-3", "1e3", " 10", "1/", "/64", "1/2/3", "1 / 64", "1/-2", "1/x",
     ] {
-        let e = scaled(256, Some(value)).unwrap_err();
-        assert!(
-            e.contains(SCALE_VAR) && e.contains(&format!("{value:?}")),
-            "{value:?}: {e}"
-        );
+        refusal(value);
     }
 }
 
@@ -69,13 +73,8 @@ fn a_fractional_scale_draws_that_share_of_each_count_rounded_up_to_at_least_one(
 #[test]
 fn a_fraction_over_zero_is_refused_as_a_division_by_zero() {
     for value in ["1/0", "0/0", "64/00"] {
-        let e = scaled(256, Some(value)).unwrap_err();
-        assert!(
-            e.contains(SCALE_VAR)
-                && e.contains("divides by zero")
-                && e.contains(&format!("{value:?}")),
-            "{value:?}: {e}"
-        );
+        let e = refusal(value);
+        assert!(e.contains("divides by zero"), "{value:?}: {e}");
     }
 }
 
