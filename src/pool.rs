@@ -613,6 +613,7 @@ mod tests {
     };
     use crate::components::binding::Access;
     use crate::{Binding, ErrorInfo, FailureGraph};
+    use alloc::vec::Vec;
 
     struct Factory;
 

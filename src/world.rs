@@ -1890,6 +1890,7 @@ fn failure_id(g: &FailureGraph, key: FailureKey) -> FailureId {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::String;
 
     /// The row `world` makes for a read of the whole of memory `memory` on
     /// stream 0, which must be live.
@@ -2086,7 +2087,7 @@ mod tests {
         // The same bytes at the same address, shorter: another string.
         assert!(!seen_again(&mut seen.kernel, [&names[..4]]));
         // Equal bytes at another address: not known by address.
-        let copy = names[..4].to_owned();
+        let copy = String::from(&names[..4]);
         assert!(!seen_again(&mut seen.kernel, [&copy]));
         assert!(seen_again(&mut seen.kernel, [&copy]));
         // A failure's three strings: one word off is enough to differ.

@@ -3,6 +3,13 @@
 //! bytes, so a ratio is between two correct implementations. The world is
 //! run both ways the benches run it: binding `Binding`s and binding
 //! pre-resolved rows.
+//!
+//! W5 and the real steps are logs, generated or recorded, and W3 draws its
+//! reads with `rand`: the `cli` feature's, as are the benches, which
+//! Cargo.toml builds only with it. Built without it (`cargo test
+//! --no-default-features`) the file holds no tests.
+
+#![cfg(feature = "cli")]
 
 #[path = "../benches/baseline/mod.rs"]
 mod baseline;

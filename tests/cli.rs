@@ -2,9 +2,11 @@
 //! exit statuses, fault injection and generated logs.
 //!
 //! Every test here runs the binary, and Miri cannot start a process: under
-//! Miri (`scripts/miri`) the file holds no tests.
+//! Miri (`scripts/miri`) the file holds no tests. Nor does it without the
+//! `cli` feature (`cargo test --no-default-features`), which the binary
+//! needs.
 
-#![cfg(not(miri))]
+#![cfg(all(feature = "cli", not(miri)))]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -6,6 +6,7 @@
 use std::sync::mpsc;
 use std::thread;
 
+#[cfg(feature = "cli")]
 use taintworld::log::{Replay, Report};
 use taintworld::pool::{ReadFailure, StreamAllocations, StreamPool};
 use taintworld::{
@@ -30,8 +31,12 @@ fn the_world_its_answers_and_its_errors_may_move_between_threads() {
     movable::<ErrorInfo>();
     movable::<Error>();
     shareable::<Error>();
-    movable::<Replay>();
-    movable::<Report>();
+    // The replay and its report are the `cli` feature's.
+    #[cfg(feature = "cli")]
+    {
+        movable::<Replay>();
+        movable::<Report>();
+    }
     movable::<ReadFailure>();
 }
 

@@ -11,8 +11,10 @@
 //!   replay stops naming that line; the command exits 2 with
 //!   `error: line N: …`.
 
+#[cfg(feature = "cli")]
 use std::process::Command;
 
+#[cfg(feature = "cli")]
 use taintworld::log::{
     Event, GenOptions, LogReader, LogWriter, Rejected, Replay, ReplayError, ReplayOptions, Report,
     Shape, generate, replay,
@@ -427,10 +429,14 @@ fn max_streams_u64_max_folds_every_id_onto_itself_and_u64_max_onto_zero() {
 
 // ---------------------------------------------------------------------------
 // Every SPEC §9 bad-input kind, at a random line of a valid log.
+// All of it is the log reader's and the replay's, the `cli` feature's: each
+// item is built only with that feature.
 
 /// A small deterministic generator (splitmix64): the tests need no crate.
+#[cfg(feature = "cli")]
 struct Rng(u64);
 
+#[cfg(feature = "cli")]
 impl Rng {
     fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -445,6 +451,7 @@ impl Rng {
 }
 
 /// A valid generated log, as its lines (a header first).
+#[cfg(feature = "cli")]
 fn valid_log(seed: u64) -> Vec<String> {
     let mut writer = LogWriter::new(Vec::new());
     generate(
@@ -471,6 +478,7 @@ fn valid_log(seed: u64) -> Vec<String> {
 /// generated launches use slots 0 to 2: the window records nothing and
 /// nothing dooms it. (The open window keeps the world from ever being
 /// quiet, so only the kinds that need it get it.)
+#[cfg(feature = "cli")]
 fn valid_log_with_prelude(seed: u64) -> Vec<String> {
     let mut lines = valid_log(seed);
     let prelude = [
@@ -483,6 +491,7 @@ fn valid_log_with_prelude(seed: u64) -> Vec<String> {
     lines
 }
 
+#[cfg(feature = "cli")]
 fn replay_text(text: &str, keep_going: bool, strict: bool) -> Result<Replay, ReplayError> {
     let options = ReplayOptions {
         keep_going,
@@ -493,6 +502,7 @@ fn replay_text(text: &str, keep_going: bool, strict: bool) -> Result<Replay, Rep
     replay(LogReader::new(text.as_bytes()), options, |_| {})
 }
 
+#[cfg(feature = "cli")]
 fn report_of(text: &str, strict: bool) -> Report {
     replay_text(text, true, strict)
         .expect("keep_going")
@@ -501,6 +511,7 @@ fn report_of(text: &str, strict: bool) -> Report {
 }
 
 /// The world after replaying the first `n` lines.
+#[cfg(feature = "cli")]
 fn world_after(lines: &[String], n: usize) -> World {
     let text = lines[..n].join("\n");
     let (_, world) = replay_text(&text, false, false)
@@ -511,9 +522,11 @@ fn world_after(lines: &[String], n: usize) -> World {
 
 /// A function of the world just before the bad line (for the kinds that
 /// need live state) giving the line, or `None` where it cannot stand.
+#[cfg(feature = "cli")]
 type Maker = fn(&World) -> Option<String>;
 
 /// One bad-input kind of SPEC §9 (and Appendix A).
+#[cfg(feature = "cli")]
 struct Kind {
     name: &'static str,
     /// Whether it is bad input only with `--strict`.
@@ -527,6 +540,7 @@ struct Kind {
     prelude: bool,
 }
 
+#[cfg(feature = "cli")]
 fn kind(name: &'static str, strict: bool, make: Maker) -> Kind {
     Kind {
         name,
@@ -537,6 +551,7 @@ fn kind(name: &'static str, strict: bool, make: Maker) -> Kind {
     }
 }
 
+#[cfg(feature = "cli")]
 impl Kind {
     /// A bad comment line: no event.
     fn comment(self) -> Kind {
@@ -555,6 +570,7 @@ impl Kind {
     }
 }
 
+#[cfg(feature = "cli")]
 fn kinds() -> Vec<Kind> {
     fn live(w: &World) -> Option<(u64, u64, u64)> {
         let (_, a) = w.allocations().iter().max_by_key(|(_, a)| a.memory)?;
@@ -673,6 +689,7 @@ fn kinds() -> Vec<Kind> {
 /// `keep_going`, the report is the valid log's report plus one event (none
 /// for a comment) and exactly that line rejected; without, the replay stops
 /// at that line.
+#[cfg(feature = "cli")]
 #[test]
 fn one_bad_line_of_each_kind_at_a_random_line_is_rejected_alone() {
     let mut rng = Rng(0x6_1ee7);
@@ -741,6 +758,7 @@ fn one_bad_line_of_each_kind_at_a_random_line_is_rejected_alone() {
     }
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn a_line_that_is_not_utf8_is_rejected_alone_with_the_readers_reason() {
     let lines = valid_log(7);
@@ -778,6 +796,7 @@ fn a_line_that_is_not_utf8_is_rejected_alone_with_the_readers_reason() {
     }
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn a_bad_comment_before_the_header_is_rejected_without_counting_or_taking_its_place() {
     let long_comment = format!("#{}", "x".repeat(1 << 20));
@@ -803,6 +822,7 @@ fn a_bad_comment_before_the_header_is_rejected_without_counting_or_taking_its_pl
 
 /// The command on one such log: exit 2, nothing on stdout, and
 /// `error: line N: …` on stderr.
+#[cfg(feature = "cli")]
 #[test]
 #[cfg_attr(miri, ignore = "runs the binary, and Miri cannot start a process")]
 fn the_command_stops_at_the_bad_line_with_exit_status_2() {

@@ -1,6 +1,11 @@
 //! The launch-log reader against SPEC §7, §9 and Appendix A "Reading a log":
 //! one test per reading rule and per kind of bad input the reader can see,
 //! each pinned to the line number it must report.
+//!
+//! The log reader is the `cli` feature's: built without it
+//! (`cargo test --no-default-features`) the file holds no tests.
+
+#![cfg(feature = "cli")]
 
 use std::io::{self, BufRead, Read, Write};
 

@@ -1,5 +1,10 @@
 //! The replay report's byte layout (SPEC §8, Appendix A "Report shapes and
 //! key order"): each shape against the literal text it must be.
+//!
+//! The report is the `cli` feature's: built without it
+//! (`cargo test --no-default-features`) the file holds no tests.
+
+#![cfg(feature = "cli")]
 
 use taintworld::log::{
     CaptureEntry, CaptureResult, FinalState, LaunchResult, ProfileEntry, ProfileResult, ReadEntry,

@@ -6,6 +6,11 @@
 //! that a re-recording that shifts them does not break the tests. Where a test
 //! needs to know which launches read what, it follows the bytes one launch
 //! wrote through the log itself (`Written`), independently of the world.
+//!
+//! The log reader and replay are the `cli` feature's: built without it
+//! (`cargo test --no-default-features`) the file holds no tests.
+
+#![cfg(feature = "cli")]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

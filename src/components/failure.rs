@@ -41,7 +41,7 @@ impl FailureId {
 
     /// The id numbered `n`, for code of this crate that knows a failure
     /// by its number (the `n`th minted).
-    #[cfg(feature = "cli")]
+    #[cfg(any(feature = "cli", test))]
     pub(crate) const fn numbered(n: u64) -> Self {
         FailureId(n)
     }
