@@ -198,8 +198,9 @@
 //!
 //! ## Costs
 //!
-//! Pinned by `tests/sizes.rs` (sizes with `size_of`, the rest measured with
-//! a counting allocator over 100,000 entities, growth slack included):
+//! Pinned by `tests/sizes.rs` (sizes with `size_of` on a 64-bit target, the
+//! rest measured with a counting allocator over 100,000 entities, growth
+//! slack included):
 //!
 //! | what | bytes |
 //! | --- | --- |

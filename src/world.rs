@@ -1982,6 +1982,10 @@ mod tests {
 
     /// The crate docs' Costs table gives a recorded write's size.
     #[test]
+    #[cfg_attr(
+        not(target_pointer_width = "64"),
+        ignore = "pins a 64-bit target's sizes: a 32-bit target lays these types out smaller"
+    )]
     fn a_recorded_write_is_a_binding_and_a_row_in_96_bytes() {
         assert_eq!(core::mem::size_of::<RecordedWrite>(), 96);
     }
