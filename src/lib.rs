@@ -248,7 +248,10 @@
 //!
 //! ## Features
 //!
-//! * `std` (default): `std::error::Error` for the error types.
+//! * `std` (default): builds the library against `std` rather than `core`
+//!   and `alloc` alone. It changes neither the API nor the behaviour: the
+//!   error types are `core::error::Error`s, which `std` names
+//!   `std::error::Error`, in every build. `cli` needs it.
 //! * `cli` (default): the launch-log reader and writer, the replay report,
 //!   and the `taintworld` command. Without default features the library is
 //!   `no_std` + `alloc`.

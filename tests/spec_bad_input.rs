@@ -100,6 +100,25 @@ fn zero_max_streams_is_rejected() {
     assert!(err.to_string().contains("max_streams"));
 }
 
+/// The errors are `std::error::Error`s (`core::error::Error`, which std
+/// names so) in every build, with the `std` feature or without it: CI runs
+/// this file with `--no-default-features` too, where this would not
+/// compile if they were not, and a scheduler's `?` into a boxed error
+/// works either way.
+#[test]
+fn an_error_goes_into_a_boxed_std_error_with_or_without_the_std_feature() {
+    fn world() -> Result<World, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(World::new(Config {
+            max_streams: 0,
+            ..Config::default()
+        })?)
+    }
+    let err = world().unwrap_err();
+    assert_eq!(err.downcast_ref::<Error>(), Some(&Error::ZeroStreams));
+    assert_eq!(err.to_string(), "max_streams must be at least 1");
+    assert!(err.source().is_none());
+}
+
 #[test]
 fn a_zero_chain_limit_is_rejected() {
     let err = World::new(Config {
