@@ -169,7 +169,8 @@
 //!   Without it, a launch's answer for such a row depended on whether the
 //!   world had claims, and a batch disagreed with one launch at a time
 //!   (SPEC §10, 5). Targets without atomic compare-and-swap get no stamps
-//!   and check every row's range.
+//!   and check every row's range; CI runs the tests that way too (`--cfg
+//!   taintworld_no_stamps`).
 //! * Claims are rows inside their allocation, not entities of a slot map of
 //!   their own (above). A fragmented allocation is still a sorted vector
 //!   searched in O(log n); the `rangemap` index the notes held in reserve
