@@ -4,9 +4,9 @@
 //! run both ways the benches run it: binding `Binding`s and binding
 //! pre-resolved rows.
 //!
-//! W5 and the real steps are logs, generated or recorded, and W3 draws its
-//! reads with `rand`: the `cli` feature's, as are the benches, which
-//! Cargo.toml builds only with it. Built without it (`cargo test
+//! W5 and the real steps are logs, generated or recorded, which the `cli`
+//! feature reads; the benches, which Cargo.toml builds only with it, share
+//! their workloads with this file. Built without it (`cargo test
 //! --no-default-features`) the file holds no tests.
 
 #![cfg(feature = "cli")]

@@ -339,9 +339,9 @@ fn next_stamp() -> Option<u32> {
 }
 
 /// No 32-bit atomics: no stamps, every row's range checked. A build with
-/// `--cfg taintworld_no_stamps` takes this path on any target, so that
-/// CI's tests run every world as such a target's, or one whose counter
-/// is spent, runs.
+/// `--cfg taintworld_no_stamps` takes this path on any target, so that CI
+/// runs the tests with every world as such a target runs it, and as any
+/// world runs once the counter is spent.
 #[cfg(any(not(target_has_atomic = "32"), taintworld_no_stamps))]
 fn next_stamp() -> Option<u32> {
     None
