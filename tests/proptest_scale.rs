@@ -18,6 +18,14 @@ fn refusal(value: &str) -> String {
     e
 }
 
+/// Each of `values` is refused, and the refusal gives `reason`.
+fn refused_because(values: &[&str], reason: &str) {
+    for value in values {
+        let e = refusal(value);
+        assert!(e.contains(reason), "{value:?}: {e}");
+    }
+}
+
 #[test]
 fn an_unset_scale_leaves_each_count_as_ci_draws_it() {
     assert_eq!(scaled(256, None), Ok(256));
@@ -33,10 +41,7 @@ fn a_scale_multiplies_each_count_and_keeps_their_proportions() {
 
 #[test]
 fn a_scale_of_zero_is_refused_rather_than_drawing_no_cases() {
-    for value in ["0", "00", "0/64"] {
-        let e = refusal(value);
-        assert!(e.contains("no cases"), "{value:?}: {e}");
-    }
+    refused_because(&["0", "00", "0/64"], "no cases");
 }
 
 #[test]
@@ -72,10 +77,7 @@ fn a_fractional_scale_draws_that_share_of_each_count_rounded_up_to_at_least_one(
 
 #[test]
 fn a_fraction_over_zero_is_refused_as_a_division_by_zero() {
-    for value in ["1/0", "0/0", "64/00"] {
-        let e = refusal(value);
-        assert!(e.contains("divides by zero"), "{value:?}: {e}");
-    }
+    refused_because(&["1/0", "0/0", "64/00"], "divides by zero");
 }
 
 #[test]
