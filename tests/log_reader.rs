@@ -1465,17 +1465,17 @@ fn a_gzipped_file_read_a_byte_at_a_time_is_known_by_its_first_bytes() {
     assert_eq!(lines, small_log_lines());
 }
 
-/// Counts the bytes read through it into a shared cell.
+/// Counts the bytes read through it into a shared cell: an `AtomicUsize`,
+/// in `read`'s own unit, since 32-bit PowerPC has no 64-bit atomics.
 struct Counted<R> {
     inner: R,
-    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    read: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl<R: Read> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.read
-            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        self.read.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
         Ok(n)
     }
 }
@@ -1487,17 +1487,14 @@ fn a_log_opened_through_a_wrapper_reads_the_file_through_it() {
     let path = temp_path("wrapped.jsonl.gz");
     let bytes = gzip(SMALL_LOG);
     std::fs::write(&path, &bytes).unwrap();
-    let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let wrapped = LogReader::open_with(&path, |file| Counted {
         inner: file,
         read: read.clone(),
     });
     let lines = lines_of(wrapped.unwrap());
     assert_eq!(lines, small_log_lines());
-    assert_eq!(
-        read.load(std::sync::atomic::Ordering::Relaxed),
-        bytes.len() as u64
-    );
+    assert_eq!(read.load(std::sync::atomic::Ordering::Relaxed), bytes.len());
 }
 
 /// A file that cannot be opened is the same error through a wrapper, and
