@@ -26,6 +26,8 @@
 //!             w5-gpt2-new-ids, w5-resnet-new-ids (the same from a world
 //!             that has made and freed as many of other memory ids) |
 //!             w5-two-streams (the real two-stream log's steps) |
+//!             w5-gpt2-decode, w5-gpt2-decode-warm (the real GPT-2
+//!             decoding log's steps, from an empty world or a warm one) |
 //!             graph (replays of a captured graph of W1's writes, good
 //!             over clean memory) | graph-failed (each replay failed, then
 //!             good) | graph-gpt2, graph-gpt2-failed (the same with the
@@ -43,10 +45,11 @@ use baseline::Baseline;
 use taintworld::systems::check_reads;
 use taintworld::{Outcome, Resolved, World};
 use workloads::{
-    Allocs, GPT2, GPT2_GRAPH, GRAPH, KernelNames, RESNET, TWO_STREAMS, W5_FAILED_LAUNCH,
-    base_kernels, base_steps, graph_replay, real_graph, replay_base, replay_graph, run_base_quiet,
-    step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_carve_mid, w3_fail_base,
-    w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training, world_steps,
+    Allocs, GPT2, GPT2_DECODE, GPT2_GRAPH, GRAPH, KernelNames, RESNET, TWO_STREAMS,
+    W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay, real_graph, replay_base,
+    replay_graph, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve,
+    w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real,
+    w5_training, world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -98,8 +101,8 @@ fn main() {
                         "unknown workload {other}: w1, w1-single, w1-single-claimed, w2, w3, \
                          w3-searched, w3-carve, w3-carve-mid, w3-fail, w4, w5, w5-registered, w5-gpt2, \
                          w5-gpt2-registered, w5-gpt2-warm, w5-resnet, w5-resnet-warm, \
-                         w5-gpt2-new-ids, w5-resnet-new-ids, w5-two-streams, graph, \
-                         graph-failed, graph-gpt2 or graph-gpt2-failed"
+                         w5-gpt2-new-ids, w5-resnet-new-ids, w5-two-streams, w5-gpt2-decode, \
+                         w5-gpt2-decode-warm, graph, graph-failed, graph-gpt2 or graph-gpt2-failed"
                     );
                     std::process::exit(2);
                 }
@@ -327,7 +330,7 @@ type RealLog = (&'static str, Allocs);
 
 /// The W5-shaped workloads: each one's name, how its kernels are named, and
 /// the real log it replays (and whether from a warm world), if any.
-const W5_SHAPED: [(&str, KernelNames, Option<RealLog>); 10] = [
+const W5_SHAPED: [(&str, KernelNames, Option<RealLog>); 12] = [
     ("w5", KernelNames::PerLaunch, None),
     ("w5-registered", KernelNames::Registered, None),
     (
@@ -369,6 +372,16 @@ const W5_SHAPED: [(&str, KernelNames, Option<RealLog>); 10] = [
         "w5-two-streams",
         KernelNames::PerLaunch,
         Some((TWO_STREAMS, Allocs::InSteps)),
+    ),
+    (
+        "w5-gpt2-decode",
+        KernelNames::PerLaunch,
+        Some((GPT2_DECODE, Allocs::InSteps)),
+    ),
+    (
+        "w5-gpt2-decode-warm",
+        KernelNames::PerLaunch,
+        Some((GPT2_DECODE, Allocs::InStepsWarm)),
     ),
 ];
 

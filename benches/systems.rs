@@ -25,8 +25,8 @@ use taintworld::{
 };
 
 use workloads::{
-    Allocs, Both, GPT2, GPT2_GRAPH, GRAPH, KernelNames, Pair, Prepared, RESNET, Step, TWO_STREAMS,
-    W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay, real_graph, replay_base,
+    Allocs, Both, GPT2, GPT2_DECODE, GPT2_GRAPH, GRAPH, KernelNames, Pair, Prepared, RESNET, Step,
+    TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay, real_graph, replay_base,
     replay_graph, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve,
     w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real,
     w5_training, world_steps,
@@ -484,6 +484,8 @@ fn w5_real_logs(c: &mut Criterion) {
         ("resnet-warm", RESNET, Allocs::InStepsWarm),
         ("resnet-new-ids", RESNET, Allocs::InStepsWarmNewIds),
         ("two-streams", TWO_STREAMS, Allocs::InSteps),
+        ("gpt2-decode", GPT2_DECODE, Allocs::InSteps),
+        ("gpt2-decode-warm", GPT2_DECODE, Allocs::InStepsWarm),
     ] {
         let names = KernelNames::PerLaunch;
         bench_steps(

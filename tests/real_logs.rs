@@ -25,6 +25,7 @@ const RESNET: &str = "resnet_train_step.jsonl.gz";
 const TWO_STREAMS: &str = "two_streams.jsonl.gz";
 const CUDA_GRAPH: &str = "cuda_graph_replay.jsonl.gz";
 const GPT2_GRAPH: &str = "gpt2_graph_train.jsonl.gz";
+const GPT2_DECODE: &str = "gpt2_decode.jsonl.gz";
 
 fn real_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/logs/real")
@@ -153,6 +154,35 @@ impl Log {
 
     fn launch(&self, n: u64) -> &LaunchInfo {
         &self.launches[usize::try_from(n).expect("small")]
+    }
+
+    /// The first launch after `line` that writes part of an allocation and
+    /// not all of it, with that binding: in the decoder's log, the write of
+    /// one pass's keys into the key/value cache, at the pass's positions.
+    fn first_partial_write_after(&self, line: u64) -> (u64, LogBinding) {
+        let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut launch = 0u64;
+        for l in &self.lines {
+            match l.event.as_ref().expect("event") {
+                Event::Alloc { memory, size, .. } => {
+                    sizes.insert(*memory, *size);
+                }
+                Event::Launch { bindings, .. } => {
+                    let partial = bindings.iter().find(|b| {
+                        b.access.writes()
+                            && b.range.is_some_and(|(s, e)| {
+                                s < e && (s, e) != (0, sizes.get(&b.memory).copied().unwrap_or(0))
+                            })
+                    });
+                    if let Some(b) = partial.filter(|_| l.number > line) {
+                        return (launch, *b);
+                    }
+                    launch += 1;
+                }
+                _ => {}
+            }
+        }
+        panic!("no launch after line {line} writes part of an allocation")
     }
 }
 
@@ -348,12 +378,19 @@ fn skipped(report: &Report) -> BTreeMap<u64, (u64, u64)> {
 // ---------------------------------------------------------------- clean replays
 
 #[test]
-fn the_five_recorded_programs_are_shipped() {
+fn the_six_recorded_programs_are_shipped() {
     let names: Vec<String> = real_logs()
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    for name in [CUDA_GRAPH, GPT2, GPT2_GRAPH, RESNET, TWO_STREAMS] {
+    for name in [
+        CUDA_GRAPH,
+        GPT2,
+        GPT2_DECODE,
+        GPT2_GRAPH,
+        RESNET,
+        TWO_STREAMS,
+    ] {
         assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
     }
 }
@@ -771,4 +808,122 @@ fn a_failed_last_optimizer_launch_of_gpt2_taints_only_its_own_outputs() {
 #[test]
 fn a_failed_last_optimizer_launch_of_resnet_taints_only_its_own_outputs() {
     last_optimizer_failure_taints_only_its_outputs(RESNET);
+}
+
+// ---------------------------------------------------------------- a failed write into the key/value cache
+
+/// The decoder's tokens: the prefill's pass makes token 0, and each later
+/// pass one more, each read back to the host before the next pass.
+const DECODED_TOKENS: usize = 16;
+/// The bytes one position takes in a layer's key cache: 4 heads of 32
+/// `f32` channels (`tools/programs/gpt2_decode.py`).
+const CACHE_POSITION_BYTES: u64 = 4 * 32 * 4;
+/// The prompt's positions, which the prefill writes at once.
+const PROMPT_POSITIONS: u64 = 8;
+
+/// The pass that makes token `token` fails to write its keys into the
+/// first layer's cache: exactly those positions' bytes carry the failure,
+/// the tokens read before it stay clean, and that token and every later
+/// one are tainted, each with the chain back to the first attention that
+/// read the cache.
+fn failed_cache_write_spoils_its_token_and_every_later_one(token: usize) {
+    let log = load(GPT2_DECODE);
+    assert_eq!(log.reads.len(), DECODED_TOKENS, "a read per token");
+    let pass_start = if token == 0 {
+        0
+    } else {
+        log.reads[token - 1].0
+    };
+    let (n, cache) = log.first_partial_write_after(pass_start);
+    let n_line = log.launch(n).line;
+    assert!(
+        n_line < log.reads[token].0,
+        "launch {n} is in the pass of token {token}"
+    );
+    assert!(
+        log.launch(n).kernel.contains("copy"),
+        "a copy into the cache"
+    );
+    let (start, end) = cache.range.expect("a range");
+    let positions = if token == 0 { PROMPT_POSITIONS } else { 1 };
+    assert_eq!(end - start, positions * CACHE_POSITION_BYTES);
+    let f = follow(&log, n);
+    let r = replay_all(&log.lines, &[n], false);
+    assert!(r.rejected.is_empty() && r.unresolved_bindings == 0);
+    assert_eq!(r.verdicts.failed, 1);
+    let failure = failed_id(&r, n);
+    let skips = skipped(&r);
+    assert!(skips.keys().all(|&k| k > n), "nothing before it is skipped");
+    for k in &f.consumers {
+        assert_eq!(
+            skips.get(k).map(|s| s.0),
+            Some(failure),
+            "launch {k} ({}) reads the cache's failed bytes",
+            log.launch(*k).kernel
+        );
+    }
+
+    // Just after the failure, the cache carries it on those bytes alone.
+    let mut replay = Replay::new(options(&[n], false));
+    let mut lines = log.lines.iter().cloned();
+    for line in lines.by_ref() {
+        let number = line.number;
+        replay.apply(line).expect("applies");
+        if number == n_line {
+            break;
+        }
+    }
+    let world = replay.world().expect("a world");
+    let claims: Vec<_> = world
+        .claims(cache.memory)
+        .expect("the cache is live")
+        .map(|c| (c.start, c.end, c.failure.get(), c.origin))
+        .collect();
+    assert_eq!(claims, [(start, end, failure, None)]);
+    assert_eq!(world.stats().tainted_bytes, u128::from(end - start));
+
+    // The tokens before the failed pass are trusted; its own and every later
+    // one are not, each naming the failure and its chain.
+    assert_eq!(r.reads.len(), DECODED_TOKENS);
+    for (i, e) in r.reads.iter().enumerate() {
+        assert_eq!(e.line, log.reads[i].0);
+        if i < token {
+            assert_eq!(e.result, ReadResult::Clean, "token {i}");
+            continue;
+        }
+        let ReadResult::Tainted(t) = &e.result else {
+            panic!("token {i} is {:?}", e.result);
+        };
+        assert_eq!(t.failure, failure, "token {i}");
+        assert_eq!(t.error.kind, "injected");
+        assert_eq!(t.error.kernel, log.launch(n).kernel);
+        assert!(!t.truncated, "token {i}");
+        for hop in &t.chain {
+            assert_eq!(skips.get(&hop.launch), Some(&(failure, hop.needed)));
+        }
+        let oldest = t.chain.last().expect("a chain");
+        assert_eq!(oldest.needed, cache.memory, "token {i}: from the cache");
+        assert!(f.consumers.contains(&oldest.launch), "token {i}");
+    }
+    for line in lines {
+        replay.apply(line).expect("applies");
+    }
+    let (report, _) = replay.finish();
+    assert_eq!(report.final_state.claims, 0, "every allocation is freed");
+}
+
+#[test]
+fn a_failed_cache_write_in_the_prefill_taints_every_generated_token() {
+    failed_cache_write_spoils_its_token_and_every_later_one(0);
+}
+
+#[test]
+fn a_failed_cache_write_in_the_third_pass_leaves_the_first_two_tokens_trusted_and_taints_the_rest()
+{
+    failed_cache_write_spoils_its_token_and_every_later_one(2);
+}
+
+#[test]
+fn a_failed_cache_write_in_the_last_pass_taints_the_last_token_alone() {
+    failed_cache_write_spoils_its_token_and_every_later_one(DECODED_TOKENS - 1);
 }

@@ -546,10 +546,10 @@ def _run_program(name):
 
 def test_programs_record_and_validate_cli():
     for name in ("gpt2_train_step", "resnet_train_step", "two_streams", "cuda_graph_replay",
-                 "gpt2_graph_train"):
+                 "gpt2_graph_train", "gpt2_decode"):
         s, path = _run_program(name)
         assert s["launches"] > 10, (name, s)
-        # a training step's last event before the frees is the read of its loss
+        # each program ends with a read before its frees: a step's loss, the last token
         with gzip.open(path, "rt") as f:
             evs = [json.loads(line) for line in f]
         tail = [e for e in evs if e["op"] != "free"]

@@ -712,6 +712,12 @@ pub const RESNET: &str = "resnet_train_step.jsonl.gz";
 /// The real two-stream log: a producer stream and a consumer stream,
 /// launch 3 failing.
 pub const TWO_STREAMS: &str = "two_streams.jsonl.gz";
+/// The real GPT-2 decoding log: 16 tokens made with a key/value cache,
+/// each read back. With launch 3 failing (the zero-fill of a layer's value
+/// cache) nothing is skipped: every position of the cache is written before
+/// attention reads it, so the failure's claim shrinks position by position
+/// — a step of allocations, partial writes and reads, with no skip.
+pub const GPT2_DECODE: &str = "gpt2_decode.jsonl.gz";
 
 /// W5's steps from one of the launch logs recorded from real PyTorch
 /// programs on an H200 (`examples/logs/real/`, `file` its name there),
