@@ -26,6 +26,7 @@ const TWO_STREAMS: &str = "two_streams.jsonl.gz";
 const CUDA_GRAPH: &str = "cuda_graph_replay.jsonl.gz";
 const GPT2_GRAPH: &str = "gpt2_graph_train.jsonl.gz";
 const GPT2_DECODE: &str = "gpt2_decode.jsonl.gz";
+const GPT2_AMP: &str = "gpt2_amp_step.jsonl.gz";
 
 fn real_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/logs/real")
@@ -378,7 +379,7 @@ fn skipped(report: &Report) -> BTreeMap<u64, (u64, u64)> {
 // ---------------------------------------------------------------- clean replays
 
 #[test]
-fn the_six_recorded_programs_are_shipped() {
+fn the_seven_recorded_programs_are_shipped() {
     let names: Vec<String> = real_logs()
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
@@ -386,6 +387,7 @@ fn the_six_recorded_programs_are_shipped() {
     for name in [
         CUDA_GRAPH,
         GPT2,
+        GPT2_AMP,
         GPT2_DECODE,
         GPT2_GRAPH,
         RESNET,
@@ -926,4 +928,83 @@ fn a_failed_cache_write_in_the_third_pass_leaves_the_first_two_tokens_trusted_an
 #[test]
 fn a_failed_cache_write_in_the_last_pass_taints_the_last_token_alone() {
     failed_cache_write_spoils_its_token_and_every_later_one(DECODED_TOKENS - 1);
+}
+
+// ---------------------------------------------------------------- mixed precision, a gradient scaler
+
+/// The mixed-precision steps, their first backward launch failing: the
+/// first step's loss, computed before it, stays trusted, but the gradient
+/// scaler's overflow check, read back before the update, is tainted —
+/// the check itself read garbage — and so is everything the second step
+/// reads: the update and the scale's own update were skipped.
+#[test]
+fn a_failed_backward_launch_taints_the_gradient_scalers_overflow_check_and_not_the_loss_before_it()
+{
+    let log = load(GPT2_AMP);
+    let [check_0, loss_0, check_1, loss_1] = log.reads[..] else {
+        panic!("two reads a step: {:?}", log.reads);
+    };
+    let n = log
+        .launches
+        .iter()
+        .position(|l| l.kernel.contains("backward"))
+        .expect("a backward launch") as u64;
+    let n_line = log.launch(n).line;
+    assert!(
+        n_line < check_0.0 && check_0.0 < loss_0.0,
+        "in the first step"
+    );
+    let f = follow(&log, n);
+    let r = replay_all(&log.lines, &[n], false);
+    assert!(r.rejected.is_empty() && r.unresolved_bindings == 0);
+    let failure = failed_id(&r, n);
+    let skips = skipped(&r);
+
+    let results: Vec<&ReadResult> = r.reads.iter().map(|e| &e.result).collect();
+    assert_eq!(
+        r.reads.iter().map(|e| e.line).collect::<Vec<_>>(),
+        [check_0.0, loss_0.0, check_1.0, loss_1.0]
+    );
+    assert_eq!(*results[1], ReadResult::Clean, "the loss came before it");
+    assert!(!f.reads_of_outputs[&loss_0.0]);
+    for (i, result) in results.iter().enumerate().filter(|&(i, _)| i != 1) {
+        let ReadResult::Tainted(t) = result else {
+            panic!("read {i} is {result:?}");
+        };
+        assert_eq!(t.failure, failure, "read {i}");
+        assert!(!t.chain.is_empty(), "read {i}");
+        for hop in &t.chain {
+            assert_eq!(skips.get(&hop.launch), Some(&(failure, hop.needed)));
+        }
+    }
+    // The first check's chain ends where the scaler wrote its flag.
+    let ReadResult::Tainted(t) = results[0] else {
+        unreachable!()
+    };
+    let newest = log.launch(t.chain[0].launch);
+    assert!(
+        newest.kernel.contains("non_finite_check_and_unscale"),
+        "{}",
+        newest.kernel
+    );
+    assert!(
+        newest
+            .bindings
+            .iter()
+            .any(|b| b.access.writes() && b.memory == check_0.1.memory)
+    );
+    // Both of the scale's updates, and every launch after the first step's
+    // check that reads the failure's bytes directly, are skipped.
+    let scale_updates: Vec<u64> = (0..log.launches.len() as u64)
+        .filter(|&k| log.launch(k).kernel.contains("_amp_update_scale_"))
+        .collect();
+    assert_eq!(scale_updates.len(), 2, "one a step");
+    for k in scale_updates.iter().chain(&f.consumers) {
+        assert_eq!(
+            skips.get(k).map(|s| s.0),
+            Some(failure),
+            "launch {k} ({})",
+            log.launch(*k).kernel
+        );
+    }
 }
