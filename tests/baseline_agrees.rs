@@ -25,8 +25,8 @@ use baseline::{BaseBinding, BaseVerdict, Baseline, RECORDS_KEPT};
 use taintworld::systems::check_reads;
 use taintworld::{Access, Outcome, ReadResult, Verdict, World};
 use workloads::{
-    Allocs, GPT2, GPT2_DECODE, GPT2_GRAPH, GRAPH, KernelNames, Pair, Prepared, RESNET, Step,
-    TWO_STREAMS, W3_CLAIMS, W5_FAILED_LAUNCH, Work, base_kernels, base_verdict, graph_replay,
+    Allocs, GPT2, GPT2_AMP, GPT2_DECODE, GPT2_GRAPH, GRAPH, KernelNames, Pair, Prepared, RESNET,
+    Step, TWO_STREAMS, W3_CLAIMS, W5_FAILED_LAUNCH, Work, base_kernels, base_verdict, graph_replay,
     real_graph, replay_base, replay_graph, w1_clean, w2_chain, w3_carve, w3_carve_mid,
     w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training,
     world_claimed, world_row_verdicts, world_verdicts,
@@ -401,6 +401,16 @@ fn the_real_two_stream_step_gives_the_same_verdicts_and_reads_on_both() {
 #[test]
 fn the_real_gpt2_decoding_gives_the_same_verdicts_and_reads_on_both() {
     real_step_agrees_every_way(GPT2_DECODE, |skipped, _| skipped == 0);
+}
+
+/// The real mixed-precision GPT-2 steps, launch 3 failing: most of both
+/// steps is skipped, the gradient scaler's checks and scale updates among
+/// them.
+#[test]
+fn the_real_mixed_precision_gpt2_steps_give_the_same_verdicts_and_reads_on_both() {
+    real_step_agrees_every_way(GPT2_AMP, |skipped, launches| {
+        skipped > launches / 2 && skipped < launches
+    });
 }
 
 /// A real log's step held to agree on both sides from an empty world,

@@ -718,6 +718,12 @@ pub const TWO_STREAMS: &str = "two_streams.jsonl.gz";
 /// attention reads it, so the failure's claim shrinks position by position
 /// — a step of allocations, partial writes and reads, with no skip.
 pub const GPT2_DECODE: &str = "gpt2_decode.jsonl.gz";
+/// The real GPT-2 mixed-precision log: float16 autocast and a gradient
+/// scaler. With launch 3 failing (an early embedding), 254 of its 350
+/// launches are skipped, the scaler's casts, checks and scale updates
+/// among them. Not timed; `tests/baseline_agrees.rs` holds the baseline to
+/// it.
+pub const GPT2_AMP: &str = "gpt2_amp_step.jsonl.gz";
 
 /// W5's steps from one of the launch logs recorded from real PyTorch
 /// programs on an H200 (`examples/logs/real/`, `file` its name there),
