@@ -977,7 +977,8 @@ fn a_failed_backward_launch_taints_the_gradient_scalers_overflow_check_and_not_t
             assert_eq!(skips.get(&hop.launch), Some(&(failure, hop.needed)));
         }
     }
-    // The first check's chain ends where the scaler wrote its flag.
+    // The first check's chain, newest hop first, starts at the launch that
+    // was to write the scaler's flag.
     let ReadResult::Tainted(t) = results[0] else {
         unreachable!()
     };
