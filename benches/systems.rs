@@ -467,14 +467,16 @@ fn w5_named(c: &mut Criterion, name: &str, names: KernelNames) {
 /// W5's steps from the launch logs recorded from real PyTorch programs
 /// (`examples/logs/real/`), launch 3 failing as in W5, each launch naming
 /// its kernel by its own string as a parsed log does: the GPT-2 step, where
-/// 160 of 228 launches are skipped, between runs, and the ResNet step,
-/// where one is. Per launch, every other event of the log included:
+/// 160 of 228 launches are skipped, between runs, the ResNet step, where
+/// one is, the two-stream step, and the GPT-2 decoding of 16 tokens, where
+/// none is. Per launch, every other event of the log included:
 /// allocations, frees, host writes and reads. Each from an empty world (as
 /// `taintworld replay` starts), from a warm one, which has made and
 /// freed the step's allocations once (as a scheduler's world has after
-/// its first step), the baseline likewise; the ResNet step also from a
-/// world warmed by as many allocations of other memory ids, as a runtime
-/// that never reuses an id is at its second step.
+/// its first step), the baseline likewise (the two-stream step only from
+/// an empty world); the ResNet step also from a world warmed by as many
+/// allocations of other memory ids, as a runtime that never reuses an id
+/// is at its second step.
 fn w5_real_logs(c: &mut Criterion) {
     let mut group = c.benchmark_group("w5_real_per_launch");
     for (param, file, allocs) in [

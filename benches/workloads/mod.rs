@@ -726,7 +726,8 @@ pub const GPT2_DECODE: &str = "gpt2_decode.jsonl.gz";
 pub const GPT2_AMP: &str = "gpt2_amp_step.jsonl.gz";
 
 /// W5's steps from one of the launch logs recorded from real PyTorch
-/// programs on an H200 (`examples/logs/real/`, `file` its name there),
+/// programs on an H200 or an H100 (`examples/logs/real/`, `file` its name
+/// there),
 /// read here — outside any timed loop — with launch `fail` failing, or
 /// none: every event of the log is a step (allocations and frees included,
 /// where the log makes them) but its header, from an empty world or, when
