@@ -15,9 +15,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use taintworld::Access;
 use taintworld::log::{
-    ErrorObject, Event, LaunchResult, Line, LogBinding, LogReader, Outcome, ReadResult, Replay,
-    ReplayOptions, Report, TaintReport,
+    CaptureResult, ErrorObject, Event, LaunchResult, Line, LogBinding, LogReader, Outcome,
+    ReadResult, Replay, ReplayOptions, Report, TaintReport,
 };
 
 const GPT2: &str = "gpt2_train_step.jsonl.gz";
@@ -27,6 +28,7 @@ const CUDA_GRAPH: &str = "cuda_graph_replay.jsonl.gz";
 const GPT2_GRAPH: &str = "gpt2_graph_train.jsonl.gz";
 const GPT2_DECODE: &str = "gpt2_decode.jsonl.gz";
 const GPT2_AMP: &str = "gpt2_amp_step.jsonl.gz";
+const GPT2_DECODE_GRAPH: &str = "gpt2_decode_graph.jsonl.gz";
 
 fn real_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/logs/real")
@@ -379,7 +381,7 @@ fn skipped(report: &Report) -> BTreeMap<u64, (u64, u64)> {
 // ---------------------------------------------------------------- clean replays
 
 #[test]
-fn the_seven_recorded_programs_are_shipped() {
+fn the_eight_recorded_programs_are_shipped() {
     let names: Vec<String> = real_logs()
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
@@ -389,6 +391,7 @@ fn the_seven_recorded_programs_are_shipped() {
         GPT2,
         GPT2_AMP,
         GPT2_DECODE,
+        GPT2_DECODE_GRAPH,
         GPT2_GRAPH,
         RESNET,
         TWO_STREAMS,
@@ -432,6 +435,26 @@ fn the_cuda_graph_log_replays_its_graph_into_live_pool_memory_and_destroys_it_be
 #[test]
 fn the_captured_gpt2_step_replays_into_live_pool_memory_and_is_destroyed_before_the_frees() {
     graph_replays_into_live_pool_memory_and_is_destroyed_before_the_frees(GPT2_GRAPH);
+}
+
+/// `line` with its `replay` failed when `fail`, as a replay that failed on
+/// the device (the recorder writes every outcome `ok`); otherwise, or for
+/// any other line, the line as it is.
+fn failed_replay_if(fail: bool, line: Line) -> Line {
+    match line.event {
+        Ok(Event::Replay { graph, stream, .. }) if fail => Line {
+            number: line.number,
+            event: Ok(Event::Replay {
+                graph,
+                stream,
+                outcome: Outcome::Failed(ErrorObject {
+                    kind: "launch".to_owned(),
+                    message: "replay failed".to_owned(),
+                }),
+            }),
+        },
+        _ => line,
+    }
 }
 
 /// A log with one captured graph, replayed at least five times and then
@@ -485,20 +508,7 @@ fn graph_replays_into_live_pool_memory_and_is_destroyed_before_the_frees(name: &
     // storages), and the loss read after it is tainted by the replay.
     let mut replay = Replay::new(options(&[], true));
     for (i, line) in log.lines.iter().cloned().enumerate() {
-        let line = match line.event {
-            Ok(Event::Replay { graph, stream, .. }) if i == last_replay => Line {
-                number: line.number,
-                event: Ok(Event::Replay {
-                    graph,
-                    stream,
-                    outcome: Outcome::Failed(ErrorObject {
-                        kind: "launch".to_owned(),
-                        message: "replay failed".to_owned(),
-                    }),
-                }),
-            },
-            _ => line,
-        };
+        let line = failed_replay_if(i == last_replay, line);
         replay.apply(line).expect("applies");
         if i == last_replay {
             let stats = replay.world().expect("a world").stats();
@@ -1008,4 +1018,136 @@ fn a_failed_backward_launch_taints_the_gradient_scalers_overflow_check_and_not_t
             log.launch(*k).kernel
         );
     }
+}
+
+// ---------------------------------------------------------------- a decoding pass captured and replayed
+
+/// The decoder serving its tokens from one captured pass, the replay that
+/// makes token `token` failing: that token is read tainted by the replay,
+/// with no chain, and the tokens before it are clean. So are the tokens
+/// after it: SPEC §6 has a replay read nothing ("the caller writes fresh
+/// inputs before a replay"), so the next good replay releases its whole
+/// write set, the cache and the token among them — though the real pass
+/// reads the cache and the token the failed replay left. The world cannot
+/// see that: a graph records its write-visible bindings alone. This test
+/// pins what the contract says; `examples/logs/real/README.md` says what a
+/// server should make of it.
+#[test]
+fn a_failed_replay_of_the_captured_decoding_pass_taints_its_own_token_and_the_next_replay_releases_it()
+ {
+    let log = load(GPT2_DECODE_GRAPH);
+    assert_eq!(log.reads.len(), DECODED_TOKENS);
+    let replays: Vec<usize> = log
+        .lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| matches!(l.event, Ok(Event::Replay { .. })))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(
+        replays.len(),
+        DECODED_TOKENS - 1,
+        "one replay a later token"
+    );
+    let token = 5;
+    let failed = replays[token - 1];
+    let mut replay = Replay::new(options(&[], true));
+    for (i, line) in log.lines.iter().cloned().enumerate() {
+        let line = failed_replay_if(i == failed, line);
+        replay.apply(line).expect("applies");
+    }
+    let (r, _) = replay.finish();
+    assert!(r.rejected.is_empty() && r.unresolved_bindings == 0);
+    assert_eq!(r.failures_minted, 1);
+    assert_eq!(r.reads.len(), DECODED_TOKENS);
+    for (i, e) in r.reads.iter().enumerate() {
+        if i != token {
+            assert_eq!(e.result, ReadResult::Clean, "token {i}");
+            continue;
+        }
+        let ReadResult::Tainted(t) = &e.result else {
+            panic!("token {i} is {:?}", e.result);
+        };
+        assert_eq!(t.error.kernel, "graph:1");
+        assert!(t.chain.is_empty(), "tainted by the replay itself");
+    }
+}
+
+/// The captured pass writes its token's key and value where a position
+/// tensor says, so the log binds each layer's cache whole, `read_write`,
+/// in the graph and in the warm-up pass before it: a failure anywhere in a
+/// cache — here the zero-fill of one, launch 3, which in the eager
+/// decoder's log harms no token (every position is written there before it
+/// is read) — skips the warm-up pass from its `index_copy_` on, down to
+/// the next token it writes into the pass's input, so the captured pass's
+/// first launch reads a tainted token and the capture fails, making no
+/// graph; every replay, and the graph's destruction, is then bad input.
+#[test]
+fn a_failure_left_in_a_cache_fails_the_capture_of_the_pass_that_binds_the_cache_whole() {
+    let log = load(GPT2_DECODE_GRAPH);
+    let zero_fill = log.launch(3);
+    assert!(zero_fill.kernel.contains("zeros"), "{}", zero_fill.kernel);
+    let cache = zero_fill.bindings[0].memory;
+    let mut capturing = false;
+    let mut whole = 0;
+    for line in &log.lines {
+        match line.event.as_ref().expect("event") {
+            Event::CaptureBegin { .. } => capturing = true,
+            Event::CaptureEnd { .. } => capturing = false,
+            Event::Launch { bindings, .. } if capturing => {
+                whole += bindings
+                    .iter()
+                    .filter(|b| b.memory == cache && b.access == Access::ReadWrite)
+                    .count();
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(
+        whole, 1,
+        "the captured pass binds the cache read and written"
+    );
+
+    let r = taintworld::log::replay(
+        log.lines.iter().cloned().map(Ok),
+        ReplayOptions {
+            keep_going: true,
+            ..options(&[3], false)
+        },
+        |_| {},
+    )
+    .expect("replays with --keep-going")
+    .finish()
+    .0;
+    assert_eq!(r.captures.len(), 1);
+    let CaptureResult::Failed(report) = &r.captures[0].result else {
+        panic!("{:?}", r.captures[0].result);
+    };
+    // The chain runs back to a skipped launch that bound the cache whole.
+    let oldest = report.chain.last().expect("a chain");
+    assert_eq!(oldest.needed, cache);
+    assert!(
+        log.launch(oldest.launch)
+            .bindings
+            .iter()
+            .any(|b| b.memory == cache && b.access == Access::ReadWrite),
+        "launch {} ({})",
+        oldest.launch,
+        log.launch(oldest.launch).kernel
+    );
+    let graph_lines = log
+        .lines
+        .iter()
+        .filter(|l| {
+            matches!(
+                l.event,
+                Ok(Event::Replay { .. } | Event::GraphDestroy { .. })
+            )
+        })
+        .count();
+    assert_eq!(
+        r.rejected.len(),
+        graph_lines,
+        "every replay and the destroy"
+    );
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Record the seven example programs as taintworld logs and validate each one.
+# Record the eight example programs as taintworld logs and validate each one.
 #
 #   tools/record_all.sh OUTDIR [cuda|cpu]
 #
-# Writes OUTDIR/{gpt2_train_step,resnet_train_step,two_streams,cuda_graph_replay,gpt2_graph_train,gpt2_decode,gpt2_amp_step}.jsonl.gz
+# Writes OUTDIR/{gpt2_train_step,resnet_train_step,two_streams,cuda_graph_replay,gpt2_graph_train,gpt2_decode,gpt2_amp_step,gpt2_decode_graph}.jsonl.gz
 # (with the suffix _cpu before .jsonl.gz when recording on the CPU, so a CPU
 # stand-in is never mistaken for a GPU recording), OUTDIR/provenance.txt
 # (versions, GPU, parameter counts, event counts, validation results),
@@ -102,6 +102,7 @@ if [ "$DEVICE" = cuda ]; then
   record gpt2_graph_train --expect-read --min capture_end=1 --min replay=20 --min host_write=20
   record gpt2_decode --expect-read --min read=16 --min launch=100
   record gpt2_amp_step --expect-read --min read=4 --min launch=100
+  record gpt2_decode_graph --expect-read --min read=16 --min capture_end=1 --min replay=15
 else
   record gpt2_train_step --expect-read --min launch=100
   record resnet_train_step --expect-read --min launch=100
@@ -110,6 +111,7 @@ else
   record gpt2_graph_train --expect-read
   record gpt2_decode --expect-read --min read=16
   record gpt2_amp_step --expect-read
+  record gpt2_decode_graph --expect-read --min read=16
 fi
 
 echo >>"$PROV"

@@ -546,7 +546,7 @@ def _run_program(name):
 
 def test_programs_record_and_validate_cli():
     for name in ("gpt2_train_step", "resnet_train_step", "two_streams", "cuda_graph_replay",
-                 "gpt2_graph_train", "gpt2_decode", "gpt2_amp_step"):
+                 "gpt2_graph_train", "gpt2_decode", "gpt2_amp_step", "gpt2_decode_graph"):
         s, path = _run_program(name)
         assert s["launches"] > 10, (name, s)
         # each program ends with a read before its frees: a step's loss, the last token
