@@ -1,4 +1,4 @@
-//! The launch logs recorded from real PyTorch programs on an H200
+//! The launch logs recorded from real PyTorch programs on an H200 or an H100
 //! (`examples/logs/real/`, made by `tools/record_torch.py`): they replay
 //! cleanly, and injected failures travel through them as SPEC §3 says.
 //!
@@ -1078,8 +1078,9 @@ fn a_failed_replay_of_the_captured_decoding_pass_taints_its_own_token_and_the_ne
 /// in the graph and in the warm-up pass before it: a failure anywhere in a
 /// cache — here the zero-fill of one, launch 3, which in the eager
 /// decoder's log harms no token (every position is written there before it
-/// is read) — skips the warm-up pass from its `index_copy_` on, down to
-/// the next token it writes into the pass's input, so the captured pass's
+/// is read) — skips the warm-up pass's `index_copy_` and every launch
+/// after it that depends on it, down to the next token it writes into the
+/// pass's input, so the captured pass's
 /// first launch reads a tainted token and the capture fails, making no
 /// graph; every replay, and the graph's destruction, is then bad input.
 #[test]

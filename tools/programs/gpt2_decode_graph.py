@@ -12,8 +12,9 @@ over the one it read.  Each token is read back (``.item()``) after its
 replay, as a server streams it out.
 
 The cache's position is data, so the log binds the cache whole, read and
-written, in every replay: where ``gpt2_decode.py`` writes 512 bytes a token,
-this one's writes cover the cache.
+written, in the captured pass (and so in every replay) and in its warm-up:
+where ``gpt2_decode.py`` writes 512 bytes a token, this one's writes cover
+the cache.
 
 Without CUDA the program runs the same pass eagerly on the CPU (for testing
 the recorder only; no capture events then).
