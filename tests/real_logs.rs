@@ -1004,8 +1004,8 @@ fn a_failed_backward_launch_taints_the_gradient_scalers_overflow_check_and_not_t
             .iter()
             .any(|b| b.access.writes() && b.memory == check_0.1.memory)
     );
-    // Both of the scale's updates, and every launch after the first step's
-    // check that reads the failure's bytes directly, are skipped.
+    // Both of the scale's updates, and every launch that reads what the
+    // failed launch was to write, are skipped.
     let scale_updates: Vec<u64> = (0..log.launches.len() as u64)
         .filter(|&k| log.launch(k).kernel.contains("_amp_update_scale_"))
         .collect();
@@ -1080,9 +1080,9 @@ fn a_failed_replay_of_the_captured_decoding_pass_taints_its_own_token_and_the_ne
 /// decoder's log harms no token (every position is written there before it
 /// is read) — skips the warm-up pass's `index_copy_` and every launch
 /// after it that depends on it, down to the next token it writes into the
-/// pass's input, so the captured pass's
-/// first launch reads a tainted token and the capture fails, making no
-/// graph; every replay, and the graph's destruction, is then bad input.
+/// pass's input, so the captured pass's first launch reads a tainted token
+/// and the capture fails, making no graph; every replay, and the graph's
+/// destruction, is then bad input.
 #[test]
 fn a_failure_left_in_a_cache_fails_the_capture_of_the_pass_that_binds_the_cache_whole() {
     let log = load(GPT2_DECODE_GRAPH);
