@@ -31,7 +31,8 @@
 //!             graph (replays of a captured graph of W1's writes, good
 //!             over clean memory) | graph-failed (each replay failed, then
 //!             good) | graph-gpt2, graph-gpt2-failed (the same with the
-//!             graph of the real GPT-2 step captured whole)
+//!             graph of the real GPT-2 step captured whole) | graph-decode,
+//!             graph-decode-failed (the same with the real decoding pass's)
 //!   side:     crate | rows (pre-resolved) | baseline
 //! ```
 
@@ -45,8 +46,8 @@ use baseline::Baseline;
 use taintworld::systems::check_reads;
 use taintworld::{Outcome, Resolved, World};
 use workloads::{
-    Allocs, GPT2, GPT2_DECODE, GPT2_GRAPH, GRAPH, KernelNames, RESNET, TWO_STREAMS,
-    W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay, real_graph, replay_base,
+    Allocs, GPT2, GPT2_DECODE, GPT2_DECODE_GRAPH, GPT2_GRAPH, GRAPH, KernelNames, RESNET,
+    TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay, real_graph, replay_base,
     replay_graph, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve,
     w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real,
     w5_training, world_steps,
@@ -82,6 +83,8 @@ fn main() {
         ("graph-failed", _) => run_graph(side, iterations, GraphOf::W1(n), true),
         ("graph-gpt2", _) => run_graph(side, iterations, GraphOf::Gpt2Step, false),
         ("graph-gpt2-failed", _) => run_graph(side, iterations, GraphOf::Gpt2Step, true),
+        ("graph-decode", _) => run_graph(side, iterations, GraphOf::DecodePass, false),
+        ("graph-decode-failed", _) => run_graph(side, iterations, GraphOf::DecodePass, true),
         _ => {
             let (mut pair, prepared, kernel, units) = match workload {
                 "w1" => {
@@ -102,7 +105,8 @@ fn main() {
                          w3-searched, w3-carve, w3-carve-mid, w3-fail, w4, w5, w5-registered, w5-gpt2, \
                          w5-gpt2-registered, w5-gpt2-warm, w5-resnet, w5-resnet-warm, \
                          w5-gpt2-new-ids, w5-resnet-new-ids, w5-two-streams, w5-gpt2-decode, \
-                         w5-gpt2-decode-warm, graph, graph-failed, graph-gpt2 or graph-gpt2-failed"
+                         w5-gpt2-decode-warm, graph, graph-failed, graph-gpt2, graph-gpt2-failed, \
+                         graph-decode or graph-decode-failed"
                     );
                     std::process::exit(2);
                 }
@@ -275,6 +279,8 @@ enum GraphOf {
     W1(usize),
     /// The real GPT-2 step captured whole (`real_graph`).
     Gpt2Step,
+    /// The real decoding pass captured once and replayed a token.
+    DecodePass,
 }
 
 /// Replays of a captured graph, good over clean memory or (`failed`)
@@ -288,6 +294,7 @@ fn run_graph(side: &str, iterations: usize, of: GraphOf, failed: bool) -> usize 
             (pair, GRAPH, writes)
         }
         GraphOf::Gpt2Step => real_graph(GPT2_GRAPH),
+        GraphOf::DecodePass => real_graph(GPT2_DECODE_GRAPH),
     };
     let kernel: Rc<str> = Rc::from(World::graph_kernel(graph));
     let round = |pair: &mut workloads::Pair| match side {

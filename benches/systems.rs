@@ -25,11 +25,11 @@ use taintworld::{
 };
 
 use workloads::{
-    Allocs, Both, GPT2, GPT2_DECODE, GPT2_GRAPH, GRAPH, KernelNames, Pair, Prepared, RESNET, Step,
-    TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay, real_graph, replay_base,
-    replay_graph, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve,
-    w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real,
-    w5_training, world_steps,
+    Allocs, Both, GPT2, GPT2_DECODE, GPT2_DECODE_GRAPH, GPT2_GRAPH, GRAPH, KernelNames, Pair,
+    Prepared, RESNET, Step, TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay,
+    real_graph, replay_base, replay_graph, run_base_quiet, step_bindings, w1_beside_a_failure,
+    w1_clean, w2_chain, w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented,
+    w3_reads, w4_retaint, w5_real, w5_training, world_steps,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -401,10 +401,12 @@ fn w4(c: &mut Criterion) {
 }
 
 /// Replays of a captured CUDA graph (not a workload of issue 5, no
-/// target): graphs recording W1's writes at 1k and 10k launches, and the
+/// target): graphs recording W1's writes at 1k and 10k launches, the
 /// recorded GPT-2 step captured whole (`gpt2-step`: its 95 launches' 612
 /// writes over 180 allocations, forward, backward and AdamW's update;
-/// see `real_graph`), replayed good over clean memory (what a training
+/// see `real_graph`), and the recorded decoding pass (`gpt2-decode-pass`:
+/// its 39 launches' 55 writes, the key/value caches whole among them),
+/// replayed good over clean memory (what a training
 /// loop does every step), and failed then good (every recorded range
 /// tainted, then released); per recorded binding, each failed-then-good
 /// pair counted once. The baseline marks the same writes written in one
@@ -415,9 +417,15 @@ fn graph_replays(c: &mut Criterion) {
         let (pair, writes) = graph_replay(n * 4);
         (n.to_string(), pair, GRAPH, writes)
     });
-    let (pair, graph, writes) = real_graph(GPT2_GRAPH);
-    let real = ("gpt2-step".to_owned(), pair, graph, writes);
-    for (param, mut pair, graph, writes) in w1.into_iter().chain([real]) {
+    let real = [
+        ("gpt2-step", GPT2_GRAPH),
+        ("gpt2-decode-pass", GPT2_DECODE_GRAPH),
+    ]
+    .map(|(param, file)| {
+        let (pair, graph, writes) = real_graph(file);
+        (param.to_owned(), pair, graph, writes)
+    });
+    for (param, mut pair, graph, writes) in w1.into_iter().chain(real) {
         let kernel: Rc<str> = Rc::from(World::graph_kernel(graph));
         group.throughput(Throughput::Elements(writes.len() as u64));
         group.bench_function(BenchmarkId::new("crate", &param), |b| {

@@ -25,11 +25,11 @@ use baseline::{BaseBinding, BaseVerdict, Baseline, RECORDS_KEPT};
 use taintworld::systems::check_reads;
 use taintworld::{Access, Outcome, ReadResult, Verdict, World};
 use workloads::{
-    Allocs, GPT2, GPT2_AMP, GPT2_DECODE, GPT2_GRAPH, GRAPH, KernelNames, Pair, Prepared, RESNET,
-    Step, TWO_STREAMS, W3_CLAIMS, W5_FAILED_LAUNCH, Work, base_kernels, base_verdict, graph_replay,
-    real_graph, replay_base, replay_graph, w1_clean, w2_chain, w3_carve, w3_carve_mid,
-    w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real, w5_training,
-    world_claimed, world_row_verdicts, world_verdicts,
+    Allocs, GPT2, GPT2_AMP, GPT2_DECODE, GPT2_DECODE_GRAPH, GPT2_GRAPH, GRAPH, KernelNames, Pair,
+    Prepared, RESNET, Step, TWO_STREAMS, W3_CLAIMS, W5_FAILED_LAUNCH, Work, base_kernels,
+    base_verdict, graph_replay, real_graph, replay_base, replay_graph, w1_clean, w2_chain,
+    w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint,
+    w5_real, w5_training, world_claimed, world_row_verdicts, world_verdicts,
 };
 
 /// How many times `agree` runs a batch workload on both sides: the benches
@@ -306,11 +306,26 @@ fn a_captured_graph_replays_alike_good_and_failed() {
 /// releases them all, round after round.
 #[test]
 fn the_captured_gpt2_step_replays_alike_good_and_failed() {
-    let (mut pair, graph, writes) = real_graph(GPT2_GRAPH);
+    real_graph_replays_alike_good_and_failed(GPT2_GRAPH, 612);
+}
+
+/// The recorded decoding pass's graph (`gpt2-decode-pass` in the graph
+/// bench): the same, over the key/value caches it binds whole and its
+/// pool's intermediates.
+#[test]
+fn the_captured_decoding_pass_replays_alike_good_and_failed() {
+    real_graph_replays_alike_good_and_failed(GPT2_DECODE_GRAPH, 55);
+}
+
+/// A real log's captured graph, with `bindings` write-visible bindings,
+/// replayed good, failed and good again on both sides, round after round:
+/// the same verdicts, failures and claimed bytes each time.
+fn real_graph_replays_alike_good_and_failed(file: &str, bindings: usize) {
+    let (mut pair, graph, writes) = real_graph(file);
     assert_eq!(
         writes.len(),
-        612,
-        "the captured step's write-visible bindings"
+        bindings,
+        "{file}: the captured launches' write-visible bindings"
     );
     let kernel: Rc<str> = Rc::from(World::graph_kernel(graph));
     for round in 0..ROUNDS {

@@ -797,6 +797,12 @@ fn log_both(b: &taintworld::log::LogBinding, access: Access, by_memory: &ByMemor
 /// The recorded GPT-2 step captured whole into one CUDA graph.
 pub const GPT2_GRAPH: &str = "gpt2_graph_train.jsonl.gz";
 
+/// The real log of the GPT-2 decoder replaying one captured decoding pass
+/// a token: its graph (39 launches) writes each layer's key/value cache
+/// whole, as `index_copy_` at a position that is data is bound, and the
+/// pass's intermediates in its pool.
+pub const GPT2_DECODE_GRAPH: &str = "gpt2_decode_graph.jsonl.gz";
+
 /// A real log's captured graph (`file` in `examples/logs/real/`, which
 /// captures one): both sides as the log leaves them when its capture ends,
 /// the graph's id, and the graph's recorded writes as the baseline binds
