@@ -62,7 +62,11 @@ fn options(fail: &[u64], strict: bool) -> ReplayOptions {
 }
 
 fn replay_all(lines: &[Line], fail: &[u64], strict: bool) -> Report {
-    taintworld::log::replay(lines.iter().cloned().map(Ok), options(fail, strict), |_| {})
+    replay_with(lines, options(fail, strict))
+}
+
+fn replay_with(lines: &[Line], options: ReplayOptions) -> Report {
+    taintworld::log::replay(lines.iter().cloned().map(Ok), options, |_| {})
         .expect("the log replays to the end")
         .finish()
         .0
@@ -157,6 +161,22 @@ impl Log {
 
     fn launch(&self, n: u64) -> &LaunchInfo {
         &self.launches[usize::try_from(n).expect("small")]
+    }
+
+    /// The bindings of the launches recorded into a capture window, in
+    /// order: what a graph of the log holds, its reads included.
+    fn captured_bindings(&self) -> Vec<LogBinding> {
+        let mut capturing = false;
+        let mut captured = Vec::new();
+        for line in &self.lines {
+            match line.event.as_ref().expect("event") {
+                Event::CaptureBegin { .. } => capturing = true,
+                Event::CaptureEnd { .. } => capturing = false,
+                Event::Launch { bindings, .. } if capturing => captured.extend(bindings),
+                _ => {}
+            }
+        }
+        captured
     }
 
     /// The first launch after `line` that writes part of an allocation and
@@ -488,18 +508,8 @@ fn graph_replays_into_live_pool_memory_and_is_destroyed_before_the_frees(name: &
 
     // The bytes the graph writes: the write sets of its captured launches.
     let mut graph_writes = Written::default();
-    let mut capturing = false;
-    for line in &log.lines {
-        match line.event.as_ref().expect("event") {
-            Event::CaptureBegin { .. } => capturing = true,
-            Event::CaptureEnd { .. } => capturing = false,
-            Event::Launch { bindings, .. } if capturing => {
-                for b in bindings.iter().filter(|b| b.access.writes()) {
-                    graph_writes.add(b.memory, b.range.expect("the recorder writes ranges"));
-                }
-            }
-            _ => {}
-        }
+    for b in log.captured_bindings().iter().filter(|b| b.access.writes()) {
+        graph_writes.add(b.memory, b.range.expect("the recorder writes ranges"));
     }
     assert!(graph_writes.bytes() > 0);
 
@@ -580,11 +590,13 @@ fn a_failure_inside_the_captured_gpt2_step_fails_the_capture_and_every_replay_na
         other => panic!("not the first replay's bad line: {:?}", other.err()),
     }
 
-    let mut keep_going = options(&[first_captured], false);
-    keep_going.keep_going = true;
-    let (r, _) = taintworld::log::replay(log.lines.iter().cloned().map(Ok), keep_going, |_| {})
-        .expect("the log replays to the end")
-        .finish();
+    let r = replay_with(
+        &log.lines,
+        ReplayOptions {
+            keep_going: true,
+            ..options(&[first_captured], false)
+        },
+    );
     assert_eq!(r.failures_minted, 1);
     assert_eq!(r.captures.len(), 1);
     assert_eq!(r.captures[0].line, end);
@@ -1089,37 +1101,23 @@ fn a_failure_left_in_a_cache_fails_the_capture_of_the_pass_that_binds_the_cache_
     let zero_fill = log.launch(3);
     assert!(zero_fill.kernel.contains("zeros"), "{}", zero_fill.kernel);
     let cache = zero_fill.bindings[0].memory;
-    let mut capturing = false;
-    let mut whole = 0;
-    for line in &log.lines {
-        match line.event.as_ref().expect("event") {
-            Event::CaptureBegin { .. } => capturing = true,
-            Event::CaptureEnd { .. } => capturing = false,
-            Event::Launch { bindings, .. } if capturing => {
-                whole += bindings
-                    .iter()
-                    .filter(|b| b.memory == cache && b.access == Access::ReadWrite)
-                    .count();
-            }
-            _ => {}
-        }
-    }
+    let whole = log
+        .captured_bindings()
+        .iter()
+        .filter(|b| b.memory == cache && b.access == Access::ReadWrite)
+        .count();
     assert_eq!(
         whole, 1,
         "the captured pass binds the cache read and written"
     );
 
-    let r = taintworld::log::replay(
-        log.lines.iter().cloned().map(Ok),
+    let r = replay_with(
+        &log.lines,
         ReplayOptions {
             keep_going: true,
             ..options(&[3], false)
         },
-        |_| {},
-    )
-    .expect("replays with --keep-going")
-    .finish()
-    .0;
+    );
     assert_eq!(r.captures.len(), 1);
     let CaptureResult::Failed(report) = &r.captures[0].result else {
         panic!("{:?}", r.captures[0].result);
