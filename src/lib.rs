@@ -156,6 +156,38 @@
 //!   wraps, with the body's outcome — which the model proptest checks.
 //!   Logs never hold scopes (SPEC §6b), so no replay report is affected.
 //!
+//! ## Graphs that read their own state
+//!
+//! SPEC §6 settles a replay like a write that reads nothing: the caller
+//! writes a graph's inputs fresh before each replay, so a good replay
+//! releases its whole write set and a failed one taints it. That holds for
+//! a training step's graph. It does not for a graph that reads what an
+//! earlier replay wrote, as a decoding pass replayed once a token reads its
+//! key/value cache and the token the last pass made: after a failed
+//! replay, the next good one releases the cache and the token, and every
+//! later token reads clean though it was computed from garbage. The
+//! recorded decoder in `examples/logs/real/gpt2_decode_graph.jsonl.gz`
+//! shows it (`tests/real_logs.rs`).
+//!
+//! [`World::replay`] keeps SPEC's rule, and the log replay uses it by
+//! default. [`World::replay_checked`] is the replay for such a graph: a
+//! capture also records each launch whole (its number, its kernel and
+//! every binding that read or wrote), and a good checked replay settles
+//! those launches again, in order, each checked as a launch is — one that
+//! reads a claimed byte is skipped and what it would have written carries
+//! the failure through its skip record. A report's hop through a replay
+//! names the captured launch it repeats, by its number and as kernel
+//! `graph:<id>/<kernel>`, since a replay takes no launch number (SPEC §6).
+//! A failed checked replay is a plain failed replay: its launches did not
+//! run, and its whole write set carries a failure of kernel `graph:<id>`.
+//! `taintworld replay --checked-replays` (the log replay's
+//! `ReplayOptions::checked_replays`) replays every graph of a log this way,
+//! and lists a good replay that skipped a launch as `{"replay":true,
+//! "graph","line","verdict":"skipped","failure","needed"}`; the launch-log
+//! format is unchanged. Whether SPEC's replay should do this itself is a
+//! question for its owner: SPEC §6 says the replay does not check its
+//! inputs, and this crate does not change what SPEC says.
+//!
 //! ## Where the shape differs from the design notes
 //!
 //! * The notes ask for no global state. The crate keeps one process-wide
@@ -213,6 +245,7 @@
 //! | a [`SkipRecord`] (kernel names interned) | 56 |
 //! | a [`Binding`] / a pre-resolved [`Resolved`] row, as a launch reads it | 64 / 32 |
 //! | a write a captured graph recorded: its binding by memory id and the row it resolved to (pinned by a unit test of the world); and a row for each range of the graph's merged write set (an allocation's recorded ranges joined where they overlap or touch) | 96; 32 |
+//! | a launch a captured graph recorded whole, for a checked replay: each binding that read or wrote, as a write is recorded; its number, its kernel's name and where its bindings end | 96 a binding; 40 and the name |
 //!
 //! Per unit of work, counted by valgrind's callgrind
 //! (`scripts/instruction-counts`; exact, unlike wall-clock time on a shared

@@ -15,7 +15,9 @@ use crate::components::record::{RecordKey, address};
 use crate::components::stream::{StreamKey, StreamRef, Streams};
 use crate::error::Error;
 use crate::graph::FailureGraph;
+use graphs::{Graph, Window};
 mod answers;
+mod graphs;
 mod invariants;
 mod launch;
 
@@ -63,67 +65,6 @@ impl Default for Config {
 struct Doom {
     failure: FailureKey,
     record: Option<RecordKey>,
-}
-
-/// A capture window: the write-visible bindings of the launches that ran
-/// (see [`RecordedWrite`]), and the failure that doomed it, if one did.
-#[derive(Clone, Debug, Default)]
-struct Window {
-    recorded: Vec<RecordedWrite>,
-    doom: Option<Doom>,
-}
-
-/// One write a capture window recorded: the binding, by memory id and
-/// concrete range, that a replay resolves again (SPEC §6), and the row it
-/// resolved to when it was recorded. While that row's allocation lives, its
-/// memory id names it and no other (ids are unique among live
-/// allocations), on the slot and with the size it had: resolving the id
-/// again would give the same row, so a replay takes the row as it is and
-/// resolves by id only the writes whose allocation was freed since (W1's
-/// writes replayed: 168.3 instructions a binding resolving each by id).
-#[derive(Copy, Clone, Debug)]
-struct RecordedWrite {
-    binding: Binding,
-    row: Resolved,
-}
-
-/// A captured graph (SPEC §6): the writes its capture recorded, in order,
-/// and the same writes merged: for each allocation, the recorded ranges
-/// joined where they overlap or touch, one row each.
-///
-/// Why both: a replay settles every write the same way (releases them all,
-/// or taints them all with one failure from the root), and claims are
-/// canonical (SPEC §1), so settling the merged rows leaves exactly the
-/// claims that settling each recorded write leaves. A training step's
-/// graph writes the same bytes many times (gradients accumulated, the
-/// optimizer's state updated in place): the real GPT-2 step's 612
-/// recorded writes are 180 merged rows, one an allocation. While every
-/// allocation the graph wrote lives, a replay settles the merged rows;
-/// once one was freed, it resolves the recorded writes one by one, in
-/// order, as SPEC §6 words it (a freed id unresolved, a reused one
-/// hitting the new allocation, the first bad write's error).
-#[derive(Clone, Debug)]
-struct Graph {
-    recorded: Vec<RecordedWrite>,
-    merged: Vec<Resolved>,
-}
-
-impl Graph {
-    /// The graph of the writes a capture recorded.
-    fn new(recorded: Vec<RecordedWrite>) -> Self {
-        let mut merged: Vec<Resolved> = recorded.iter().map(|w| w.row).collect();
-        merged.sort_unstable_by_key(|r| (r.alloc, r.start, r.end));
-        // Each row joins the one kept before it when it overlaps or touches it.
-        merged.dedup_by(|row, kept| {
-            let joins = row.alloc == kept.alloc && row.start <= kept.end;
-            if joins {
-                kept.end = kept.end.max(row.end);
-            }
-            joins
-        });
-        merged.shrink_to_fit();
-        Graph { recorded, merged }
-    }
 }
 
 /// Within one batch call, the strings of the last launch that made a skip
@@ -260,6 +201,9 @@ pub struct World {
     /// Reused for every call's resolved rows: a launch allocates nothing
     /// once it has grown to the widest launch seen.
     rows: Vec<Resolved>,
+    /// Reused by a checked replay: where each recorded launch's rows end in
+    /// `rows`.
+    ends: Vec<usize>,
     launches: u64,
     unresolved: u64,
     windows: HashMap<u64, Window>,
@@ -357,6 +301,7 @@ impl World {
             allocs: Allocations::default(),
             graph: FailureGraph::default(),
             rows: Vec::with_capacity(ROWS_RESERVED),
+            ends: Vec::new(),
             launches: 0,
             unresolved: 0,
             windows: HashMap::default(),
@@ -1077,7 +1022,7 @@ impl World {
                 let g = &mut self.graph;
                 release_written(rows, &mut self.allocs, &mut g.failures, &mut g.records);
                 if self.watched() {
-                    self.watch(slot, rows, None);
+                    self.watch_ran(slot, (launch, kernel), rows);
                 }
                 Verdict::Ran
             }
@@ -1116,7 +1061,7 @@ impl World {
         let id = g.failures.count_skip(failure);
         self.carry(rows, failure, Origin::Skip(record));
         self.graph.records.queue_if_unreferenced(record);
-        self.doomed(slot, rows, failure, Some(record));
+        self.doomed(slot, failure, Some(record));
         Verdict::Skipped {
             failure: id,
             needed: hit.needed,
@@ -1140,7 +1085,7 @@ impl World {
         let repeat = seen_again(&mut seen.failure, [kind, kernel, message]);
         let (failure, id) = g.failures.occur(kind, kernel, message, repeat);
         self.carry(rows, failure, Origin::Root);
-        self.doomed(slot, rows, failure, None);
+        self.doomed(slot, failure, None);
         Verdict::Failed(id)
     }
 
@@ -1162,15 +1107,9 @@ impl World {
     /// A launch failed or was skipped with `failure` (through `record`, if
     /// skipped): any open capture window or profile learns of it.
     #[inline(always)]
-    fn doomed(
-        &mut self,
-        slot: Option<u64>,
-        rows: &[Resolved],
-        failure: FailureKey,
-        record: Option<RecordKey>,
-    ) {
+    fn doomed(&mut self, slot: Option<u64>, failure: FailureKey, record: Option<RecordKey>) {
         if self.watched() {
-            self.watch(slot, rows, Some(Doom { failure, record }));
+            self.watch(slot, Doom { failure, record });
         }
     }
 
@@ -1181,60 +1120,23 @@ impl World {
         !self.windows.is_empty() || self.clean_profiles != 0
     }
 
-    /// What an open capture window or profile makes of a settled launch:
-    /// the rare case, out of line.
+    /// What an open capture window or profile makes of a launch that
+    /// failed or was skipped with `doom`: the rare case, out of line.
     #[inline(never)]
-    fn watch(&mut self, slot: Option<u64>, rows: &[Resolved], doom: Option<Doom>) {
+    fn watch(&mut self, slot: Option<u64>, doom: Doom) {
         if let Some(slot) = slot
-            && !self.windows.is_empty()
+            && let Some(window) = self.windows.get_mut(&slot)
+            && window.doom.is_none()
         {
-            self.capture_launch(slot, rows, doom);
+            // The first failed or skipped launch dooms the window.
+            self.graph.failures.pin(doom.failure);
+            if let Some(record) = doom.record {
+                self.graph.records.add_ref(record);
+            }
+            window.doom = Some(doom);
         }
-        if let Some(doom) = doom
-            && self.clean_profiles != 0
-        {
+        if self.clean_profiles != 0 {
             self.profile_failure(doom.failure);
-        }
-    }
-
-    /// What an open capture window on `slot` makes of a launch: it records
-    /// one that ran, and the first failed or skipped launch dooms it.
-    #[inline(never)]
-    fn capture_launch(&mut self, slot: u64, rows: &[Resolved], doom: Option<Doom>) {
-        let Some(window) = self.windows.get_mut(&slot) else {
-            return;
-        };
-        match doom {
-            None => {
-                for row in rows {
-                    if !row.access.writes() {
-                        continue;
-                    }
-                    let Some(allocation) = self.allocs.get(row.alloc) else {
-                        continue;
-                    };
-                    window.recorded.push(RecordedWrite {
-                        binding: Binding {
-                            stream: self.streams.stream_of_slot(allocation.slot),
-                            memory: MemoryRef::Id(allocation.memory),
-                            range: Some((row.start, row.end)),
-                            access: Access::Write,
-                        },
-                        row: Resolved {
-                            access: Access::Write,
-                            ..*row
-                        },
-                    });
-                }
-            }
-            Some(doom) if window.doom.is_none() => {
-                self.graph.failures.pin(doom.failure);
-                if let Some(record) = doom.record {
-                    self.graph.records.add_ref(record);
-                }
-                window.doom = Some(doom);
-            }
-            Some(_) => {}
         }
     }
 
@@ -1404,199 +1306,6 @@ impl World {
             chain,
             truncated,
         }
-    }
-
-    /// Opens a capture window on `stream`'s slot (SPEC §6). Launches on that
-    /// slot are processed as usual and, when they run, recorded into it.
-    /// Neither needs nor initializes the slot.
-    ///
-    /// ```
-    /// use taintworld::{Access, Binding, CaptureResult, Launch, Outcome, Verdict, World};
-    ///
-    /// let mut world = World::default();
-    /// world.alloc(0, 1, 64)?;
-    /// world.capture_begin(0)?;
-    /// let out = [Binding::whole(0, 1, Access::Write)];
-    /// world.launch(&Launch { kernel: "step", stream: 0.into(), bindings: &out, outcome: Outcome::Ok })?;
-    /// assert_eq!(world.capture_end(0, 7)?, CaptureResult::Ok);
-    ///
-    /// // A failed replay taints every buffer the graph writes, under kernel `graph:7`.
-    /// let failed = Outcome::Failed { kind: "launch", message: "graph launch failed" };
-    /// assert!(matches!(world.replay(7, failed)?, Verdict::Failed(_)));
-    /// assert_eq!(world.replay(7, Outcome::Ok)?, Verdict::Ran); // and a good one releases them
-    /// world.graph_destroy(7)?;
-    /// # Ok::<(), taintworld::Error>(())
-    /// ```
-    pub fn capture_begin(&mut self, stream: impl Into<StreamRef>) -> Result<(), Error> {
-        let stream = stream.into();
-        let slot = self.streams.slot_of(stream)?;
-        if self.windows.contains_key(&slot) {
-            return Err(Error::CaptureOpen { stream, slot });
-        }
-        self.windows.insert(slot, Window::default());
-        Ok(())
-    }
-
-    /// Ends the capture window on `stream`'s slot. A doomed window creates no
-    /// graph — a graph missing an operation is worse than a late error — and
-    /// returns the report of the failure that doomed it; otherwise graph
-    /// `graph` holds the write sets of the recorded launches. A live graph id
-    /// is bad input even for a doomed window (which then stays open).
-    ///
-    /// Cost: the recorded writes sorted once, O(n log n), to merge them
-    /// into the write set a replay settles (see [`replay`](Self::replay)).
-    pub fn capture_end(
-        &mut self,
-        stream: impl Into<StreamRef>,
-        graph: u64,
-    ) -> Result<CaptureResult, Error> {
-        let stream = stream.into();
-        let slot = self.streams.slot_of(stream)?;
-        if !self.windows.contains_key(&slot) {
-            return Err(Error::NoCapture { stream, slot });
-        }
-        if self.graphs.contains_key(&graph) {
-            return Err(Error::GraphLive { graph });
-        }
-        let Some(window) = self.windows.remove(&slot) else {
-            return Err(Error::NoCapture { stream, slot });
-        };
-        match window.doom {
-            None => {
-                self.graphs.insert(graph, Graph::new(window.recorded));
-                Ok(CaptureResult::Ok)
-            }
-            Some(doom) => {
-                let origin = doom.record.map_or(Origin::Root, Origin::Skip);
-                let report = self.report(doom.failure, origin);
-                self.unpin(doom);
-                self.prune();
-                Ok(CaptureResult::Failed(report))
-            }
-        }
-    }
-
-    fn unpin(&mut self, doom: Doom) {
-        self.graph.failures.unpin(doom.failure);
-        if let Some(record) = doom.record {
-            self.graph.records.drop_ref(record);
-        }
-    }
-
-    /// Replays graph `graph` (SPEC §6): a write that reads nothing, over every
-    /// recorded binding, each resolved again by memory id (a freed one is
-    /// unresolved — counted, released and tainted by nothing — and a reused
-    /// id hits the new allocation). `Ok` releases the whole write set;
-    /// `Failed` taints it with a failure of kernel `graph:<id>`. Not a
-    /// launch: no number, no window sees it.
-    ///
-    /// Cost: one slot-map look-up for each range of the graph's merged
-    /// write set (its recorded ranges joined, allocation by allocation,
-    /// where they overlap or touch) while every allocation it wrote lives,
-    /// and a good replay settles only the claimed ones; once one was freed,
-    /// a look-up or a resolution by memory id for each recorded write. A
-    /// good replay makes no heap allocation
-    /// once the world's buffers have grown (the kernel's name is made only
-    /// for a failure).
-    pub fn replay(&mut self, graph: u64, outcome: Outcome<'_>) -> Result<Verdict, Error> {
-        if outcome == Outcome::DryRun {
-            return Err(Error::DryRunOutcome {
-                operation: "replay",
-            });
-        }
-        // Taken out while it is resolved against the world, and put back
-        // whatever happens.
-        let Some(recorded) = self.graphs.remove(&graph) else {
-            return Err(Error::UnknownGraph { graph });
-        };
-        let resolved = self.resolve_graph(&recorded, outcome == Outcome::Ok);
-        self.graphs.insert(graph, recorded);
-        resolved?;
-        let end = self.rows.len();
-        // Only a failure is named after its kernel: a good replay, which a
-        // training loop makes every step, makes no string.
-        let kernel = match outcome {
-            Outcome::Failed { .. } => Self::graph_kernel(graph),
-            Outcome::Ok | Outcome::DryRun => alloc::string::String::new(),
-        };
-        Ok(self.settle(self.launches, &kernel, None, 0, end, None, outcome))
-    }
-
-    /// A graph's write set resolved into `self.rows` (cleared first): its
-    /// merged rows while every allocation it wrote lives, else its recorded
-    /// writes one by one ([`resolve_recorded`](Self::resolve_recorded)).
-    /// `releasing` as there.
-    fn resolve_graph(&mut self, graph: &Graph, releasing: bool) -> Result<(), Error> {
-        self.rows.clear();
-        for row in &graph.merged {
-            let Some(footprint) = self.allocs.footprint(row.alloc) else {
-                return self.resolve_recorded(&graph.recorded, releasing);
-            };
-            if footprint.claimed || !releasing {
-                self.rows.push(*row);
-            }
-        }
-        Ok(())
-    }
-
-    /// A graph's recorded writes resolved into `self.rows` (cleared first)
-    /// and the unresolved ones counted, as [`resolve`](Self::resolve) would
-    /// resolve their bindings: each write whose allocation is still live
-    /// takes the row it was recorded with (see [`RecordedWrite`]), the
-    /// others are resolved again by memory id. On bad input (a reused id's
-    /// allocation too small for the range, or an unresolved write when
-    /// strict) nothing is counted.
-    ///
-    /// `releasing` (a good replay) leaves out the rows of live allocations
-    /// that carry nothing: a release changes only claimed bytes, and no
-    /// window or profile sees a good replay, so the settling would pass
-    /// them by (a good replay of W1's writes over clean memory: 44.1
-    /// instructions a write with them, 17.1 without, the baseline 36.0).
-    fn resolve_recorded(
-        &mut self,
-        recorded: &[RecordedWrite],
-        releasing: bool,
-    ) -> Result<(), Error> {
-        self.rows.clear();
-        let mut unresolved = 0u64;
-        for write in recorded {
-            if let Some(footprint) = self.allocs.footprint(write.row.alloc) {
-                if footprint.claimed || !releasing {
-                    self.rows.push(write.row);
-                }
-                continue;
-            }
-            let rows = &mut self.rows;
-            let again = resolve_each(
-                core::slice::from_ref(&write.binding),
-                &self.streams,
-                &self.allocs,
-                self.config.strict,
-                |row| rows.push(row),
-            );
-            match again {
-                Ok(resolution) => unresolved = unresolved.saturating_add(resolution.unresolved),
-                Err(error) => {
-                    self.rows.clear();
-                    return Err(error);
-                }
-            }
-        }
-        self.unresolved = self.unresolved.saturating_add(unresolved);
-        Ok(())
-    }
-
-    /// Forgets graph `graph`; its id may be captured again.
-    pub fn graph_destroy(&mut self, graph: u64) -> Result<(), Error> {
-        self.graphs
-            .remove(&graph)
-            .map(|_| ())
-            .ok_or(Error::UnknownGraph { graph })
-    }
-
-    /// Whether graph `graph` is live.
-    pub fn has_graph(&self, graph: u64) -> bool {
-        self.graphs.contains_key(&graph)
     }
 
     /// Opens profile `profile`: it becomes invalid if any launch fails or is
@@ -1910,84 +1619,6 @@ mod tests {
             outcome: Outcome::Ok,
         };
         world.launch(&launch).unwrap().verdict
-    }
-
-    /// A graph whose launches write overlapping, touching and separate
-    /// ranges of one allocation (one a byte apart), and ranges of a second
-    /// that cover it, keeps them merged as four rows; a failed replay of
-    /// them leaves the canonical claims settling each write would (three
-    /// on the first allocation, one on the second), a good one releases
-    /// them all; and once an allocation the graph wrote is freed, a replay
-    /// resolves the recorded writes one by one, each unresolved one
-    /// counted.
-    #[test]
-    fn a_graph_settles_its_writes_merged_while_their_allocations_live_and_one_by_one_after_a_free()
-    {
-        let mut world = World::default();
-        world.alloc(0, 1, 64).unwrap();
-        world.alloc(0, 2, 32).unwrap();
-        world.capture_begin(0).unwrap();
-        let writes = [
-            [(1, 0, 10), (1, 5, 20)],
-            [(1, 20, 30), (2, 0, 32)],
-            [(1, 40, 50), (2, 8, 16)],
-            [(1, 51, 60), (2, 16, 24)],
-        ];
-        for pair in writes {
-            let bindings = pair
-                .map(|(memory, start, end)| Binding::range(0, memory, start, end, Access::Write));
-            let launch = Launch {
-                kernel: "k",
-                stream: 0.into(),
-                bindings: &bindings[..],
-                outcome: Outcome::Ok,
-            };
-            assert_eq!(world.launch(&launch).unwrap().verdict, Verdict::Ran);
-        }
-        assert_eq!(world.capture_end(0, 3).unwrap(), CaptureResult::Ok);
-        let graph = &world.graphs[&3];
-        assert_eq!(graph.recorded.len(), 8);
-        let merged: Vec<(u64, u64)> = graph.merged.iter().map(|r| (r.start, r.end)).collect();
-        assert_eq!(merged, [(0, 30), (40, 50), (51, 60), (0, 32)]);
-
-        let failed = Outcome::Failed {
-            kind: "launch",
-            message: "graph launch failed",
-        };
-        for _ in 0..2 {
-            assert!(matches!(
-                world.replay(3, failed).unwrap(),
-                Verdict::Failed(_)
-            ));
-            let stats = world.stats();
-            assert_eq!((stats.claims, stats.tainted_bytes), (4, 30 + 10 + 9 + 32));
-            world.check_invariants().unwrap();
-            assert_eq!(world.replay(3, Outcome::Ok).unwrap(), Verdict::Ran);
-            assert_eq!((world.stats().claims, world.stats().live_failures), (0, 0));
-        }
-
-        world.free(MemoryRef::Id(1)).unwrap();
-        assert!(matches!(
-            world.replay(3, failed).unwrap(),
-            Verdict::Failed(_)
-        ));
-        let stats = world.stats();
-        assert_eq!(
-            stats.unresolved_bindings, 5,
-            "each recorded write of memory 1"
-        );
-        assert_eq!((stats.claims, stats.tainted_bytes), (1, 32));
-        world.check_invariants().unwrap();
-    }
-
-    /// The crate docs' Costs table gives a recorded write's size.
-    #[test]
-    #[cfg_attr(
-        not(target_pointer_width = "64"),
-        ignore = "pins a 64-bit target's sizes: a 32-bit target lays these types out smaller"
-    )]
-    fn a_recorded_write_is_a_binding_and_a_row_in_96_bytes() {
-        assert_eq!(core::mem::size_of::<RecordedWrite>(), 96);
     }
 
     #[test]

@@ -143,6 +143,12 @@ fn launch_results_have_one_shape_per_verdict() {
                 line: 7,
                 failure: 3,
             },
+            LaunchResult::ReplaySkipped {
+                graph: 9,
+                line: 8,
+                failure: 1,
+                needed: 4,
+            },
         ]),
         concat!(
             "[",
@@ -150,7 +156,8 @@ fn launch_results_have_one_shape_per_verdict() {
             r#"{"launch":1,"line":4,"verdict":"failed","failure":1},"#,
             r#"{"launch":2,"line":5,"verdict":"skipped","failure":1,"needed":7},"#,
             r#"{"replay":true,"graph":9,"line":6,"verdict":"failed","failure":2},"#,
-            r#"{"host_write":true,"line":7,"verdict":"failed","failure":3}"#,
+            r#"{"host_write":true,"line":7,"verdict":"failed","failure":3},"#,
+            r#"{"replay":true,"graph":9,"line":8,"verdict":"skipped","failure":1,"needed":4}"#,
             "]"
         )
     );

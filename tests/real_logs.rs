@@ -166,13 +166,27 @@ impl Log {
     /// The bindings of the launches recorded into a capture window, in
     /// order: what a graph of the log holds, its reads included.
     fn captured_bindings(&self) -> Vec<LogBinding> {
+        self.captured_launches()
+            .into_iter()
+            .flat_map(|(_, bindings)| bindings)
+            .collect()
+    }
+
+    /// The number and bindings of every launch inside a capture window.
+    fn captured_launches(&self) -> Vec<(u64, Vec<LogBinding>)> {
         let mut capturing = false;
         let mut captured = Vec::new();
+        let mut number = 0;
         for line in &self.lines {
             match line.event.as_ref().expect("event") {
                 Event::CaptureBegin { .. } => capturing = true,
                 Event::CaptureEnd { .. } => capturing = false,
-                Event::Launch { bindings, .. } if capturing => captured.extend(bindings),
+                Event::Launch { bindings, .. } => {
+                    if capturing {
+                        captured.push((number, bindings.clone()));
+                    }
+                    number += 1;
+                }
                 _ => {}
             }
         }
@@ -1034,21 +1048,12 @@ fn a_failed_backward_launch_taints_the_gradient_scalers_overflow_check_and_not_t
 
 // ---------------------------------------------------------------- a decoding pass captured and replayed
 
-/// The decoder serving its tokens from one captured pass, the replay that
-/// makes token `token` failing: that token is read tainted by the replay,
-/// with no chain, and the tokens before it are clean. So are the tokens
-/// after it: SPEC §6 has a replay read nothing ("the caller writes fresh
-/// inputs before a replay"), so the next good replay releases its whole
-/// write set, the cache and the token among them — though the real pass
-/// reads the cache and the token the failed replay left. The world cannot
-/// see that: a graph records its write-visible bindings alone. This test
-/// pins what the contract says; `examples/logs/real/README.md` says what a
-/// server should make of it.
-#[test]
-fn a_failed_replay_of_the_captured_decoding_pass_taints_its_own_token_and_the_next_replay_releases_it()
- {
-    let log = load(GPT2_DECODE_GRAPH);
-    assert_eq!(log.reads.len(), DECODED_TOKENS);
+/// The decoding graph's log with the replay that makes token `token`
+/// failing, replayed with its replays checked ([`World::replay_checked`])
+/// or not: the report, and the index of each replay line.
+///
+/// [`World::replay_checked`]: taintworld::World::replay_checked
+fn decode_graph_with_failed_replay(log: &Log, token: usize, checked: bool) -> (Report, Vec<usize>) {
     let replays: Vec<usize> = log
         .lines
         .iter()
@@ -1061,9 +1066,11 @@ fn a_failed_replay_of_the_captured_decoding_pass_taints_its_own_token_and_the_ne
         DECODED_TOKENS - 1,
         "one replay a later token"
     );
-    let token = 5;
     let failed = replays[token - 1];
-    let mut replay = Replay::new(options(&[], true));
+    let mut replay = Replay::new(ReplayOptions {
+        checked_replays: checked,
+        ..options(&[], true)
+    });
     for (i, line) in log.lines.iter().cloned().enumerate() {
         let line = failed_replay_if(i == failed, line);
         replay.apply(line).expect("applies");
@@ -1072,6 +1079,26 @@ fn a_failed_replay_of_the_captured_decoding_pass_taints_its_own_token_and_the_ne
     assert!(r.rejected.is_empty() && r.unresolved_bindings == 0);
     assert_eq!(r.failures_minted, 1);
     assert_eq!(r.reads.len(), DECODED_TOKENS);
+    (r, replays)
+}
+
+/// The decoder serving its tokens from one captured pass, the replay that
+/// makes token `token` failing: that token is read tainted by the replay,
+/// with no chain, and the tokens before it are clean. So are the tokens
+/// after it: SPEC §6 has a replay read nothing ("the caller writes fresh
+/// inputs before a replay"), so the next good replay releases its whole
+/// write set, the cache and the token among them — though the real pass
+/// reads the cache and the token the failed replay left. A plain replay
+/// cannot see that; a checked one can (the next test). This test pins
+/// what the contract says; `examples/logs/real/README.md` says what a
+/// server should make of it.
+#[test]
+fn a_failed_replay_of_the_captured_decoding_pass_taints_its_own_token_and_the_next_replay_releases_it()
+ {
+    let log = load(GPT2_DECODE_GRAPH);
+    assert_eq!(log.reads.len(), DECODED_TOKENS);
+    let token = 5;
+    let (r, _) = decode_graph_with_failed_replay(&log, token, false);
     for (i, e) in r.reads.iter().enumerate() {
         if i != token {
             assert_eq!(e.result, ReadResult::Clean, "token {i}");
@@ -1082,6 +1109,220 @@ fn a_failed_replay_of_the_captured_decoding_pass_taints_its_own_token_and_the_ne
         };
         assert_eq!(t.error.kernel, "graph:1");
         assert!(t.chain.is_empty(), "tainted by the replay itself");
+    }
+}
+
+/// The decoding graph's first captured launch, and the input it reads
+/// that the pass's last launch writes (its next token) with that write's
+/// stream.
+fn first_launch_and_input(log: &Log) -> (u64, u64, u64) {
+    let captured = log.captured_launches();
+    let (first, last) = (&captured[0], captured.last().expect("a launch"));
+    let written = last
+        .1
+        .iter()
+        .find(|b| b.access.writes())
+        .expect("it writes");
+    assert!(
+        first
+            .1
+            .iter()
+            .any(|b| b.memory == written.memory && b.access.reads()),
+        "the first launch reads the token"
+    );
+    (first.0, written.memory, written.stream)
+}
+
+/// The same failed replay with every replay checked, launch by launch:
+/// its own token is tainted by the replay, and so is every later token,
+/// since each later pass reads the token and the caches the failed replay
+/// left. A later token's chain runs through the captured launches, each
+/// named `graph:1/<kernel>` under the number it was captured with, back to
+/// the pass's first launch, which read the token; each later replay is
+/// listed as skipped; the tokens before the failure stay clean.
+#[test]
+fn with_checked_replays_a_failed_replay_of_the_decoding_pass_taints_its_token_and_every_later_one()
+{
+    let log = load(GPT2_DECODE_GRAPH);
+    let token = 5;
+    let (r, replays) = decode_graph_with_failed_replay(&log, token, true);
+    let captured: BTreeSet<u64> = log.captured_launches().iter().map(|l| l.0).collect();
+    let (first, input, _) = first_launch_and_input(&log);
+    for (i, t) in later_tokens(&r, token) {
+        assert!(!t.chain.is_empty(), "token {i} has a chain");
+        for hop in &t.chain {
+            assert!(hop.kernel.starts_with("graph:1/"), "{}", hop.kernel);
+            assert!(captured.contains(&hop.launch), "launch {}", hop.launch);
+            let kernel = &log.launch(hop.launch).kernel;
+            assert_eq!(hop.kernel, format!("graph:1/{kernel}"));
+        }
+        let oldest = t.chain.last().expect("a chain");
+        assert_eq!((oldest.launch, oldest.needed), (first, input), "token {i}");
+    }
+    let skipped: Vec<u64> = r
+        .launch_results
+        .iter()
+        .filter_map(|e| match e {
+            LaunchResult::ReplaySkipped { line, .. } => Some(*line),
+            _ => None,
+        })
+        .collect();
+    let later: Vec<u64> = replays[token..]
+        .iter()
+        .map(|&i| log.lines[i].number)
+        .collect();
+    assert_eq!(skipped, later, "every replay after the failed one");
+}
+
+/// The reports of the tokens after token `token`, whose replay failed,
+/// with their indices, once the tokens before it are found clean and
+/// token `token` tainted by the replay itself (kernel `graph:1`, no
+/// chain); each later token must be tainted by it too.
+fn later_tokens(r: &Report, token: usize) -> Vec<(usize, &TaintReport)> {
+    let mut later = Vec::new();
+    for (i, e) in r.reads.iter().enumerate() {
+        if i < token {
+            assert_eq!(e.result, ReadResult::Clean, "token {i}");
+            continue;
+        }
+        let ReadResult::Tainted(t) = &e.result else {
+            panic!("token {i} is {:?}", e.result);
+        };
+        assert_eq!(t.error.kernel, "graph:1", "token {i}");
+        if i == token {
+            assert!(t.chain.is_empty(), "tainted by the replay itself");
+        } else {
+            later.push((i, t));
+        }
+    }
+    later
+}
+
+/// The failed replay's token thrown away and a good one written into the
+/// pass's input by the host before every later replay, as a server that
+/// noticed the failure might: with checked replays every later token is
+/// still tainted, since the caches the failed replay wrote its key and
+/// value into are read whole by each later pass. The chains now run back
+/// to the `index_copy_` that appends to a cache, not to the input.
+#[test]
+fn with_checked_replays_a_fresh_input_does_not_clean_the_tokens_made_from_a_spoilt_key_value_cache()
+{
+    let log = load(GPT2_DECODE_GRAPH);
+    let token = 5;
+    let (first, input, input_stream) = first_launch_and_input(&log);
+    let mut replay = Replay::new(ReplayOptions {
+        checked_replays: true,
+        ..options(&[], true)
+    });
+    let mut replays = 0;
+    for line in log.lines.iter().cloned() {
+        if let Ok(Event::Replay { .. }) = line.event {
+            replays += 1;
+            if replays > token {
+                let fresh = Event::HostWrite {
+                    binding: LogBinding {
+                        stream: input_stream,
+                        memory: input,
+                        range: None,
+                        access: Access::Write,
+                    },
+                    outcome: Outcome::Ok,
+                };
+                replay
+                    .apply(Line {
+                        number: line.number,
+                        event: Ok(fresh),
+                    })
+                    .expect("the input is written");
+            }
+        }
+        replay
+            .apply(failed_replay_if(
+                replays == token && matches!(line.event, Ok(Event::Replay { .. })),
+                line,
+            ))
+            .expect("applies");
+    }
+    let (r, _) = replay.finish();
+    assert!(r.rejected.is_empty() && r.unresolved_bindings == 0);
+    assert_eq!(r.reads.len(), DECODED_TOKENS);
+    for (i, t) in later_tokens(&r, token) {
+        let oldest = t.chain.last().expect("a chain");
+        assert_ne!(
+            oldest.launch, first,
+            "token {i}: the input was written fresh"
+        );
+        assert!(
+            oldest.kernel.ends_with("index_copy_"),
+            "token {i}: {oldest:?}"
+        );
+        assert!(
+            log.launch(oldest.launch)
+                .bindings
+                .iter()
+                .any(|b| b.memory == oldest.needed && b.access == Access::ReadWrite),
+            "token {i}: {oldest:?}"
+        );
+    }
+}
+
+/// The prefill's token copied into the pass's input (the one launch after
+/// the capture) failing: with plain replays every token reads clean, since
+/// the first replay releases the input it reads and overwrites; with
+/// checked replays every token from the first replay on is tainted, each
+/// chain running back to the captured launch that read the input.
+#[test]
+fn a_failed_copy_of_the_first_token_into_the_graphs_input_taints_every_replayed_token_only_when_replays_are_checked()
+ {
+    let log = load(GPT2_DECODE_GRAPH);
+    let captured = log.captured_launches();
+    let last_captured = captured.last().expect("a captured launch").0;
+    let copy = log.launch(last_captured + 1);
+    assert!(copy.kernel.contains("copy"), "{}", copy.kernel);
+    let input = copy
+        .bindings
+        .iter()
+        .find(|b| b.access.writes())
+        .expect("the copy writes")
+        .memory;
+    let first_replay_line = log
+        .lines
+        .iter()
+        .find(|l| matches!(l.event, Ok(Event::Replay { .. })))
+        .expect("a replay")
+        .number;
+    for checked in [false, true] {
+        let r = replay_with(
+            &log.lines,
+            ReplayOptions {
+                checked_replays: checked,
+                ..options(&[last_captured + 1], true)
+            },
+        );
+        assert_eq!(r.failures_minted, 1);
+        for e in &r.reads {
+            let after = e.line > first_replay_line;
+            match &e.result {
+                ReadResult::Clean => assert!(!checked || !after, "line {}", e.line),
+                ReadResult::Tainted(t) => {
+                    assert!(checked && after, "line {}", e.line);
+                    let oldest = t.chain.last().expect("a chain");
+                    assert_eq!(oldest.needed, input);
+                    assert_eq!(
+                        oldest.kernel,
+                        format!("graph:1/{}", log.launch(oldest.launch).kernel)
+                    );
+                }
+                other => panic!("line {}: {other:?}", e.line),
+            }
+        }
+        let tainted = r
+            .reads
+            .iter()
+            .filter(|e| matches!(e.result, ReadResult::Tainted(_)))
+            .count();
+        let want = if checked { DECODED_TOKENS - 1 } else { 0 };
+        assert_eq!(tainted, want, "checked: {checked}");
     }
 }
 

@@ -140,9 +140,12 @@ enum Op {
         stream: u64,
         graph: u64,
     },
+    /// A replay, checked launch by launch ([`World::replay_checked`]) or
+    /// not.
     Replay {
         graph: u64,
         outcome: MOutcome,
+        checked: bool,
     },
     GraphDestroy {
         graph: u64,
@@ -251,7 +254,7 @@ fn captured() -> impl Strategy<Value = Op> {
         prop::bool::weighted(0.75),
         failed(),
     );
-    let round = (spoil, outcome(false));
+    let round = (spoil, outcome(false), prop::bool::ANY);
     (
         0u64..6,
         prop::collection::vec(launch_op(0..2, 1..=3), 1..=2),
@@ -267,13 +270,17 @@ fn captured() -> impl Strategy<Value = Op> {
                     .map(|l| Op::Launch(LaunchOp { stream, ..l })),
             );
             steps.push(Op::CaptureEnd { stream, graph });
-            for ((spoiled, i, fails, failed), outcome) in rounds {
+            for ((spoiled, i, fails, failed), outcome, checked) in rounds {
                 if spoiled {
                     let aim = aims[i % aims.len()];
                     let outcome = if fails { failed } else { MOutcome::Ok };
                     steps.push(Op::HostWriteAt { aim, outcome });
                 }
-                steps.push(Op::Replay { graph, outcome });
+                steps.push(Op::Replay {
+                    graph,
+                    outcome,
+                    checked,
+                });
             }
             Op::Steps(steps)
         })
@@ -298,7 +305,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => captured(),
         1 => (0u64..6).prop_map(|stream| Op::CaptureBegin { stream }),
         1 => (0u64..6, 0u64..3).prop_map(|(stream, graph)| Op::CaptureEnd { stream, graph }),
-        1 => (0u64..3, outcome(false)).prop_map(|(graph, outcome)| Op::Replay { graph, outcome }),
+        1 => (0u64..3, outcome(false), prop::bool::ANY).prop_map(|(graph, outcome, checked)| Op::Replay { graph, outcome, checked }),
         1 => (0u64..3).prop_map(|graph| Op::GraphDestroy { graph }),
         1 => (0u64..2).prop_map(|profile| Op::ProfileBegin { profile }),
         1 => (0u64..2).prop_map(|profile| Op::ProfileEnd { profile }),
@@ -524,14 +531,24 @@ fn step(
                 prop_assert_eq!(&got, &expected);
             }
         }
-        Op::Replay { graph, outcome } => {
-            let expected = m.replay(*graph, outcome).map_err(|_| ());
+        Op::Replay {
+            graph,
+            outcome,
+            checked,
+        } => {
+            let expected = if *checked {
+                m.replay_checked(*graph, outcome)
+            } else {
+                m.replay(*graph, outcome)
+            };
+            let expected = expected.map_err(|_| ());
             for w in [&mut *a, &mut *b, &mut c.world] {
-                let got = w
-                    .replay(*graph, to_outcome(outcome))
-                    .map(verdict)
-                    .map_err(|_| ());
-                prop_assert_eq!(&got, &expected);
+                let got = if *checked {
+                    w.replay_checked(*graph, to_outcome(outcome))
+                } else {
+                    w.replay(*graph, to_outcome(outcome))
+                };
+                prop_assert_eq!(&got.map(verdict).map_err(|_| ()), &expected);
             }
         }
         Op::GraphDestroy { graph } => {

@@ -211,9 +211,11 @@ enum Op {
         stream: Stream,
         graph: u8,
     },
+    /// A replay, checked launch by launch (`World::replay_checked`) or not.
     Replay {
         graph: u8,
         outcome: O,
+        checked: bool,
     },
     GraphDestroy {
         graph: u8,
@@ -414,17 +416,29 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
             }
             let _ = h.capture_end(s, g);
         }
-        Op::Replay { graph, outcome } => {
+        Op::Replay {
+            graph,
+            outcome,
+            checked,
+        } => {
             let (g, outcome) = (u64::from(graph % 3), outcome.get());
-            let expected = m.replay(g, &outcome).map_err(|_| ());
+            let expected = if checked {
+                m.replay_checked(g, &outcome)
+            } else {
+                m.replay(g, &outcome)
+            };
+            let expected = expected.map_err(|_| ());
+            let replay = |w: &mut World| {
+                if checked {
+                    w.replay_checked(g, to_outcome(&outcome))
+                } else {
+                    w.replay(g, to_outcome(&outcome))
+                }
+            };
             for w in [&mut *a, &mut *b, &mut r.world] {
-                let got = w
-                    .replay(g, to_outcome(&outcome))
-                    .map(verdict)
-                    .map_err(|_| ());
-                assert_eq!(got, expected);
+                assert_eq!(replay(w).map(verdict).map_err(|_| ()), expected);
             }
-            let _ = h.replay(g, to_outcome(&outcome));
+            let _ = replay(h);
         }
         Op::GraphDestroy { graph } => {
             let g = u64::from(graph % 3);

@@ -61,6 +61,14 @@ enum Command {
         /// any value from 4294967295 up keeps every chain whole.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=u64::MAX), allow_negative_numbers = true)]
         chain_limit: Option<u64>,
+        /// Check each graph replay's launches as launches: a good replay
+        /// skips the captured launches that read tainted bytes, and taints
+        /// what they write. For graphs that read their own state, such as
+        /// a decoding pass's key/value cache; SPEC §6's replay reads
+        /// nothing, so without this flag a replay after a failed one
+        /// releases the state it reads.
+        #[arg(long)]
+        checked_replays: bool,
     },
     /// Write a valid synthetic launch log, deterministic for a seed.
     Gen {
@@ -112,6 +120,7 @@ fn main() -> ExitCode {
             strict,
             max_streams,
             chain_limit,
+            checked_replays,
         } => {
             let options = ReplayOptions {
                 fail_launches: fail_launch.into_iter().collect(),
@@ -120,6 +129,7 @@ fn main() -> ExitCode {
                 max_streams,
                 chain_limit,
                 keep_lists: json,
+                checked_replays,
             };
             run_replay(&log_path(log), options, json)
         }
@@ -404,6 +414,7 @@ struct Summary {
     unresolved_reads: u64,
     failed_captures: u64,
     failed_host_ops: u64,
+    skipped_replays: u64,
     invalid_profiles: u64,
     device_fault: Option<(u64, taintworld::ErrorInfo)>,
     fault_answers: taintworld::log::FaultAnswers,
@@ -438,6 +449,7 @@ impl Summary {
             unresolved_reads: replay.unresolved_read_count(),
             failed_captures: replay.failed_captures(),
             failed_host_ops: replay.failed_host_writes_and_replays(),
+            skipped_replays: replay.skipped_replays(),
             invalid_profiles: replay.invalid_profiles(),
             device_fault: replay.device_fault(),
             fault_answers: replay.fault_answers(),
@@ -558,6 +570,10 @@ impl Summary {
                 "host writes or graph replays",
             );
             writeln!(out, "{ops} failed")?;
+        }
+        if self.skipped_replays > 0 {
+            let replays = Count(self.skipped_replays, "graph replay", "graph replays");
+            writeln!(out, "{replays} skipped a launch that read tainted bytes")?;
         }
         if self.invalid_profiles > 0 {
             let profiles = Count(self.invalid_profiles, "profile", "profiles");

@@ -37,6 +37,12 @@ pub struct ReplayOptions {
     /// failures (the rest only counted), so its memory stays bounded by the
     /// world's live state and not by the log's length.
     pub keep_lists: bool,
+    /// Replay graphs with [`World::replay_checked`]: a good replay settles
+    /// the captured launches again, each checked as a launch, instead of
+    /// reading nothing as SPEC §6 has it. For graphs that read what an
+    /// earlier replay wrote (a decoding pass's key/value cache); a skipped
+    /// replay is listed as `{"replay":true,"graph","line","verdict":"skipped","failure","needed"}`.
+    pub checked_replays: bool,
 }
 
 /// Why a replay stopped early.
@@ -187,6 +193,9 @@ pub struct Replay {
     /// for the summary whether or not the lists are kept.
     failed_captures: u64,
     failed_host_ops: u64,
+    /// Checked replays that skipped a launch, counted whether or not lists
+    /// are kept.
+    skipped_replays: u64,
     /// Profiles that ended invalid, counted whether or not lists are kept.
     invalid_profiles: u64,
     /// The line of the device fault, if one happened (the world keeps
@@ -393,6 +402,7 @@ impl Replay {
             skipped_injections: Vec::new(),
             failed_captures: 0,
             failed_host_ops: 0,
+            skipped_replays: 0,
             invalid_profiles: 0,
             fault_line: None,
             fault_answers: FaultAnswers::default(),
@@ -564,6 +574,12 @@ impl Replay {
     /// lists are kept.
     pub fn failed_host_writes_and_replays(&self) -> u64 {
         self.failed_host_ops
+    }
+
+    /// How many checked replays ([`ReplayOptions::checked_replays`]) have
+    /// skipped a launch, whether or not lists are kept.
+    pub fn skipped_replays(&self) -> u64 {
+        self.skipped_replays
     }
 
     /// How many profiles have ended invalid, whether or not lists are kept.
@@ -898,9 +914,32 @@ impl Replay {
                 }
             }
             Event::Replay { graph, outcome, .. } => {
-                let verdict = world
-                    .replay(graph, log_outcome(&outcome))
-                    .map_err(|e| self.lifetimes.explain(e))?;
+                let verdict = if self.options.checked_replays {
+                    world.replay_checked(graph, log_outcome(&outcome))
+                } else {
+                    world.replay(graph, log_outcome(&outcome))
+                }
+                .map_err(|e| self.lifetimes.explain(e))?;
+                if let Verdict::Skipped { failure, needed } = verdict {
+                    tally(&mut self.tallies, world, failure, true, ErrorInfo::default);
+                    // The replay may have skipped many of the graph's
+                    // launches, for more than one failure: each tallied
+                    // failure takes the world's count of its skips.
+                    for f in world.failures() {
+                        if let Some(t) = self.tallies.by_id.get_mut(&f.id.get()) {
+                            t.skipped = f.skipped;
+                        }
+                    }
+                    self.skipped_replays += 1;
+                    if keep {
+                        self.report.launch_results.push(Entry::ReplaySkipped {
+                            graph,
+                            line,
+                            failure: failure.get(),
+                            needed,
+                        });
+                    }
+                }
                 if let Verdict::Failed(f) = verdict {
                     let error = || error_of(log_outcome(&outcome), &World::graph_kernel(graph));
                     tally(&mut self.tallies, world, f, false, error);

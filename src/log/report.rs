@@ -97,6 +97,19 @@ pub enum LaunchResult {
         /// The failure found or minted for it.
         failure: u64,
     },
+    /// `{"replay":true,"graph","line","verdict":"skipped","failure","needed"}`:
+    /// a checked replay ([`ReplayOptions::checked_replays`](crate::log::ReplayOptions::checked_replays))
+    /// that skipped a launch, the first it skipped.
+    ReplaySkipped {
+        /// The graph replayed.
+        graph: u64,
+        /// The replay's line.
+        line: u64,
+        /// The failure the skipped launch's read set carried.
+        failure: u64,
+        /// The memory id of the binding that decided.
+        needed: u64,
+    },
     /// `{"host_write":true,"line","verdict":"failed","failure"}`.
     HostWriteFailed {
         /// The host write's line.
@@ -314,6 +327,19 @@ impl Serialize for LaunchResult {
                 m.serialize_entry("line", line)?;
                 m.serialize_entry("verdict", "failed")?;
                 m.serialize_entry("failure", failure)?;
+            }
+            LaunchResult::ReplaySkipped {
+                graph,
+                line,
+                failure,
+                needed,
+            } => {
+                m.serialize_entry("replay", &true)?;
+                m.serialize_entry("graph", graph)?;
+                m.serialize_entry("line", line)?;
+                m.serialize_entry("verdict", "skipped")?;
+                m.serialize_entry("failure", failure)?;
+                m.serialize_entry("needed", needed)?;
             }
             LaunchResult::HostWriteFailed { line, failure } => {
                 m.serialize_entry("host_write", &true)?;

@@ -118,10 +118,24 @@ struct Row {
     access: u8,
 }
 
+/// A launch a window recorded whole, for a checked replay: its number, its
+/// kernel and every binding that read or wrote, as `(slot, memory, start,
+/// end, access)`.
+type MRecordedLaunch = (u64, String, Vec<(u64, u64, u64, u64, u8)>);
+
 #[derive(Clone, Debug, Default)]
 struct MWindow {
     recorded: Vec<(u64, u64, u64, u64)>,
+    launches: Vec<MRecordedLaunch>,
     doom: Option<(u64, Option<usize>)>,
+}
+
+/// A graph: its write set, and its launches whole (kernels named
+/// `graph:<id>/<kernel>`).
+#[derive(Clone, Debug)]
+struct MGraph {
+    recorded: Vec<(u64, u64, u64, u64)>,
+    launches: Vec<MRecordedLaunch>,
 }
 
 /// `(kind, kernel, message)`.
@@ -144,7 +158,7 @@ pub struct Model {
     pub launches: u64,
     pub unresolved: u64,
     windows: HashMap<u64, MWindow>,
-    graphs: HashMap<u64, Vec<(u64, u64, u64, u64)>>,
+    graphs: HashMap<u64, MGraph>,
     profiles: BTreeMap<u64, Option<(u64, ErrorTriple)>>,
     pub fault: Option<(String, String)>,
 }
@@ -334,10 +348,23 @@ impl Model {
             return Ok((n, MVerdict::DryRun));
         }
         let slot = self.slot(stream);
+        Ok((n, self.settle(n, kernel, &rows, outcome, Some(slot))))
+    }
+
+    /// Steps 2–6 of a launch numbered `n` whose bindings resolved to
+    /// `rows`; `slot` is the one whose capture window sees it, if any.
+    fn settle(
+        &mut self,
+        n: u64,
+        kernel: &str,
+        rows: &[Row],
+        outcome: &MOutcome,
+        slot: Option<u64>,
+    ) -> MVerdict {
         // check_reads: the first tainted byte of the first read binding
         // that has one.
         let mut hit = None;
-        'rows: for r in &rows {
+        'rows: for r in rows {
             if r.access != 0 && r.access != 2 {
                 continue;
             }
@@ -369,7 +396,7 @@ impl Model {
             let rec = self.records.len() - 1;
             self.failures.get_mut(&t.failure).unwrap().skipped += 1;
             self.set_bytes(
-                &rows,
+                rows,
                 Some(Taint {
                     failure: t.failure,
                     origin: Some(rec),
@@ -384,7 +411,7 @@ impl Model {
                 MOutcome::Failed(kind, message) => {
                     let f = self.find_or_mint(kind, kernel, message);
                     self.set_bytes(
-                        &rows,
+                        rows,
                         Some(Taint {
                             failure: f,
                             origin: None,
@@ -393,20 +420,23 @@ impl Model {
                     (MVerdict::Failed(f), Some((f, None)))
                 }
                 _ => {
-                    self.set_bytes(&rows, None);
+                    self.set_bytes(rows, None);
                     (MVerdict::Ran, None)
                 }
             }
         };
-        if let Some(w) = self.windows.get_mut(&slot) {
+        if let Some(w) = slot.and_then(|slot| self.windows.get_mut(&slot)) {
             match doom {
                 None => {
-                    for r in &rows {
+                    let mut bound = Vec::new();
+                    for r in rows {
+                        let a = &self.allocs[&r.memory];
+                        bound.push((a.slot, r.memory, r.start, r.end, r.access));
                         if r.access == 1 || r.access == 2 {
-                            let a = &self.allocs[&r.memory];
                             w.recorded.push((a.slot, r.memory, r.start, r.end));
                         }
                     }
+                    w.launches.push((n, kernel.to_owned(), bound));
                 }
                 Some(d) if w.doom.is_none() => {
                     w.doom = Some(d);
@@ -419,7 +449,7 @@ impl Model {
             self.profile_failure(f);
         }
         self.prune();
-        Ok((n, verdict))
+        verdict
     }
 
     pub fn host_write(&mut self, binding: &MBinding, outcome: &MOutcome) -> Result<MVerdict, Bad> {
@@ -518,7 +548,13 @@ impl Model {
         let w = self.windows.remove(&slot).unwrap();
         match w.doom {
             None => {
-                self.graphs.insert(graph, w.recorded);
+                let launches = w
+                    .launches
+                    .into_iter()
+                    .map(|(n, kernel, bound)| (n, format!("graph:{graph}/{kernel}"), bound))
+                    .collect();
+                let recorded = w.recorded;
+                self.graphs.insert(graph, MGraph { recorded, launches });
                 Ok(MCapture::Ok)
             }
             Some((f, rec)) => {
@@ -534,7 +570,7 @@ impl Model {
         if *outcome == MOutcome::DryRun {
             return Err(Bad);
         }
-        let recorded = self.graphs.get(&graph).ok_or(Bad)?;
+        let recorded = &self.graphs.get(&graph).ok_or(Bad)?.recorded;
         let bindings: Vec<MBinding> = recorded
             .iter()
             .map(|&(slot, memory, s, e)| MBinding {
@@ -547,6 +583,42 @@ impl Model {
         let (rows, unresolved) = self.resolve(&bindings)?;
         self.unresolved += unresolved;
         Ok(self.settle_write(&rows, outcome, &format!("graph:{graph}")))
+    }
+
+    /// A checked replay: a good one settles the recorded launches one by
+    /// one as launches (under the numbers they were captured with, none
+    /// seen by a window), all resolved first; the verdict is the first
+    /// skip's, or `Ran`. A failed one is a replay.
+    pub fn replay_checked(&mut self, graph: u64, outcome: &MOutcome) -> Result<MVerdict, Bad> {
+        if *outcome != MOutcome::Ok {
+            return self.replay(graph, outcome);
+        }
+        let launches = self.graphs.get(&graph).ok_or(Bad)?.launches.clone();
+        let mut resolved = Vec::new();
+        let mut unresolved = 0;
+        for (n, kernel, bound) in &launches {
+            let bindings: Vec<MBinding> = bound
+                .iter()
+                .map(|&(slot, memory, s, e, access)| MBinding {
+                    stream: slot,
+                    memory,
+                    range: Some((s, e)),
+                    access,
+                })
+                .collect();
+            let (rows, u) = self.resolve(&bindings)?;
+            unresolved += u;
+            resolved.push((*n, kernel, rows));
+        }
+        self.unresolved += unresolved;
+        let mut verdict = MVerdict::Ran;
+        for (n, kernel, rows) in resolved {
+            let settled = self.settle(n, kernel, &rows, &MOutcome::Ok, None);
+            if verdict == MVerdict::Ran {
+                verdict = settled;
+            }
+        }
+        Ok(verdict)
     }
 
     pub fn graph_destroy(&mut self, graph: u64) -> Result<(), Bad> {
@@ -603,9 +675,9 @@ impl Model {
         out
     }
 
-    /// The launch numbers of the records something still refers to: byte
+    /// The indices of the records something still refers to: byte
     /// origins, pinned window records, and their causes.
-    pub fn live_records(&self) -> BTreeSet<u64> {
+    pub fn live_records(&self) -> BTreeSet<usize> {
         let mut stack: Vec<usize> = self
             .allocs
             .values()
@@ -624,7 +696,7 @@ impl Model {
                 stack.push(c);
             }
         }
-        seen.into_iter().map(|i| self.records[i].launch).collect()
+        seen
     }
 
     /// The live skip records in full, sorted by launch number: a cause is
@@ -634,8 +706,9 @@ impl Model {
         let mut rows: Vec<_> = self
             .records
             .iter()
-            .filter(|r| live.contains(&r.launch))
-            .map(|r| {
+            .enumerate()
+            .filter(|(i, _)| live.contains(i))
+            .map(|(_, r)| {
                 let cause = r.cause.map(|c| self.records[c].launch);
                 let kernel = r.kernel.clone();
                 (r.launch, kernel, r.needed, cause, r.depth, r.cut, r.failure)
