@@ -633,10 +633,12 @@ fn the_summary_counts_failed_captures_and_failed_host_writes_or_replays_only_whe
 }
 
 /// `--checked-replays` on a graph whose replay reads what the one before it
-/// wrote (`cache`, appended to in place): after a failed replay, the next
-/// is listed as skipped in the JSON, counted in the summary, and the read
-/// after it is tainted with the chain through the captured launch; without
-/// the flag the same log reads clean.
+/// wrote (memory 1, appended to in place by `append`, which also writes
+/// memory 2, which `emit` reads to write memory 3): after a failed replay,
+/// the next is listed as skipped in the JSON (by its first skip, `append`
+/// for memory 1), its two skipped launches are counted in the summary's
+/// tally, and the read after it is tainted with the chain through both
+/// captured launches; without the flag the same log reads clean.
 #[test]
 fn checked_replays_skip_a_replay_that_reads_what_a_failed_one_left() {
     let dir = Scratch::new();
@@ -646,12 +648,14 @@ fn checked_replays_skip_a_replay_that_reads_what_a_failed_one_left() {
         &[
             r#"{"op":"alloc","stream":0,"memory":1,"size":64}"#,
             r#"{"op":"alloc","stream":0,"memory":2,"size":64}"#,
+            r#"{"op":"alloc","stream":0,"memory":3,"size":64}"#,
             r#"{"op":"capture_begin","stream":0}"#,
             r#"{"op":"launch","kernel":"append","stream":0,"bindings":[{"stream":0,"memory":1,"access":"read_write"},{"stream":0,"memory":2,"access":"write"}],"outcome":"ok"}"#,
+            r#"{"op":"launch","kernel":"emit","stream":0,"bindings":[{"stream":0,"memory":2,"access":"read"},{"stream":0,"memory":3,"access":"write"}],"outcome":"ok"}"#,
             r#"{"op":"capture_end","stream":0,"graph":1}"#,
             r#"{"op":"replay","graph":1,"outcome":{"failed":{"kind":"launch","message":"graph launch failed"}}}"#,
             r#"{"op":"replay","graph":1,"outcome":"ok"}"#,
-            r#"{"op":"read","binding":{"stream":0,"memory":2}}"#,
+            r#"{"op":"read","binding":{"stream":0,"memory":3}}"#,
         ],
     );
     let path = log.to_str().unwrap();
@@ -659,21 +663,25 @@ fn checked_replays_skip_a_replay_that_reads_what_a_failed_one_left() {
     assert_eq!(
         r["launch_results"],
         serde_json::json!([
-            {"replay": true, "graph": 1, "line": 6, "verdict": "failed", "failure": 1},
-            {"replay": true, "graph": 1, "line": 7, "verdict": "skipped", "failure": 1, "needed": 1},
+            {"replay": true, "graph": 1, "line": 8, "verdict": "failed", "failure": 1},
+            {"replay": true, "graph": 1, "line": 9, "verdict": "skipped", "failure": 1, "needed": 1},
         ])
     );
+    assert_eq!(r["launches"], 2, "a replay is no launch line");
     assert_eq!(r["reads"][0]["result"], "tainted");
     assert_eq!(
         r["reads"][0]["chain"],
-        serde_json::json!([{"launch": 0, "kernel": "graph:1/append", "needed": 1}])
+        serde_json::json!([
+            {"launch": 1, "kernel": "graph:1/emit", "needed": 2},
+            {"launch": 0, "kernel": "graph:1/append", "needed": 1},
+        ])
     );
     let text = summary_of_with(&["--checked-replays"], &log);
     assert!(
         text.contains("\n1 graph replay skipped a launch that read tainted bytes\n"),
         "{text}"
     );
-    assert!(text.contains("skipped 1 launch"), "{text}");
+    assert!(text.contains("skipped 2 launches"), "{text}");
 
     let r = report(&["replay", "--json", path]);
     assert_eq!(r["reads"][0]["result"], "clean");

@@ -421,7 +421,7 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
             outcome,
             checked,
         } => {
-            let (g, outcome) = (u64::from(graph % 3), outcome.get());
+            let (g, outcome, checked) = (u64::from(graph % 3), outcome.get(), *checked);
             let expected = if checked {
                 m.replay_checked(g, &outcome)
             } else {

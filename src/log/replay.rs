@@ -40,8 +40,13 @@ pub struct ReplayOptions {
     /// Replay graphs with [`World::replay_checked`]: a good replay settles
     /// the captured launches again, each checked as a launch, instead of
     /// reading nothing as SPEC §6 has it. For graphs that read what an
-    /// earlier replay wrote (a decoding pass's key/value cache); a skipped
-    /// replay is listed as `{"replay":true,"graph","line","verdict":"skipped","failure","needed"}`.
+    /// earlier replay wrote (a decoding pass's key/value cache). A good
+    /// replay that skipped a launch is listed as
+    /// `{"replay":true,"graph","line","verdict":"skipped","failure","needed"}`
+    /// (the first launch it skipped), and counted once among the
+    /// verdicts of no launch line; the summary's tally of a failure's
+    /// skipped launches then takes the world's count, every launch a
+    /// replay skipped included.
     pub checked_replays: bool,
 }
 
@@ -924,9 +929,10 @@ impl Replay {
                     tally(&mut self.tallies, world, failure, true, ErrorInfo::default);
                     // The replay may have skipped many of the graph's
                     // launches, for more than one failure: each tallied
-                    // failure takes the world's count of its skips.
-                    for f in world.failures() {
-                        if let Some(t) = self.tallies.by_id.get_mut(&f.id.get()) {
+                    // failure still live takes the world's count of its
+                    // skips (at most `SUMMARY_FAILURES` look-ups).
+                    for (&id, t) in &mut self.tallies.by_id {
+                        if let Some(f) = world.failure(FailureId::numbered(id)) {
                             t.skipped = f.skipped;
                         }
                     }
