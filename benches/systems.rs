@@ -410,7 +410,8 @@ fn w4(c: &mut Criterion) {
 /// loop does every step), and failed then good (every recorded range
 /// tainted, then released); per recorded binding, each failed-then-good
 /// pair counted once. The baseline marks the same writes written in one
-/// launch (see `graph_replay`).
+/// launch (see `graph_replay`). The real graphs are also replayed checked
+/// (`crate_checked`, `World::replay_checked`), the crate's side alone.
 fn graph_replays(c: &mut Criterion) {
     let mut group = c.benchmark_group("graph_replay_per_binding");
     let w1 = [1_000, 10_000].map(|n| {
@@ -446,6 +447,19 @@ fn graph_replays(c: &mut Criterion) {
                 replay_base(black_box(&mut pair.base), &kernel, &writes, false)
             })
         });
+        if param.starts_with("gpt2") {
+            // The checked replay, beside SPEC's: the captured launches
+            // settled again one by one, good over clean memory. The crate's
+            // alone (the seed has no graphs); per recorded write, as above.
+            group.bench_function(BenchmarkId::new("crate_checked", &param), |b| {
+                b.iter(|| {
+                    let world = black_box(&mut pair.world);
+                    world
+                        .replay_checked(graph, Outcome::Ok)
+                        .expect("a live graph")
+                })
+            });
+        }
         // Each failed replay's failure goes with the good one after it.
         let stats = pair.world.stats();
         assert_eq!((stats.claims, stats.live_failures), (0, 0));
