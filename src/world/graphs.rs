@@ -4,6 +4,7 @@
 //! [`World::replay_checked`], its launches settled again one by one.
 
 use alloc::format;
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::{Doom, Outcome, Verdict, World, check_reads, resolve_each};
@@ -51,7 +52,7 @@ pub(super) struct Launches {
 #[derive(Clone, Debug)]
 pub(super) struct RecordedLaunch {
     number: u64,
-    kernel: alloc::string::String,
+    kernel: String,
     end: usize,
 }
 
@@ -142,8 +143,9 @@ impl World {
     /// Ends the capture window on `stream`'s slot. A doomed window creates no
     /// graph — a graph missing an operation is worse than a late error — and
     /// returns the report of the failure that doomed it; otherwise graph
-    /// `graph` holds the write sets of the recorded launches. A live graph id
-    /// is bad input even for a doomed window (which then stays open).
+    /// `graph` holds the write sets of the recorded launches, and the
+    /// launches themselves for a checked replay. A live graph id is bad
+    /// input even for a doomed window (which then stays open).
     ///
     /// Cost: the recorded writes sorted once, O(n log n), to merge them
     /// into the write set a replay settles (see [`replay`](Self::replay)).
@@ -220,7 +222,7 @@ impl World {
         // training loop makes every step, makes no string.
         let kernel = match outcome {
             Outcome::Failed { .. } => Self::graph_kernel(graph),
-            Outcome::Ok | Outcome::DryRun => alloc::string::String::new(),
+            Outcome::Ok | Outcome::DryRun => String::new(),
         };
         Ok(self.settle(self.launches, &kernel, None, 0, end, None, outcome))
     }
@@ -246,8 +248,9 @@ impl World {
     /// skipped, and its write set carries the failure through its skip
     /// record. The verdict is the first skipped launch's, or
     /// [`Verdict::Ran`] if none was. As with any replay, no capture window
-    /// sees it; an open profile sees its skips. A failed replay (`Outcome::Failed`) did not run its launches:
-    /// it is [`replay`](Self::replay)'s, its whole write set tainted with a
+    /// sees it; an open profile sees its skips. A failed replay
+    /// (`Outcome::Failed`) did not run its launches: it is
+    /// [`replay`](Self::replay)'s, its whole write set tainted with a
     /// failure of kernel `graph:<id>`. The whole replay is resolved before
     /// any launch settles, so that bad input changes nothing.
     ///
@@ -255,9 +258,11 @@ impl World {
     /// the write scope is. The crate docs (*Graphs that read their own
     /// state*) say why.
     ///
-    /// Cost: a launch's worth for each recorded launch (the batch's own
-    /// skips and releases), with the bindings of allocations freed since
-    /// the capture resolved again by memory id.
+    /// Cost: a launch's worth for each recorded launch, its reads checked
+    /// and its write set released or skipped (the recorded decoding pass
+    /// of `examples/logs/real/`, 39 launches, about 1.0 µs a replay over
+    /// clean memory: `docs/performance.md`), with the bindings of
+    /// allocations freed since the capture resolved again by memory id.
     ///
     /// ```
     /// use taintworld::{Access, Binding, Launch, Outcome, ReadResult, Verdict, World};
