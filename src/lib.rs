@@ -160,14 +160,16 @@
 //!
 //! SPEC §6 settles a replay like a write that reads nothing: the caller
 //! writes a graph's inputs fresh before each replay, so a good replay
-//! releases its whole write set and a failed one taints it. That holds for
-//! a training step's graph. It does not for a graph that reads what an
-//! earlier replay wrote, as a decoding pass replayed once a token reads its
-//! key/value cache and the token the last pass made: after a failed
-//! replay, the next good one releases the cache and the token, and every
-//! later token reads clean though it was computed from garbage. The
-//! recorded decoder in `examples/logs/real/gpt2_decode_graph.jsonl.gz`
-//! shows it (`tests/real_logs.rs`).
+//! releases its whole write set and a failed one taints it. That holds
+//! where the caller does write everything a replay reads. It does not for
+//! a graph that reads what an earlier replay wrote: a decoding pass
+//! replayed once a token reads its key/value cache and the token the last
+//! pass made, and a captured training step reads the weights and
+//! optimizer state the last replay updated in place. After a failed
+//! replay, the next good one releases that state, and every later token,
+//! or loss, reads clean though it was computed from garbage. Two recorded
+//! logs show it, `examples/logs/real/gpt2_decode_graph.jsonl.gz` and
+//! `gpt2_graph_train.jsonl.gz` (`tests/real_logs.rs`).
 //!
 //! [`World::replay`] keeps SPEC's rule, and the log replay uses it by
 //! default. [`World::replay_checked`] is the replay for such a graph: a

@@ -61,6 +61,8 @@ fn a_plain_replay_after_a_failed_one_releases_what_a_checked_one_keeps_tainted()
     let mut checked = plain.clone();
     plain.replay(7, FAIL).unwrap();
     checked.replay_checked(7, FAIL).unwrap();
+    // A failed checked replay is a plain failed replay.
+    assert_eq!(format!("{checked:?}"), format!("{plain:?}"));
     assert_eq!(named(plain.replay(7, Outcome::Ok).unwrap()).0, "ran");
     assert_eq!(
         named(checked.replay_checked(7, Outcome::Ok).unwrap()).0,

@@ -1326,6 +1326,79 @@ fn a_failed_copy_of_the_first_token_into_the_graphs_input_taints_every_replayed_
     }
 }
 
+/// The GPT-2 training step captured whole and replayed twenty times (its
+/// inputs written fresh by the host before each replay), the fifth replay
+/// failing: the step's graph reads its own state too — the weights and
+/// AdamW's moments that the last replay updated in place — so with plain
+/// replays the loss read after the last replay is clean, and with checked
+/// replays it is tainted by the failed replay, through the captured
+/// launches, back to one that read memory the step updates in place
+/// (bound `read_write` in the capture), and every replay after the failed
+/// one is listed as skipped.
+#[test]
+fn a_failed_replay_of_the_captured_training_step_taints_the_loss_through_its_state_only_when_replays_are_checked()
+ {
+    let log = load(GPT2_GRAPH);
+    let replays: Vec<usize> = log
+        .lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| matches!(l.event, Ok(Event::Replay { .. })))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(replays.len() > 5, "{} replays", replays.len());
+    let failed = replays[4];
+    let captured: BTreeSet<u64> = log.captured_launches().iter().map(|l| l.0).collect();
+    for checked in [false, true] {
+        let mut replay = Replay::new(ReplayOptions {
+            checked_replays: checked,
+            ..options(&[], true)
+        });
+        for (i, line) in log.lines.iter().cloned().enumerate() {
+            replay
+                .apply(failed_replay_if(i == failed, line))
+                .expect("applies");
+        }
+        let (r, _) = replay.finish();
+        assert!(r.rejected.is_empty() && r.unresolved_bindings == 0);
+        let loss = r.reads.last().expect("the loss is read");
+        assert!(loss.line > log.lines[*replays.last().expect("a replay")].number);
+        let skipped = r
+            .launch_results
+            .iter()
+            .filter(|e| matches!(e, LaunchResult::ReplaySkipped { .. }))
+            .count();
+        if !checked {
+            assert_eq!(loss.result, ReadResult::Clean);
+            assert_eq!(skipped, 0);
+            continue;
+        }
+        let ReadResult::Tainted(t) = &loss.result else {
+            panic!("the loss is {:?}", loss.result);
+        };
+        assert_eq!(t.error.kernel, "graph:1");
+        assert!(!t.chain.is_empty());
+        for hop in &t.chain {
+            assert!(captured.contains(&hop.launch), "launch {}", hop.launch);
+            let kernel = &log.launch(hop.launch).kernel;
+            assert_eq!(hop.kernel, format!("graph:1/{kernel}"));
+        }
+        // What the chain starts from is state the step updates in place.
+        let oldest = t.chain.last().expect("a chain");
+        let in_place = log.captured_launches().iter().any(|(_, bindings)| {
+            bindings
+                .iter()
+                .any(|b| b.memory == oldest.needed && b.access == Access::ReadWrite)
+        });
+        assert!(in_place, "{oldest:?}");
+        assert_eq!(
+            skipped,
+            replays.len() - 5,
+            "every replay after the failed one"
+        );
+    }
+}
+
 /// The captured pass writes its token's key and value where a position
 /// tensor says, so the log binds each layer's cache whole, `read_write`,
 /// in the graph and in the warm-up pass before it: a failure anywhere in a

@@ -43,10 +43,11 @@ pub struct ReplayOptions {
     /// earlier replay wrote (a decoding pass's key/value cache). A good
     /// replay that skipped a launch is listed as
     /// `{"replay":true,"graph","line","verdict":"skipped","failure","needed"}`
-    /// (the first launch it skipped), and counted once among the
-    /// verdicts of no launch line; the summary's tally of a failure's
-    /// skipped launches then takes the world's count, every launch a
-    /// replay skipped included.
+    /// (the first launch it skipped) and counted once in
+    /// [`Replay::skipped_replays`] (the summary's "N graph replays skipped
+    /// a launch" line), not in `verdicts`, which count launch lines only;
+    /// the summary's tally of a failure's skipped launches then takes the
+    /// world's count, every launch a replay skipped included.
     pub checked_replays: bool,
 }
 
