@@ -163,6 +163,16 @@ impl Log {
         &self.launches[usize::try_from(n).expect("small")]
     }
 
+    /// The index in `lines` of every `replay` line, in order.
+    fn replay_lines(&self) -> Vec<usize> {
+        self.lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| matches!(l.event, Ok(Event::Replay { .. })))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
     /// The bindings of the launches recorded into a capture window, in
     /// order: what a graph of the log holds, its reads included.
     fn captured_bindings(&self) -> Vec<LogBinding> {
@@ -1054,13 +1064,7 @@ fn a_failed_backward_launch_taints_the_gradient_scalers_overflow_check_and_not_t
 ///
 /// [`World::replay_checked`]: taintworld::World::replay_checked
 fn decode_graph_with_failed_replay(log: &Log, token: usize, checked: bool) -> (Report, Vec<usize>) {
-    let replays: Vec<usize> = log
-        .lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| matches!(l.event, Ok(Event::Replay { .. })))
-        .map(|(i, _)| i)
-        .collect();
+    let replays = log.replay_lines();
     assert_eq!(
         replays.len(),
         DECODED_TOKENS - 1,
@@ -1339,13 +1343,7 @@ fn a_failed_copy_of_the_first_token_into_the_graphs_input_taints_every_replayed_
 fn a_failed_replay_of_the_captured_training_step_taints_the_loss_through_its_state_only_when_replays_are_checked()
  {
     let log = load(GPT2_GRAPH);
-    let replays: Vec<usize> = log
-        .lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| matches!(l.event, Ok(Event::Replay { .. })))
-        .map(|(i, _)| i)
-        .collect();
+    let replays = log.replay_lines();
     assert!(replays.len() > 5, "{} replays", replays.len());
     let failed = replays[4];
     let captured: BTreeSet<u64> = log.captured_launches().iter().map(|l| l.0).collect();
