@@ -182,6 +182,8 @@
 //! `graph:<id>/<kernel>`, since a replay takes no launch number (SPEC §6).
 //! A failed checked replay is a plain failed replay: its launches did not
 //! run, and its whole write set carries a failure of kernel `graph:<id>`.
+//! [`World::replay_checked_each`] also hands over each captured launch's
+//! number and verdict, for a caller that wants to know which read garbage.
 //! `taintworld replay --checked-replays` (the log replay's
 //! `ReplayOptions::checked_replays`) replays every graph of a log this way,
 //! and lists a good replay that skipped a launch as `{"replay":true,

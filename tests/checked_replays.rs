@@ -56,6 +56,27 @@ fn a_checked_replay_after_a_failed_one_skips_the_launches_that_read_what_it_left
 }
 
 #[test]
+fn each_captured_launch_a_checked_replay_settles_is_handed_over_with_its_number_and_verdict() {
+    let mut w = decoder(Config::default());
+    let mut seen = Vec::new();
+    w.replay_checked_each(7, Outcome::Ok, |r| seen.push((r.launch, named(r.verdict))))
+        .unwrap();
+    assert_eq!(seen, [(0, ("ran", 0, 0)), (1, ("ran", 0, 0))]);
+
+    // A failed replay settles none of its launches.
+    seen.clear();
+    let failed = named(
+        w.replay_checked_each(7, FAIL, |r| seen.push((r.launch, named(r.verdict))))
+            .unwrap(),
+    );
+    assert!(seen.is_empty());
+    let skipped = |needed| ("skipped", failed.1, needed);
+    w.replay_checked_each(7, Outcome::Ok, |r| seen.push((r.launch, named(r.verdict))))
+        .unwrap();
+    assert_eq!(seen, [(0, skipped(2)), (1, skipped(1))]);
+}
+
+#[test]
 fn a_plain_replay_after_a_failed_one_releases_what_a_checked_one_keeps_tainted() {
     let mut plain = decoder(Config::default());
     let mut checked = plain.clone();

@@ -46,8 +46,8 @@ pub struct ReplayOptions {
     /// (the first launch it skipped) and counted once in
     /// [`Replay::skipped_replays`] (the summary's "N graph replays skipped
     /// a launch" line), not in `verdicts`, which count launch lines only;
-    /// the summary's tally of a failure's skipped launches then takes the
-    /// world's count, every launch a replay skipped included.
+    /// each launch it skipped is tallied against its failure, as a skipped
+    /// launch line is.
     pub checked_replays: bool,
 }
 
@@ -920,23 +920,23 @@ impl Replay {
                 }
             }
             Event::Replay { graph, outcome, .. } => {
+                // Each launch a checked replay skipped, by its failure:
+                // tallied as a skipped launch is.
+                let mut skips = Vec::new();
                 let verdict = if self.options.checked_replays {
-                    world.replay_checked(graph, log_outcome(&outcome))
+                    world.replay_checked_each(graph, log_outcome(&outcome), |r| {
+                        if let Verdict::Skipped { failure, .. } = r.verdict {
+                            skips.push(failure);
+                        }
+                    })
                 } else {
                     world.replay(graph, log_outcome(&outcome))
                 }
                 .map_err(|e| self.lifetimes.explain(e))?;
-                if let Verdict::Skipped { failure, needed } = verdict {
+                for failure in skips {
                     tally(&mut self.tallies, world, failure, true, ErrorInfo::default);
-                    // The replay may have skipped many of the graph's
-                    // launches, for more than one failure: each tallied
-                    // failure still live takes the world's count of its
-                    // skips (at most `SUMMARY_FAILURES` look-ups).
-                    for (&id, t) in &mut self.tallies.by_id {
-                        if let Some(f) = world.failure(FailureId::numbered(id)) {
-                            t.skipped = f.skipped;
-                        }
-                    }
+                }
+                if let Verdict::Skipped { failure, needed } = verdict {
                     self.skipped_replays += 1;
                     if keep {
                         self.report.launch_results.push(Entry::ReplaySkipped {

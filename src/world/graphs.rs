@@ -7,7 +7,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{Doom, Outcome, Verdict, World, check_reads, resolve_each};
+use super::{Doom, LaunchResult, Outcome, Verdict, World, check_reads, resolve_each};
 use crate::components::binding::{Access, Binding, MemoryRef, Resolved};
 use crate::components::claim::Origin;
 use crate::components::stream::StreamRef;
@@ -287,6 +287,21 @@ impl World {
     /// # Ok::<(), taintworld::Error>(())
     /// ```
     pub fn replay_checked(&mut self, graph: u64, outcome: Outcome<'_>) -> Result<Verdict, Error> {
+        self.replay_checked_each(graph, outcome, |_| {})
+    }
+
+    /// [`replay_checked`](Self::replay_checked), handing `each` the result
+    /// of every captured launch it settles, in order: its number (the one
+    /// it was captured with) and its verdict, `Ran` or `Skipped`. A failed
+    /// replay settles no launch of its own, and bad input none at all:
+    /// `each` is not called. For a caller that wants to know which of a
+    /// graph's launches read garbage, and how many.
+    pub fn replay_checked_each(
+        &mut self,
+        graph: u64,
+        outcome: Outcome<'_>,
+        mut each: impl FnMut(LaunchResult),
+    ) -> Result<Verdict, Error> {
         if outcome != Outcome::Ok {
             return self.replay(graph, outcome);
         }
@@ -306,6 +321,10 @@ impl World {
             let hit = check_reads(self.rows.get(start..end).unwrap_or_default(), &self.allocs);
             let (number, kernel) = (launch.number, launch.kernel.as_str());
             let settled = self.settle(number, kernel, None, start, end, hit, Outcome::Ok);
+            each(LaunchResult {
+                launch: number,
+                verdict: settled,
+            });
             start = end;
             if verdict == Verdict::Ran {
                 verdict = settled;
