@@ -14,12 +14,11 @@ use crate::components::stream::StreamRef;
 use crate::error::Error;
 use crate::world::CaptureResult;
 
-/// A capture window: the write-visible bindings of the launches that ran
-/// (see [`RecordedBinding`]), the same launches whole for a checked replay,
-/// and the failure that doomed the window, if one did.
+/// A capture window: the launches that ran on its slot, each with every
+/// binding that read or wrote (see [`Launches`]), and the failure that
+/// doomed the window, if one did.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Window {
-    recorded: Vec<RecordedBinding>,
     launches: Launches,
     pub(super) doom: Option<Doom>,
 }
@@ -38,13 +37,42 @@ pub(super) struct RecordedBinding {
     row: Resolved,
 }
 
-/// The launches a capture window recorded, in order, for
-/// [`World::replay_checked`]: each one's number, its kernel and every
-/// binding it read or wrote, with its own access.
+impl RecordedBinding {
+    /// The same binding as a plain replay settles it: a write, whatever the
+    /// launch did (a replay reads nothing, SPEC §6).
+    fn as_write(&self) -> Self {
+        RecordedBinding {
+            binding: Binding {
+                access: Access::Write,
+                ..self.binding
+            },
+            row: Resolved {
+                access: Access::Write,
+                ..self.row
+            },
+        }
+    }
+}
+
+/// The launches a capture window recorded, in order: each one's number,
+/// its kernel and every binding it read or wrote, with its own access. A
+/// checked replay ([`World::replay_checked`]) settles them again; a plain
+/// one settles the bindings that write.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Launches {
     launched: Vec<RecordedLaunch>,
     bound: Vec<RecordedBinding>,
+}
+
+impl Launches {
+    /// Every recorded binding that writes, in order, as a plain replay
+    /// settles it ([`RecordedBinding::as_write`]).
+    fn writes(&self) -> impl Iterator<Item = RecordedBinding> + '_ {
+        self.bound
+            .iter()
+            .filter(|b| b.row.access.writes())
+            .map(RecordedBinding::as_write)
+    }
 }
 
 /// One launch a capture window recorded whole: its number and kernel, and
@@ -56,9 +84,9 @@ pub(super) struct RecordedLaunch {
     end: usize,
 }
 
-/// A captured graph (SPEC §6): the writes its capture recorded, in order,
-/// and the same writes merged: for each allocation, the recorded ranges
-/// joined where they overlap or touch, one row each.
+/// A captured graph (SPEC §6): the launches its capture recorded, in
+/// order, and their writes merged: for each allocation, the recorded
+/// ranges written joined where they overlap or touch, one row each.
 ///
 /// Why both: a replay settles every write the same way (releases them all,
 /// or taints them all with one failure from the root), and claims are
@@ -70,26 +98,23 @@ pub(super) struct RecordedLaunch {
 /// allocation the graph wrote lives, a replay settles the merged rows;
 /// once one was freed, it resolves the recorded writes one by one, in
 /// order, as SPEC §6 words it (a freed id unresolved, a reused one
-/// hitting the new allocation, the first bad write's error).
-///
-/// It also keeps the recorded launches whole, each kernel named
-/// `graph:<id>/<kernel>`, for [`World::replay_checked`].
+/// hitting the new allocation, the first bad write's error). Each
+/// launch's kernel is named `graph:<id>/<kernel>`, for a checked replay.
 #[derive(Clone, Debug)]
 pub(super) struct Graph {
-    recorded: Vec<RecordedBinding>,
     merged: Vec<Resolved>,
     launches: Launches,
 }
 
 impl Graph {
     /// Graph `id` of the launches a capture recorded.
-    fn new(id: u64, recorded: Vec<RecordedBinding>, mut launches: Launches) -> Self {
+    fn new(id: u64, mut launches: Launches) -> Self {
         for launch in &mut launches.launched {
             launch.kernel = format!("{}/{}", World::graph_kernel(id), launch.kernel);
         }
         launches.launched.shrink_to_fit();
         launches.bound.shrink_to_fit();
-        let mut merged: Vec<Resolved> = recorded.iter().map(|w| w.row).collect();
+        let mut merged: Vec<Resolved> = launches.writes().map(|w| w.row).collect();
         merged.sort_unstable_by_key(|r| (r.alloc, r.start, r.end));
         // Each row joins the one kept before it when it overlaps or touches it.
         merged.dedup_by(|row, kept| {
@@ -100,11 +125,7 @@ impl Graph {
             joins
         });
         merged.shrink_to_fit();
-        Graph {
-            recorded,
-            merged,
-            launches,
-        }
+        Graph { merged, launches }
     }
 }
 
@@ -168,7 +189,7 @@ impl World {
         match window.doom {
             None => {
                 self.graphs
-                    .insert(graph, Graph::new(graph, window.recorded, window.launches));
+                    .insert(graph, Graph::new(graph, window.launches));
                 Ok(CaptureResult::Ok)
             }
             Some(doom) => {
@@ -371,7 +392,7 @@ impl World {
         self.rows.clear();
         for row in &graph.merged {
             let Some(footprint) = self.allocs.footprint(row.alloc) else {
-                return self.resolve_recorded(&graph.recorded, releasing);
+                return self.resolve_recorded(&graph.launches, releasing);
             };
             if footprint.claimed || !releasing {
                 self.rows.push(*row);
@@ -393,15 +414,11 @@ impl World {
     /// window or profile sees a good replay, so the settling would pass
     /// them by (a good replay of W1's writes over clean memory: 44.1
     /// instructions a write with them, 17.1 without, the baseline 36.0).
-    fn resolve_recorded(
-        &mut self,
-        recorded: &[RecordedBinding],
-        releasing: bool,
-    ) -> Result<(), Error> {
+    fn resolve_recorded(&mut self, launches: &Launches, releasing: bool) -> Result<(), Error> {
         self.rows.clear();
         let mut unresolved = 0u64;
-        for write in recorded {
-            match self.push_recorded(write, releasing) {
+        for write in launches.writes() {
+            match self.push_recorded(&write, releasing) {
                 Ok(again) => unresolved = unresolved.saturating_add(again),
                 Err(error) => {
                     self.rows.clear();
@@ -471,7 +488,7 @@ impl World {
             let Some(allocation) = self.allocs.get(row.alloc) else {
                 continue;
             };
-            let recorded = RecordedBinding {
+            window.launches.bound.push(RecordedBinding {
                 binding: Binding {
                     stream: self.streams.stream_of_slot(allocation.slot),
                     memory: MemoryRef::Id(allocation.memory),
@@ -479,20 +496,7 @@ impl World {
                     access: row.access,
                 },
                 row: *row,
-            };
-            window.launches.bound.push(recorded);
-            if row.access.writes() {
-                window.recorded.push(RecordedBinding {
-                    binding: Binding {
-                        access: Access::Write,
-                        ..recorded.binding
-                    },
-                    row: Resolved {
-                        access: Access::Write,
-                        ..*row
-                    },
-                });
-            }
+            });
         }
         let end = window.launches.bound.len();
         window.launches.launched.push(RecordedLaunch {
@@ -542,7 +546,7 @@ mod tests {
         }
         assert_eq!(world.capture_end(0, 3).unwrap(), CaptureResult::Ok);
         let graph = &world.graphs[&3];
-        assert_eq!(graph.recorded.len(), 8);
+        assert_eq!(graph.launches.writes().count(), 8);
         let merged: Vec<(u64, u64)> = graph.merged.iter().map(|r| (r.start, r.end)).collect();
         assert_eq!(merged, [(0, 30), (40, 50), (51, 60), (0, 32)]);
 
