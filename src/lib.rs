@@ -282,7 +282,8 @@
 //! never turns into work: claims are ranges. A launch over clean
 //! allocations makes no heap allocation, nor does one that taints or
 //! releases one range per binding, nor a good replay of a captured graph,
-//! once the world's buffers have grown (`tests/no_heap_on_hot_path.rs`).
+//! plain or checked (its skips included), once the world's buffers have
+//! grown (`tests/no_heap_on_hot_path.rs`).
 //!
 //! ## Features
 //!
