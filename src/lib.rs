@@ -187,8 +187,9 @@
 //! `taintworld replay --checked-replays` (the log replay's
 //! `ReplayOptions::checked_replays`) replays every graph of a log this way,
 //! and lists a good replay that skipped a launch as `{"replay":true,
-//! "graph","line","verdict":"skipped","failure","needed"}`; the launch-log
-//! format is unchanged. Whether SPEC's replay should do this itself is a
+//! "graph","line","verdict":"skipped","failure","needed","launches"}`
+//! (the first skip's failure and memory id, and every captured launch it
+//! skipped); the launch-log format is unchanged. Whether SPEC's replay should do this itself is a
 //! question for its owner: SPEC §6 says the replay does not check its
 //! inputs, and this crate does not change what SPEC says.
 //!

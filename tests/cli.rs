@@ -636,7 +636,8 @@ fn the_summary_counts_failed_captures_and_failed_host_writes_or_replays_only_whe
 /// wrote (memory 1, appended to in place by `append`, which also writes
 /// memory 2, which `emit` reads to write memory 3): after a failed replay,
 /// the next is listed as skipped in the JSON (by its first skip, `append`
-/// for memory 1), its two skipped launches are counted in the summary's
+/// for memory 1, and with both captured launches it skipped, 0 and 1,
+/// listed), its two skipped launches are counted in the summary's
 /// tally, and the read after it is tainted with the chain through both
 /// captured launches; without the flag the same log reads clean.
 #[test]
@@ -664,7 +665,7 @@ fn checked_replays_skip_a_replay_that_reads_what_a_failed_one_left() {
         r["launch_results"],
         serde_json::json!([
             {"replay": true, "graph": 1, "line": 8, "verdict": "failed", "failure": 1},
-            {"replay": true, "graph": 1, "line": 9, "verdict": "skipped", "failure": 1, "needed": 1},
+            {"replay": true, "graph": 1, "line": 9, "verdict": "skipped", "failure": 1, "needed": 1, "launches": [0, 1]},
         ])
     );
     assert_eq!(r["launches"], 2, "a replay is no launch line");

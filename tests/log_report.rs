@@ -148,6 +148,7 @@ fn launch_results_have_one_shape_per_verdict() {
                 line: 8,
                 failure: 1,
                 needed: 4,
+                launches: vec![0, 2],
             },
         ]),
         concat!(
@@ -157,7 +158,7 @@ fn launch_results_have_one_shape_per_verdict() {
             r#"{"launch":2,"line":5,"verdict":"skipped","failure":1,"needed":7},"#,
             r#"{"replay":true,"graph":9,"line":6,"verdict":"failed","failure":2},"#,
             r#"{"host_write":true,"line":7,"verdict":"failed","failure":3},"#,
-            r#"{"replay":true,"graph":9,"line":8,"verdict":"skipped","failure":1,"needed":4}"#,
+            r#"{"replay":true,"graph":9,"line":8,"verdict":"skipped","failure":1,"needed":4,"launches":[0,2]}"#,
             "]"
         )
     );

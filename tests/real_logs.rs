@@ -1143,7 +1143,8 @@ fn first_launch_and_input(log: &Log) -> (u64, u64, u64) {
 /// left. A later token's chain runs through the captured launches, each
 /// named `graph:1/<kernel>` under the number it was captured with, back to
 /// the pass's first launch, which read the token; each later replay is
-/// listed as skipped; the tokens before the failure stay clean.
+/// listed as skipped, with the captured launches it skipped from the first
+/// to the last; the tokens before the failure stay clean.
 #[test]
 fn with_checked_replays_a_failed_replay_of_the_decoding_pass_taints_its_token_and_every_later_one()
 {
@@ -1163,11 +1164,11 @@ fn with_checked_replays_a_failed_replay_of_the_decoding_pass_taints_its_token_an
         let oldest = t.chain.last().expect("a chain");
         assert_eq!((oldest.launch, oldest.needed), (first, input), "token {i}");
     }
-    let skipped: Vec<u64> = r
+    let skipped: Vec<(u64, &Vec<u64>)> = r
         .launch_results
         .iter()
         .filter_map(|e| match e {
-            LaunchResult::ReplaySkipped { line, .. } => Some(*line),
+            LaunchResult::ReplaySkipped { line, launches, .. } => Some((*line, launches)),
             _ => None,
         })
         .collect();
@@ -1175,7 +1176,18 @@ fn with_checked_replays_a_failed_replay_of_the_decoding_pass_taints_its_token_an
         .iter()
         .map(|&i| log.lines[i].number)
         .collect();
-    assert_eq!(skipped, later, "every replay after the failed one");
+    let lines: Vec<u64> = skipped.iter().map(|s| s.0).collect();
+    assert_eq!(lines, later, "every replay after the failed one");
+    // Each lists the captured launches it skipped, in the graph's order,
+    // from the first, which reads the token, to the last, which writes the
+    // next one.
+    let last = *captured.last().expect("a launch");
+    for (line, launches) in skipped {
+        assert_eq!(launches.first(), Some(&first), "line {line}");
+        assert_eq!(launches.last(), Some(&last), "line {line}");
+        assert!(launches.is_sorted(), "line {line}: {launches:?}");
+        assert!(launches.iter().all(|l| captured.contains(l)), "line {line}");
+    }
 }
 
 /// The reports of the tokens after token `token`, whose replay failed,

@@ -42,8 +42,9 @@ pub struct ReplayOptions {
     /// reading nothing as SPEC §6 has it. For graphs that read what an
     /// earlier replay wrote (a decoding pass's key/value cache). A good
     /// replay that skipped a launch is listed as
-    /// `{"replay":true,"graph","line","verdict":"skipped","failure","needed"}`
-    /// (the first launch it skipped) and counted once in
+    /// `{"replay":true,"graph","line","verdict":"skipped","failure","needed","launches"}`
+    /// (the first launch it skipped decides `failure` and `needed`;
+    /// `launches` lists every captured launch it skipped) and counted once in
     /// [`Replay::skipped_replays`] (the summary's "N graph replays skipped
     /// a launch" line), not in `verdicts`, which count launch lines only;
     /// each launch it skipped is tallied against its failure, as a skipped
@@ -920,20 +921,21 @@ impl Replay {
                 }
             }
             Event::Replay { graph, outcome, .. } => {
-                // Each launch a checked replay skipped, by its failure:
-                // tallied as a skipped launch is.
+                // Each launch a checked replay skipped, by its captured
+                // number and its failure: tallied as a skipped launch is,
+                // and listed in the replay's entry.
                 let mut skips = Vec::new();
                 let verdict = if self.options.checked_replays {
                     world.replay_checked_each(graph, log_outcome(&outcome), |r| {
                         if let Verdict::Skipped { failure, .. } = r.verdict {
-                            skips.push(failure);
+                            skips.push((r.launch, failure));
                         }
                     })
                 } else {
                     world.replay(graph, log_outcome(&outcome))
                 }
                 .map_err(|e| self.lifetimes.explain(e))?;
-                for failure in skips {
+                for &(_, failure) in &skips {
                     tally(&mut self.tallies, world, failure, true, ErrorInfo::default);
                 }
                 if let Verdict::Skipped { failure, needed } = verdict {
@@ -944,6 +946,7 @@ impl Replay {
                             line,
                             failure: failure.get(),
                             needed,
+                            launches: skips.iter().map(|&(launch, _)| launch).collect(),
                         });
                     }
                 }

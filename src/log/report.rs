@@ -97,18 +97,24 @@ pub enum LaunchResult {
         /// The failure found or minted for it.
         failure: u64,
     },
-    /// `{"replay":true,"graph","line","verdict":"skipped","failure","needed"}`:
+    /// `{"replay":true,"graph","line","verdict":"skipped","failure","needed","launches"}`:
     /// a checked replay ([`ReplayOptions::checked_replays`](crate::log::ReplayOptions::checked_replays))
-    /// that skipped a launch, the first it skipped.
+    /// that skipped a launch. `failure` and `needed` are the first skipped
+    /// launch's, as the replay's verdict is; `launches` lists every captured
+    /// launch it skipped, so that a graph whose garbage reaches only some of
+    /// its launches says which.
     ReplaySkipped {
         /// The graph replayed.
         graph: u64,
         /// The replay's line.
         line: u64,
-        /// The failure the skipped launch's read set carried.
+        /// The failure the first skipped launch's read set carried.
         failure: u64,
-        /// The memory id of the binding that decided.
+        /// The memory id of the binding that decided the first skip.
         needed: u64,
+        /// The numbers the skipped launches had when they were captured
+        /// (a replay takes no launch number, SPEC §6), in the graph's order.
+        launches: Vec<u64>,
     },
     /// `{"host_write":true,"line","verdict":"failed","failure"}`.
     HostWriteFailed {
@@ -333,6 +339,7 @@ impl Serialize for LaunchResult {
                 line,
                 failure,
                 needed,
+                launches,
             } => {
                 m.serialize_entry("replay", &true)?;
                 m.serialize_entry("graph", graph)?;
@@ -340,6 +347,7 @@ impl Serialize for LaunchResult {
                 m.serialize_entry("verdict", "skipped")?;
                 m.serialize_entry("failure", failure)?;
                 m.serialize_entry("needed", needed)?;
+                m.serialize_entry("launches", launches)?;
             }
             LaunchResult::HostWriteFailed { line, failure } => {
                 m.serialize_entry("host_write", &true)?;
