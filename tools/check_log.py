@@ -27,7 +27,9 @@ otherwise.  ``--expect-read`` also demands at least one ``read`` event that
 comes after the last launch (a training step that reads its loss back at the
 end); ``--min`` and ``--min-streams`` demand that the program did what it was
 meant to (``--min replay=5``, two streams), so a recording that silently
-missed the interesting part fails too.
+missed the interesting part fails too; ``--min failed=N`` counts the
+launches and host writes whose outcome failed (a program that met a real
+error).
 """
 
 from __future__ import annotations
@@ -216,13 +218,14 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                         raise LogError("launch needs a 'bindings' list")
                     for b in bs:
                         binding(ev, b, True)
-                    _outcome(ev, True)
+                    if _outcome(ev, True) == "failed":
+                        counts["failed"] = counts.get("failed", 0) + 1
                     last_launch_line = lineno
                     reads_after_last_launch = 0
                 elif op in ("host_write", "read"):
                     binding(ev, ev.get("binding"), False)
-                    if op == "host_write":
-                        _outcome(ev, False)
+                    if op == "host_write" and _outcome(ev, False) == "failed":
+                        counts["failed"] = counts.get("failed", 0) + 1
                     else:
                         reads_after_last_launch += 1
                 elif op == "capture_begin":
@@ -292,7 +295,8 @@ def main(argv=None) -> int:
     p.add_argument("--expect-read", action="store_true",
                    help="require a read event after the last launch")
     p.add_argument("--min", action="append", default=[], metavar="OP=N",
-                   help="require at least N events of OP (repeatable), e.g. --min replay=5")
+                   help="require at least N events of OP (repeatable), e.g. --min replay=5; "
+                        "failed=N counts launches and host writes that failed")
     p.add_argument("--min-streams", type=int, default=0,
                    help="require allocations on at least this many stream ids")
     p.add_argument("--json", action="store_true", help="print summaries as JSON lines")
@@ -300,8 +304,8 @@ def main(argv=None) -> int:
     minimum = {}
     for item in ns.min:
         op, _, n = item.partition("=")
-        if op not in KNOWN_OPS or not n.isdigit():
-            p.error(f"--min wants OP=N with a known op, got {item!r}")
+        if (op not in KNOWN_OPS and op != "failed") or not n.isdigit():
+            p.error(f"--min wants OP=N with a known op (or failed), got {item!r}")
         minimum[op] = int(n)
     status = 0
     for path in ns.logs:

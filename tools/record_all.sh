@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Record the eight example programs as taintworld logs and validate each one.
+# Record the ten example programs as taintworld logs and validate each one.
 #
 #   tools/record_all.sh OUTDIR [cuda|cpu]
 #
-# Writes OUTDIR/{gpt2_train_step,resnet_train_step,two_streams,cuda_graph_replay,gpt2_graph_train,gpt2_decode,gpt2_amp_step,gpt2_decode_graph}.jsonl.gz
+# Writes OUTDIR/{gpt2_train_step,resnet_train_step,two_streams,cuda_graph_replay,gpt2_graph_train,gpt2_decode,gpt2_amp_step,gpt2_decode_graph,gpt2_oom_fallback,gpt2_device_assert}.jsonl.gz
 # (with the suffix _cpu before .jsonl.gz when recording on the CPU, so a CPU
 # stand-in is never mistaken for a GPU recording), OUTDIR/provenance.txt
 # (versions, GPU, parameter counts, event counts, validation results),
@@ -103,6 +103,8 @@ if [ "$DEVICE" = cuda ]; then
   record gpt2_decode --expect-read --min read=16 --min launch=100
   record gpt2_amp_step --expect-read --min read=4 --min launch=100
   record gpt2_decode_graph --expect-read --min read=16 --min capture_end=1 --min replay=15
+  record gpt2_oom_fallback --expect-read --min failed=1 --min launch=100
+  record gpt2_device_assert --expect-read --min device_fault=1 --min failed=1
 else
   record gpt2_train_step --expect-read --min launch=100
   record resnet_train_step --expect-read --min launch=100
@@ -112,6 +114,8 @@ else
   record gpt2_decode --expect-read --min read=16
   record gpt2_amp_step --expect-read
   record gpt2_decode_graph --expect-read --min read=16
+  record gpt2_oom_fallback --expect-read
+  record gpt2_device_assert --min failed=1
 fi
 
 echo >>"$PROV"

@@ -17,7 +17,13 @@ object a line, header first.  This recorder sits in PyTorch's dispatcher as a
 * device-to-host copies (``.item()``, ``.cpu()``, ``.tolist()``) are ``read``
   events and host-to-device copies are ``host_write`` events;
 * CUDA graph capture, replay and reset (or collection) become
-  ``capture_begin`` / ``capture_end`` / ``replay`` / ``graph_destroy``.
+  ``capture_begin`` / ``capture_end`` / ``replay`` / ``graph_destroy``;
+* an operator that raises (out of memory, a launch the driver rejects, a
+  check that fails before the launch) is recorded as what it would have
+  done with a failed outcome (``error_of`` gives its kind and message), its
+  fresh outputs left out since they were never made; a sticky CUDA error,
+  which loses the device, is first a ``device_fault``.  The exception still
+  reaches the program.
 
 Two ways to use it::
 
@@ -263,6 +269,47 @@ class _StorageRef:
             pass
 
 
+# What a CUDA error says when it is sticky: the context is lost, every later
+# call fails with it, and no byte on the device can be trusted again.  Such an
+# error is a device fault (SPEC §6), not the failure of one operator.
+_STICKY_CUDA_ERRORS = (
+    "device-side assert", "illegal memory access", "illegal address",
+    "misaligned address", "illegal instruction", "unspecified launch failure",
+    "hardware stack error", "uncorrectable ecc error",
+)
+
+# How much of an exception's first line an error's message keeps.
+_MESSAGE_CHARS = 200
+
+
+def error_of(exc: BaseException) -> Tuple[dict, bool]:
+    """The log's ``{"kind", "message"}`` for an operator's exception, and
+    whether it is a device fault.
+
+    ``kind`` is ``oom`` for ``torch.OutOfMemoryError`` (or the CPU
+    allocator's "can't allocate memory"), ``device`` for a
+    sticky CUDA error, ``cuda`` for another CUDA error (a launch the driver
+    rejected: too many resources, a bad configuration), and the exception's
+    class name otherwise (a ``RuntimeError`` from a check before the launch).
+    ``message`` is the first line of the exception's text, cut at
+    ``_MESSAGE_CHARS`` characters.
+    """
+    text = str(exc).strip()
+    line = text.splitlines()[0].strip() if text else type(exc).__name__
+    if len(line) > _MESSAGE_CHARS:
+        line = line[:_MESSAGE_CHARS - 1].rstrip() + "…"
+    lower = text.lower()
+    oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
+    if (oom is not None and isinstance(exc, oom)) or "can't allocate memory" in lower:
+        # The CUDA allocator raises OutOfMemoryError; the CPU's, which the
+        # recorder's own tests stand in with, a RuntimeError that says so.
+        return {"kind": "oom", "message": line}, False
+    if "cuda error" in lower or type(exc).__name__ == "AcceleratorError":
+        sticky = any(s in lower for s in _STICKY_CUDA_ERRORS)
+        return {"kind": "device" if sticky else "cuda", "message": line}, sticky
+    return {"kind": type(exc).__name__, "message": line}, False
+
+
 class _Mode(TorchDispatchMode):
     def __init__(self, recorder: "Recorder"):
         super().__init__()
@@ -270,7 +317,16 @@ class _Mode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
+        try:
+            out = func(*args, **kwargs)
+        except Exception as failure:
+            # The operator failed: recorded as failed work, then raised on
+            # to the program, which may well catch it and go on.
+            try:
+                self.recorder._on_failed_op(func, args, kwargs, failure)
+            except Exception as exc:
+                self.recorder._note_error(func, exc)
+            raise
         try:
             self.recorder._on_op(func, args, kwargs, out)
         except Exception as exc:  # recording must never break the program
@@ -333,6 +389,7 @@ class Recorder:
         self._patched: List[Tuple[Any, str, Any]] = []
         self._graph_ids: Dict[int, int] = {}  # id(graph object) -> graph id
         self._graph_objs: Dict[int, Any] = {}
+        self._faulted = False  # a device_fault is written (at most one)
         self.counts: Dict[str, int] = {}
         self.errors: List[str] = []
         self.active = False
@@ -573,6 +630,21 @@ class Recorder:
             self._sweep()
             self._record(func, args, kwargs, out)
 
+    def _on_failed_op(self, func, args, kwargs, exc) -> None:
+        """An operator raised: what it would have launched is recorded with
+        a failed outcome (``_record``'s ``failed``).  A sticky CUDA error is
+        first recorded as the device's fault, once: from then on every read
+        of the device answers with it (SPEC §6)."""
+        with self._lock:
+            if not self.active:
+                return
+            self._sweep()
+            error, sticky = error_of(exc)
+            if sticky and not self._faulted:
+                self._faulted = True
+                self._emit({"op": "device_fault", "error": error})
+            self._record(func, args, kwargs, None, failed=error)
+
     def _bound_args(self, func, args, kwargs):
         """(schema argument, value) pairs for the call."""
         pairs = []
@@ -586,14 +658,22 @@ class Recorder:
             pairs.append((arg, val))
         return pairs
 
-    def _record(self, func, args, kwargs, out) -> None:
+    def _record(self, func, args, kwargs, out, failed: Optional[dict] = None) -> None:
+        """Turns one operator call into log events.  ``failed`` is the error
+        of a call that raised (``out`` is then ``None``): its launch is
+        recorded with that outcome and without fresh outputs, which were
+        never made, so its write set is what it would have changed in place
+        (its mutated and ``out=`` arguments); an allocation that failed is a
+        failed launch binding nothing; a host-to-device copy that failed is
+        a failed ``host_write``; a read that failed is recorded only once the
+        device has faulted (the host asked, and the answer is the fault)."""
         name = _base_name(func)
         schema = func._schema
         pairs = self._bound_args(func, args, kwargs)
         dev_inputs = [t for _, v in pairs for t in _flatten(v) if self._is_device(t)]
         outs = _flatten(out)
         dev_outs = [t for t in outs if self._is_device(t)]
-        if not dev_inputs and not dev_outs:
+        if not dev_inputs and not dev_outs and not (failed and self._on_device(pairs)):
             return  # host-only work
 
         mutated = [a for a, _ in pairs if a.alias_info is not None and a.alias_info.is_write]
@@ -607,32 +687,63 @@ class Recorder:
                 and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)):
             return
 
-        if name in _ALLOC_ONLY:
+        if name in _ALLOC_ONLY and failed is None:
             for t in dev_outs:
                 self._allocation(t, fresh=True)
             return
 
-        if name in _COPY_OPS and self._record_copy(func, name, pairs, out):
+        if name in _COPY_OPS and self._record_copy(func, name, pairs, out, failed):
             return
 
-        if torch.Tag.data_dependent_output in tags and not any(
-                isinstance(o, torch.Tensor) for o in outs):
+        if torch.Tag.data_dependent_output in tags and (failed is not None or not any(
+                isinstance(o, torch.Tensor) for o in outs)):
             # .item(), torch.equal(...): the host reads the data.
-            for t in dev_inputs:
-                b = self._binding(t, None)
-                if b is not None:
-                    self._emit({"op": "read", "binding": b})
+            self._record_reads(dev_inputs, failed)
             return
 
-        if not mutated and not any(isinstance(o, torch.Tensor) for o in outs):
+        if (not mutated and failed is None
+                and not any(isinstance(o, torch.Tensor) for o in outs)):
             # Returns no tensor and changes nothing (``is_same_size``-like):
             # only asserts still do device work.
             if not name.startswith("_assert"):
                 return
 
         bindings = self._launch_bindings(func, name, pairs, out)
+        outcome = "ok" if failed is None else {"failed": failed}
         self._emit({"op": "launch", "kernel": kernel_name(func), "stream": self._stream(),
-                    "bindings": bindings, "outcome": "ok"})
+                    "bindings": bindings, "outcome": outcome})
+
+    def _copy_to_host(self, pairs) -> bool:
+        """Whether a ``_to_copy`` call names a device other than the
+        recorded one as its destination (``.cpu()``, ``.to("cpu")``)."""
+        for arg, val in pairs:
+            if arg.name == "device" and val is not None:
+                try:
+                    return torch.device(val).type != self.device
+                except Exception:
+                    return False
+        return False
+
+    def _on_device(self, pairs) -> bool:
+        """Whether a call with no device tensor names the device as where its
+        result goes (``torch.empty(n, device="cuda")``)."""
+        for arg, val in pairs:
+            if arg.name == "device" and val is not None:
+                try:
+                    return torch.device(val).type == self.device
+                except Exception:
+                    return False
+        return False
+
+    def _record_reads(self, tensors, failed: Optional[dict]) -> None:
+        """The host reads ``tensors``: a ``read`` of each, unless the read
+        failed while the device works (the host got an error, not bytes)."""
+        if failed is not None and not self._faulted:
+            return
+        for t in tensors:
+            b = self._binding(t, None)
+            if b is not None:
+                self._emit({"op": "read", "binding": b})
 
     def _access_for(self, func, name, arg, pairs) -> str:
         """Access of the tensors of one argument: schema first, then refinements."""
@@ -703,11 +814,19 @@ class Recorder:
                     bindings.append(b)
         return bindings
 
-    def _record_copy(self, func, name, pairs, out) -> bool:
+    def _record_copy(self, func, name, pairs, out, failed: Optional[dict] = None) -> bool:
         """Host<->device copies.  Returns True when the copy was handled."""
         vals = {a.name: v for a, v in pairs}
         if name == "_to_copy":
             src, dst = vals.get("self"), out
+            if failed is not None and isinstance(src, torch.Tensor) and self._is_device(src):
+                # A copy off the device that failed: ``dst`` was never made.
+                # A read of ``src`` if it was to reach the host, else a
+                # failed launch reading it.
+                to_host = self._copy_to_host(pairs)
+                if to_host:
+                    self._record_reads([src], failed)
+                return to_host
         else:
             dst, src = vals.get("self"), vals.get("src")
         if not isinstance(src, torch.Tensor) or not isinstance(dst, torch.Tensor):
@@ -716,9 +835,13 @@ class Recorder:
         if src_dev and dst_dev:
             return False  # an ordinary device copy: a launch
         if src_dev and not dst_dev:
-            b = self._binding(src, None)
+            self._record_reads([src], failed)
+            return True
+        if dst_dev and not src_dev and failed is not None:
+            # A host copy that failed: the bytes it was to write are garbage.
+            b = self._binding(dst, None)
             if b is not None:
-                self._emit({"op": "read", "binding": b})
+                self._emit({"op": "host_write", "binding": b, "outcome": {"failed": failed}})
             return True
         if dst_dev and not src_dev:
             rec, made_now = self._allocation(dst, fresh=name == "_to_copy")

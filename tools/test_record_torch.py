@@ -328,6 +328,131 @@ def test_host_device_transfers_with_predicate():
     assert all(not launches(events, k) for k in ("aten::_to_copy",))
 
 
+def _raises(fn):
+    """Runs ``fn``, which must raise; returns the exception."""
+    try:
+        fn()
+    except Exception as exc:  # the program's own handling of a failed op
+        return exc
+    raise AssertionError("expected the operator to fail")
+
+
+def test_a_failing_operator_is_a_failed_launch_of_what_it_would_change():
+    """An operator that raises is a launch with a failed outcome: its inputs
+    read, its mutated arguments its write set, no fresh output (none was
+    made); the program still gets the exception, and what it does next is
+    recorded as before."""
+    caught = []
+
+    def prog():
+        a, b = torch.ones(3), torch.ones(4)
+        caught.append(_raises(lambda: a + b))  # out of place
+        caught.append(_raises(lambda: a.add_(b)))  # in place
+        (a * 2).sum().item()
+    events, _, path = record(prog)
+    assert check_log.check(path, minimum={"failed": 2})["ok"]
+    assert not check_log.check(path, minimum={"failed": 3})["ok"]
+    assert all(isinstance(e, RuntimeError) for e in caught), caught
+    add, add_ = one(events, "aten::add.Tensor"), one(events, "aten::add_.Tensor")
+    for launch in (add, add_):
+        failed = launch["outcome"]["failed"]
+        assert failed["kind"] == "RuntimeError", failed
+        assert failed["message"].startswith("The size of tensor a (3) must match"), failed
+        assert "\n" not in failed["message"]
+    assert [b["access"] for b in add["bindings"]] == ["read", "read"]
+    assert [b["access"] for b in add_["bindings"]] == ["read_write", "read"]
+    assert add_["bindings"][0]["memory"] == add["bindings"][0]["memory"]
+    # The program went on: its multiply ran and its sum was read.
+    assert one(events, "aten::mul.Tensor")["outcome"] == "ok"
+    assert [e["op"] for e in events].count("read") == 1
+    assert not [e for e in events if e["op"] == "device_fault"]
+
+
+def test_an_allocation_that_fails_is_a_failed_launch_of_kind_oom_binding_nothing():
+    """A factory whose memory cannot be had binds nothing (no storage was
+    made) and fails with kind ``oom``; a kernel whose output cannot be had
+    fails the same way, reading its inputs."""
+    def prog():
+        _raises(lambda: torch.empty(2**50))
+        _raises(lambda: torch.ones(1 << 22, 1) @ torch.ones(1, 1 << 22))
+    events, _, _ = record(prog)
+    empty = one(events, "aten::empty.memory_format")
+    assert empty["bindings"] == []
+    assert empty["outcome"]["failed"]["kind"] == "oom"
+    mm = one(events, "aten::mm")
+    assert mm["outcome"]["failed"]["kind"] == "oom", mm
+    assert [b["access"] for b in mm["bindings"]] == ["read", "read"]
+    assert len(mm["outcome"]["failed"]["message"]) <= 200
+
+
+def test_a_host_copy_that_fails_is_a_failed_host_write():
+    def is_dev(t):
+        return t.dtype == torch.float32
+
+    host = torch.randn(9, dtype=torch.float64)
+
+    def prog():
+        d = torch.zeros(8, dtype=torch.float32)
+        _raises(lambda: d.copy_(host))  # 9 values do not fit 8
+        d.sum().item()
+    events, _, _ = record(prog, is_device=is_dev)
+    hw = [e for e in events if e["op"] == "host_write"]
+    assert len(hw) == 1, hw
+    assert hw[0]["outcome"]["failed"]["kind"] == "RuntimeError"
+    assert hw[0]["binding"]["range"] == [0, 32]
+
+
+def test_error_kinds_tell_oom_a_rejected_launch_and_a_lost_device_apart():
+    from record_torch import error_of
+    oom = torch.OutOfMemoryError(
+        "CUDA out of memory. Tried to allocate 512.00 GiB. GPU 0 has a total capacity "
+        "of 139.81 GiB of which 138.2 GiB is free.\nOf the allocated memory ...")
+    error, sticky = error_of(oom)
+    assert (error["kind"], sticky) == ("oom", False)
+    assert error["message"].startswith("CUDA out of memory. Tried to allocate 512.00 GiB.")
+    assert "allocated memory" not in error["message"]
+    error, sticky = error_of(RuntimeError(
+        "CUDA error: device-side assert triggered\nCUDA kernel errors might be "
+        "asynchronously reported at some other API call"))
+    assert error == {"kind": "device", "message": "CUDA error: device-side assert triggered"}
+    assert sticky
+    error, sticky = error_of(RuntimeError("CUDA error: too many resources requested for launch"))
+    assert (error["kind"], sticky) == ("cuda", False)
+    error, sticky = error_of(IndexError("index 7 is out of bounds"))
+    assert (error["kind"], sticky) == ("IndexError", False)
+    error, _ = error_of(RuntimeError("x" * 500))
+    assert len(error["message"]) == 200 and error["message"].endswith("…")
+
+
+def test_a_sticky_cuda_error_is_one_device_fault_and_reads_still_recorded():
+    """An operator that loses the device (here a stand-in that raises a
+    sticky CUDA error) makes one ``device_fault`` before its failed launch;
+    a second does not make another; a read after it is recorded, so the
+    replay answers it with the fault."""
+    lib = torch.library.Library("taintworld_test", "FRAGMENT")
+    lib.define("lose_device(Tensor x) -> Tensor")
+
+    def lose_device(x):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered\n"
+                           "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.")
+    lib.impl("lose_device", lose_device, "CPU")
+
+    def prog():
+        x = torch.ones(4)
+        _raises(lambda: torch.ops.taintworld_test.lose_device(x))
+        _raises(lambda: torch.ops.taintworld_test.lose_device(x))
+        x.sum().item()
+    events, _, _ = record(prog)
+    faults = [e for e in events if e["op"] == "device_fault"]
+    assert faults == [{"op": "device_fault", "error": {
+        "kind": "device", "message": "CUDA error: an illegal memory access was encountered"}}]
+    lost = launches(events, "taintworld_test::lose_device")
+    assert len(lost) == 2
+    assert all(e["outcome"]["failed"]["kind"] == "device" for e in lost)
+    assert events.index(faults[0]) < events.index(lost[0])
+    assert [e["op"] for e in events].count("read") == 1
+
+
 class FakeGraph:
     """Stands in for torch.cuda.CUDAGraph on a CPU: its methods do nothing."""
 
@@ -530,7 +655,7 @@ def test_every_binding_names_its_allocation_stream():
                 assert b["stream"] == stream_of[b["memory"]]
 
 
-def _run_program(name):
+def _run_program(name, expect_read=True):
     fd, path = tempfile.mkstemp(suffix=".jsonl.gz")
     os.close(fd)
     cmd = [sys.executable, os.path.join(HERE, "record_torch.py"),
@@ -539,14 +664,15 @@ def _run_program(name):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
-    s = check_log.check(path, expect_read=True)
+    s = check_log.check(path, expect_read=expect_read)
     assert s["ok"], s["errors"]
     return s, path
 
 
 def test_programs_record_and_validate_cli():
     for name in ("gpt2_train_step", "resnet_train_step", "two_streams", "cuda_graph_replay",
-                 "gpt2_graph_train", "gpt2_decode", "gpt2_amp_step", "gpt2_decode_graph"):
+                 "gpt2_graph_train", "gpt2_decode", "gpt2_amp_step", "gpt2_decode_graph",
+                 "gpt2_oom_fallback"):
         s, path = _run_program(name)
         assert s["launches"] > 10, (name, s)
         # each program ends with a read before its frees: a step's loss, the last token
@@ -558,6 +684,19 @@ def test_programs_record_and_validate_cli():
             accs = [b["access"] for e in evs if e["op"] == "launch" and "batch_norm" in e["kernel"]
                     and "backward" not in e["kernel"] for b in e["bindings"][3:5]]
             assert accs and set(accs) == {"read_write"}, accs
+
+
+def test_the_device_assert_program_on_a_cpu_fails_its_embedding_launch():
+    """On a CPU the bad token raises at once, in the embedding: one failed
+    launch, no device fault, and the program goes on to its end."""
+    s, path = _run_program("gpt2_device_assert", expect_read=False)
+    with gzip.open(path, "rt") as f:
+        evs = [json.loads(line) for line in f]
+    failed = [e for e in evs if e["op"] == "launch" and e["outcome"] != "ok"]
+    assert [e["kernel"] for e in failed] == ["aten::embedding"], failed
+    assert failed[0]["outcome"]["failed"]["kind"] == "IndexError"
+    assert not [e for e in evs if e["op"] == "device_fault"]
+    assert s["counts"].get("failed") == 1
 
 
 def test_check_log_rejects_bad_logs():

@@ -25,9 +25,7 @@ import gpt2_train_step as train  # noqa: E402  (the model, not its training)
 def main():
     cuda = torch.cuda.is_available()
     dev = "cuda" if cuda else "cpu"
-    torch.manual_seed(0)
-    model = train.GPT().to(dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+    model, opt = train.seeded_model_and_optimizer(dev)
     scaler = torch.amp.GradScaler(dev, enabled=cuda)
     half = torch.float16 if cuda else torch.bfloat16
     n_params = sum(p.numel() for p in model.parameters())

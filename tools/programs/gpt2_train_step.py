@@ -66,11 +66,17 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.view(-1, VOCAB), targets.reshape(-1))
 
 
-def main():
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
+def seeded_model_and_optimizer(dev):
+    """The model made from seed 0 on `dev`, and its AdamW: where every
+    program that trains this model starts, so their logs begin alike."""
     torch.manual_seed(0)
     model = GPT().to(dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+    return model, torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+
+
+def main():
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    model, opt = seeded_model_and_optimizer(dev)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"gpt2_train_step: params {n_params} (layers {N_LAYER}, d_model {D_MODEL}, "
           f"heads {N_HEAD}, seq {SEQ}, batch {BATCH}, vocab {VOCAB}, steps {STEPS}, "
