@@ -29,6 +29,12 @@ const GPT2_GRAPH: &str = "gpt2_graph_train.jsonl.gz";
 const GPT2_DECODE: &str = "gpt2_decode.jsonl.gz";
 const GPT2_AMP: &str = "gpt2_amp_step.jsonl.gz";
 const GPT2_DECODE_GRAPH: &str = "gpt2_decode_graph.jsonl.gz";
+const GPT2_OOM: &str = "gpt2_oom_fallback.jsonl.gz";
+const GPT2_ASSERT: &str = "gpt2_device_assert.jsonl.gz";
+
+/// The programs that met a real error while they were recorded, and whose
+/// logs say so: every other program ran without one.
+const MET_AN_ERROR: [&str; 2] = [GPT2_OOM, GPT2_ASSERT];
 
 fn real_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/logs/real")
@@ -425,7 +431,7 @@ fn skipped(report: &Report) -> BTreeMap<u64, (u64, u64)> {
 // ---------------------------------------------------------------- clean replays
 
 #[test]
-fn the_eight_recorded_programs_are_shipped() {
+fn the_ten_recorded_programs_are_shipped() {
     let names: Vec<String> = real_logs()
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
@@ -439,21 +445,31 @@ fn the_eight_recorded_programs_are_shipped() {
         GPT2_GRAPH,
         RESNET,
         TWO_STREAMS,
+        GPT2_OOM,
+        GPT2_ASSERT,
     ] {
         assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
     }
 }
 
+/// Every log replays whole, strict or not; those of the programs that met
+/// no error also run every launch, mint no failure and read clean.
 #[test]
 fn every_real_log_replays_with_no_rejected_line_and_no_unresolved_binding() {
     for path in real_logs() {
         let lines = read_lines(&path);
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
         for strict in [false, true] {
             let r = replay_all(&lines, &[], strict);
             let what = format!("{} (strict: {strict})", path.display());
             assert!(r.rejected.is_empty(), "{what}: {:?}", r.rejected);
             assert_eq!(r.unresolved_bindings, 0, "{what}");
             assert!(r.launches > 0, "{what}");
+            assert!(!r.reads.is_empty(), "{what}");
+            if MET_AN_ERROR.contains(&name.as_str()) {
+                assert_eq!(r.verdicts.failed, 1, "{what}");
+                continue;
+            }
             assert_eq!(r.verdicts.ran, r.launches, "{what}: every launch ran");
             assert!(r.launch_results.is_empty(), "{what}");
             assert!(!r.reads.is_empty(), "{what}");
@@ -466,6 +482,138 @@ fn every_real_log_replays_with_no_rejected_line_and_no_unresolved_binding() {
             assert_eq!(r.final_state.claims, 0, "{what}");
         }
     }
+}
+
+/// The launch lines of `log` whose outcome failed, as `(line, kernel, error,
+/// bindings)`: what the recorder wrote of an operator that raised.
+fn failed_launches(log: &Log) -> Vec<(u64, String, ErrorObject, Vec<LogBinding>)> {
+    log.lines
+        .iter()
+        .filter_map(|l| match l.event.as_ref().expect("event") {
+            Event::Launch {
+                kernel,
+                bindings,
+                outcome: Outcome::Failed(error),
+                ..
+            } => Some((l.number, kernel.clone(), error.clone(), bindings.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `log` replayed strictly, with the failures it tallied.
+fn replay_tallied(log: &Log) -> (Report, Vec<taintworld::log::FailureTally>) {
+    let mut replay = Replay::new(options(&[], true));
+    for line in log.lines.iter().cloned() {
+        replay.apply(line).expect("applies");
+    }
+    let tallies = replay.tallies().values().cloned().collect();
+    (replay.finish().0, tallies)
+}
+
+/// `gpt2_oom_fallback`: step 1's first try, a batch whose token embedding
+/// would take 512 GiB, ran out of memory for real in `aten::embedding`.
+/// The recorder wrote that launch failed, with kind `oom` and the
+/// allocator's message, bound to what it read and to nothing it wrote (its
+/// output was never made). So the failure taints nothing: no launch is
+/// skipped, and both loss reads, the second after the program fell back to
+/// micro-batches, are clean. Catching this error and going on was sound.
+#[test]
+fn a_recorded_out_of_memory_error_fails_its_launch_and_taints_nothing_the_program_reads() {
+    let log = load(GPT2_OOM);
+    let failed = failed_launches(&log);
+    assert_eq!(failed.len(), 1, "one real error");
+    let (line, kernel, error, bindings) = &failed[0];
+    assert_eq!(
+        (kernel.as_str(), error.kind.as_str()),
+        ("aten::embedding", "oom")
+    );
+    assert!(
+        error
+            .message
+            .starts_with("CUDA out of memory. Tried to allocate 512.00 GiB."),
+        "{}",
+        error.message
+    );
+    assert!(bindings.iter().all(|b| b.access == Access::Read));
+
+    let (r, tallies) = replay_tallied(&log);
+    assert!(r.rejected.is_empty() && r.unresolved_bindings == 0);
+    assert_eq!((r.verdicts.failed, r.verdicts.skipped), (1, 0));
+    assert_eq!(r.verdicts.ran + 1, r.launches);
+    assert!(matches!(
+        r.launch_results[..],
+        [LaunchResult::Failed { line: l, failure: 1, .. }] if l == *line
+    ));
+    assert_eq!(tallies.len(), 1);
+    let t = &tallies[0];
+    assert_eq!(
+        (t.error.kind.as_str(), t.error.kernel.as_str()),
+        ("oom", "aten::embedding")
+    );
+    assert_eq!(t.error.message, error.message);
+    assert_eq!((t.occurrences, t.skipped, t.freed), (1, 0, 0));
+    assert_eq!(r.reads.len(), 2);
+    assert!(r.reads[0].line < *line && r.reads[1].line > *line);
+    assert!(r.reads.iter().all(|e| e.result == ReadResult::Clean));
+    assert_eq!(r.final_state.claims, 0);
+}
+
+/// `gpt2_device_assert`: step 1 fed the embedding a token past its
+/// vocabulary, and the GPU's index kernel asserted. CUDA told the host at a
+/// later call, which the recorder wrote as the device's fault and that
+/// call's launch failed with kind `device`; nothing launched after it. Step
+/// 0's loss, read before the fault, is clean; the program's attempt to copy
+/// the embedding to the host after it answers with the fault (SPEC §6).
+#[test]
+fn a_recorded_device_side_assert_faults_the_device_and_the_read_after_it_answers_with_the_fault() {
+    let log = load(GPT2_ASSERT);
+    let faults: Vec<(u64, &ErrorObject)> = log
+        .lines
+        .iter()
+        .filter_map(|l| match l.event.as_ref().expect("event") {
+            Event::DeviceFault { error } => Some((l.number, error)),
+            _ => None,
+        })
+        .collect();
+    let [(fault_line, fault)] = faults[..] else {
+        panic!("one device fault: {faults:?}");
+    };
+    assert_eq!(
+        (fault.kind.as_str(), fault.message.as_str()),
+        ("device", "CUDA error: device-side assert triggered")
+    );
+    let failed = failed_launches(&log);
+    assert_eq!(failed.len(), 1);
+    let (line, kernel, error, _) = &failed[0];
+    assert_eq!(*line, fault_line + 1, "the call that met the fault");
+    assert_eq!(error, fault);
+    let last = log.launches.last().expect("launches");
+    assert_eq!(last.line, *line, "nothing launched after it");
+    // The embedding of step 1 read the bad token, and ran as far as the
+    // host knew: the launch that failed is a later one.
+    assert!(
+        log.launches
+            .iter()
+            .any(|l| l.kernel == "aten::embedding" && l.line > log.reads[0].0)
+    );
+
+    let (r, tallies) = replay_tallied(&log);
+    assert!(r.rejected.is_empty() && r.unresolved_bindings == 0);
+    assert_eq!((r.verdicts.failed, r.verdicts.skipped), (1, 0));
+    assert_eq!(tallies.len(), 1);
+    assert_eq!(tallies[0].error.kernel, *kernel);
+    assert_eq!(r.reads.len(), 2);
+    assert!(r.reads[0].line < fault_line && r.reads[1].line > fault_line);
+    assert_eq!(r.reads[0].result, ReadResult::Clean);
+    let ReadResult::DeviceFault(answer) = &r.reads[1].result else {
+        panic!("the read after the fault is {:?}", r.reads[1].result);
+    };
+    assert_eq!(
+        (answer.kind.as_str(), answer.kernel.as_str()),
+        ("device", "device")
+    );
+    assert_eq!(answer.message, fault.message);
 }
 
 #[test]

@@ -373,8 +373,11 @@ def test_an_allocation_that_fails_is_a_failed_launch_of_kind_oom_binding_nothing
     made) and fails with kind ``oom``; a kernel whose output cannot be had
     fails the same way, reading its inputs."""
     def prog():
-        _raises(lambda: torch.empty(2**50))
-        _raises(lambda: torch.ones(1 << 22, 1) @ torch.ones(1, 1 << 22))
+        # 1 PiB each, past any machine's address space: no allocator can
+        # hand them out, however freely it overcommits (a 64 TiB product was
+        # handed out on a GPU machine, and the kernel writing it was killed).
+        _raises(lambda: torch.empty(2**50, dtype=torch.uint8))
+        _raises(lambda: torch.ones(1 << 24, 1) @ torch.ones(1, 1 << 24))
     events, _, _ = record(prog)
     empty = one(events, "aten::empty.memory_format")
     assert empty["bindings"] == []
