@@ -443,7 +443,8 @@ fuzz_target!(|data: &[u8]| {
     // then resolves the reads it recorded too, so a line a plain replay
     // takes may be bad input here (a read of a freed id reused smaller),
     // but nothing panics, the world keeps SPEC §10, every replay that
-    // skipped is listed and counted, and the report is JSON.
+    // skipped is listed (with the launches it skipped) and counted, and
+    // the report is JSON.
     let checked = replay(
         LogReader::new(data),
         ReplayOptions {
@@ -461,12 +462,17 @@ fuzz_target!(|data: &[u8]| {
     if let Err(e) = checked_world.check_invariants() {
         panic!("invariant broken after a checked replay: {e}");
     }
-    let listed_replays = checked_report
+    let listed: Vec<&Vec<u64>> = checked_report
         .launch_results
         .iter()
-        .filter(|r| matches!(r, LaunchResult::ReplaySkipped { .. }))
-        .count() as u64;
-    assert_eq!(listed_replays, skipped_replays);
+        .filter_map(|r| match r {
+            LaunchResult::ReplaySkipped { launches, .. } => Some(launches),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(listed.len() as u64, skipped_replays);
+    // Each names the captured launches it skipped: one at least.
+    assert!(listed.iter().all(|launches| !launches.is_empty()));
     let mut checked_json = Vec::new();
     checked_report
         .write_json(&mut checked_json)
