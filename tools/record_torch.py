@@ -391,6 +391,7 @@ class Recorder:
         self._graph_objs: Dict[int, Any] = {}
         self._faulted = False  # a device_fault is written (at most one)
         self.counts: Dict[str, int] = {}
+        self.failed: List[str] = []  # "kernel (kind)" of each failed event written
         self.errors: List[str] = []
         self.active = False
 
@@ -462,6 +463,10 @@ class Recorder:
         self._file.write(json.dumps(event, separators=(",", ":")) + "\n")
         op = event["op"]
         self.counts[op] = self.counts.get(op, 0) + 1
+        outcome = event.get("outcome")
+        if isinstance(outcome, dict):
+            what = event.get("kernel", op)
+            self.failed.append(f"{what} ({outcome['failed']['kind']})")
 
     def _note_error(self, func, exc) -> None:
         try:
@@ -1132,6 +1137,10 @@ def main(argv=None) -> int:
         sys.argv = old_argv
     summary = ", ".join(f"{k} {v}" for k, v in sorted(rec.counts.items()))
     print(f"record_torch: wrote {ns.output} ({rec.device}): {summary}", file=sys.stderr)
+    if rec.failed:
+        shown = ", ".join(rec.failed[:5]) + (", …" if len(rec.failed) > 5 else "")
+        print(f"record_torch: {len(rec.failed)} operation(s) raised and are recorded as "
+              f"failed: {shown}", file=sys.stderr)
     if rec.device == "cuda":
         streams = ", ".join(f"cuda:{d} stream_id {s} -> {i}"
                             for (d, s), i in sorted(rec.streams.items(), key=lambda kv: kv[1]))

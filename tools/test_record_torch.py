@@ -349,7 +349,8 @@ def test_a_failing_operator_is_a_failed_launch_of_what_it_would_change():
         caught.append(_raises(lambda: a + b))  # out of place
         caught.append(_raises(lambda: a.add_(b)))  # in place
         (a * 2).sum().item()
-    events, _, path = record(prog)
+    events, rec, path = record(prog)
+    assert rec.failed == ["aten::add.Tensor (RuntimeError)", "aten::add_.Tensor (RuntimeError)"]
     assert check_log.check(path, minimum={"failed": 2})["ok"]
     assert not check_log.check(path, minimum={"failed": 3})["ok"]
     assert all(isinstance(e, RuntimeError) for e in caught), caught
@@ -669,14 +670,14 @@ def _run_program(name, expect_read=True):
     assert r.returncode == 0, r.stderr[-3000:]
     s = check_log.check(path, expect_read=expect_read)
     assert s["ok"], s["errors"]
-    return s, path
+    return s, path, r.stderr
 
 
 def test_programs_record_and_validate_cli():
     for name in ("gpt2_train_step", "resnet_train_step", "two_streams", "cuda_graph_replay",
                  "gpt2_graph_train", "gpt2_decode", "gpt2_amp_step", "gpt2_decode_graph",
                  "gpt2_oom_fallback"):
-        s, path = _run_program(name)
+        s, path, _ = _run_program(name)
         assert s["launches"] > 10, (name, s)
         # each program ends with a read before its frees: a step's loss, the last token
         with gzip.open(path, "rt") as f:
@@ -692,7 +693,9 @@ def test_programs_record_and_validate_cli():
 def test_the_device_assert_program_on_a_cpu_fails_its_embedding_launch():
     """On a CPU the bad token raises at once, in the embedding: one failed
     launch, no device fault, and the program goes on to its end."""
-    s, path = _run_program("gpt2_device_assert", expect_read=False)
+    s, path, stderr = _run_program("gpt2_device_assert", expect_read=False)
+    assert ("1 operation(s) raised and are recorded as failed: aten::embedding (IndexError)"
+            in stderr), stderr
     with gzip.open(path, "rt") as f:
         evs = [json.loads(line) for line in f]
     failed = [e for e in evs if e["op"] == "launch" and e["outcome"] != "ok"]
