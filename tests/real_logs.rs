@@ -472,7 +472,6 @@ fn every_real_log_replays_with_no_rejected_line_and_no_unresolved_binding() {
             }
             assert_eq!(r.verdicts.ran, r.launches, "{what}: every launch ran");
             assert!(r.launch_results.is_empty(), "{what}");
-            assert!(!r.reads.is_empty(), "{what}");
             assert!(
                 r.reads.iter().all(|e| e.result == ReadResult::Clean),
                 "{what}: {:?}",
