@@ -668,10 +668,12 @@ class Recorder:
         of a call that raised (``out`` is then ``None``): its launch is
         recorded with that outcome and without fresh outputs, which were
         never made, so its write set is what it would have changed in place
-        (its mutated and ``out=`` arguments); an allocation that failed is a
-        failed launch binding nothing; a host-to-device copy that failed is
-        a failed ``host_write``; a read that failed is recorded only once the
-        device has faulted (the host asked, and the answer is the fault)."""
+        (its mutated and ``out=`` arguments); an allocation that failed, or a
+        ``.to(device)`` that failed, is a failed launch binding nothing; a
+        ``copy_`` from the host into a device tensor that failed is a failed
+        ``host_write``; a view that failed is nothing; a read that failed is
+        recorded only once the device has faulted (the host asked, and the
+        answer is the fault)."""
         name = _base_name(func)
         schema = func._schema
         pairs = self._bound_args(func, args, kwargs)
