@@ -224,10 +224,10 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                     reads_after_last_launch = 0
                 elif op in ("host_write", "read"):
                     binding(ev, ev.get("binding"), False)
-                    if op == "host_write" and _outcome(ev, False) == "failed":
-                        counts["failed"] = counts.get("failed", 0) + 1
-                    else:
+                    if op == "read":
                         reads_after_last_launch += 1
+                    elif _outcome(ev, False) == "failed":
+                        counts["failed"] = counts.get("failed", 0) + 1
                 elif op == "capture_begin":
                     slot = _int(ev, "stream") % max_streams
                     if slot in open_capture:

@@ -733,6 +733,16 @@ def test_check_log_rejects_bad_logs():
     for why, lines in bad_cases.items():
         s = check_log.check(write(lines))
         assert not s["ok"], why
+    # A host write after the last launch is not the read --expect-read asks
+    # for, failed or not; a failed one counts for --min failed.
+    for outcome in ('"ok"', '{"failed":{"kind":"k","message":"m"}}'):
+        host_write = ('{"op":"host_write","binding":{"stream":0,"memory":1},"outcome":'
+                      + outcome + '}')
+        s = check_log.check(write(good[:3] + [host_write, good[4]]), expect_read=True)
+        assert not s["ok"] and s["errors"] == ["no read event after the last launch"], s
+    s = check_log.check(write(good[:3] + [host_write] + good[3:]), expect_read=True,
+                        minimum={"failed": 1})
+    assert s["ok"], s["errors"]
 
 
 # ---------------------------------------------------------------- runner
