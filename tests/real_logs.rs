@@ -628,9 +628,9 @@ fn the_captured_gpt2_step_replays_into_live_pool_memory_and_is_destroyed_before_
     graph_replays_into_live_pool_memory_and_is_destroyed_before_the_frees(GPT2_GRAPH);
 }
 
-/// `line` with its `replay` failed when `fail`, as a replay that failed on
-/// the device (the recorder writes every outcome `ok`); otherwise, or for
-/// any other line, the line as it is.
+/// `line` with its `replay` failed when `fail`, as the recorder writes a
+/// replay that raised (none did while these logs were recorded); otherwise,
+/// or for any other line, the line as it is.
 fn failed_replay_if(fail: bool, line: Line) -> Line {
     match line.event {
         Ok(Event::Replay { graph, stream, .. }) if fail => Line {

@@ -21,9 +21,10 @@ object a line, header first.  This recorder sits in PyTorch's dispatcher as a
 * an operator that raises (out of memory, a launch the driver rejects, a
   check that fails before the launch) is recorded as what it would have
   done with a failed outcome (``error_of`` gives its kind and message), its
-  fresh outputs left out since they were never made; a sticky CUDA error,
-  which loses the device, is first a ``device_fault``.  The exception still
-  reaches the program.
+  fresh outputs left out since they were never made, and a graph replay
+  that raises as a failed ``replay``; a sticky CUDA error, which loses the
+  device, is first a ``device_fault``.  The exception still reaches the
+  program.
 
 Two ways to use it::
 
@@ -886,10 +887,10 @@ class Recorder:
             def wrapper(graph, *a, **kw):
                 try:
                     result = bound_orig(graph, *a, **kw)
-                except BaseException:
+                except BaseException as exc:
                     if on_error is not None and rec.active:
                         with rec._lock:
-                            on_error(graph)
+                            on_error(graph, exc)
                     raise
                 if rec.active:
                     with rec._lock:
@@ -903,7 +904,7 @@ class Recorder:
 
         wrap("capture_begin", self._on_capture_begin)
         wrap("capture_end", self._on_capture_end, self._on_capture_error)
-        wrap("replay", self._on_replay)
+        wrap("replay", self._on_replay, self._on_replay_error)
         wrap("reset", self._on_reset)
 
     def _unpatch_graphs(self) -> None:
@@ -975,7 +976,7 @@ class Recorder:
         g.gid = gid
         self._emit({"op": "capture_end", "stream": self._stream(), "graph": gid})
 
-    def _on_capture_error(self, graph) -> None:
+    def _on_capture_error(self, graph, exc) -> None:
         self._abort_capture()
 
     def _abort_capture(self) -> None:
@@ -1094,14 +1095,28 @@ class Recorder:
                 ev = dict(ev, binding=fix(ev["binding"]))
             self._emit(ev)
 
-    def _on_replay(self, graph) -> None:
+    def _on_replay(self, graph, failed: Optional[dict] = None) -> None:
         self._sweep()
         g = self._graph(graph)
         if g is None or g.gid is None:
             if len(self.errors) < 50:
                 self.errors.append("replay of a graph captured before recording began")
             return
-        self._emit({"op": "replay", "graph": g.gid, "stream": self._stream(), "outcome": "ok"})
+        outcome = "ok" if failed is None else {"failed": failed}
+        self._emit({"op": "replay", "graph": g.gid, "stream": self._stream(), "outcome": outcome})
+
+    def _on_replay_error(self, graph, exc) -> None:
+        """A replay that raised: a ``replay`` that failed, so that what the
+        graph writes carries the error (SPEC §6), after a ``device_fault``
+        when the error is sticky, as for an operator (``_on_failed_op``).
+        An interrupt is not the graph's failure and records nothing."""
+        if not isinstance(exc, Exception):
+            return
+        error, sticky = error_of(exc)
+        if sticky and not self._faulted:
+            self._faulted = True
+            self._emit({"op": "device_fault", "error": error})
+        self._on_replay(graph, failed=error)
 
     def _on_reset(self, graph) -> None:
         g = self._graph(graph)

@@ -500,6 +500,36 @@ def test_graph_capture_and_replay_events():
     assert FakeGraph.__dict__["replay"].__qualname__ == "FakeGraph.replay"
 
 
+class FailingGraph(FakeGraph):
+    """A stand-in whose replay raises, as a replay whose launch the driver
+    rejects (or, with a sticky message, one that loses the device)."""
+
+    message = "CUDA error: an illegal memory access was encountered"
+
+    def replay(self):
+        raise RuntimeError(self.message)
+
+
+def test_a_replay_that_raises_is_a_failed_replay_after_the_devices_fault():
+    x = torch.randn(16)
+
+    def prog():
+        g = FailingGraph()
+        g.capture_begin()
+        y = x * 2  # noqa: F841 (the captured launch)
+        g.capture_end()
+        _raises(g.replay)
+        x.sum().item()
+    events, rec, _ = record(prog, graph_class=FailingGraph)
+    rep = [e for e in events if e["op"] == "replay"]
+    error = {"kind": "device", "message": FailingGraph.message}
+    assert rep == [{"op": "replay", "graph": 1, "stream": 0, "outcome": {"failed": error}}]
+    faults = [e for e in events if e["op"] == "device_fault"]
+    assert faults == [{"op": "device_fault", "error": error}]
+    assert events.index(faults[0]) + 1 == events.index(rep[0])
+    assert rec.failed == ["replay (device)"]
+
+
 _POOL = bytearray(8192)
 _POOL_LIB = []
 
