@@ -645,11 +645,17 @@ class Recorder:
             if not self.active:
                 return
             self._sweep()
-            error, sticky = error_of(exc)
-            if sticky and not self._faulted:
-                self._faulted = True
-                self._emit({"op": "device_fault", "error": error})
-            self._record(func, args, kwargs, None, failed=error)
+            self._record(func, args, kwargs, None, failed=self._error_of(exc))
+
+    def _error_of(self, exc) -> dict:
+        """``error_of(exc)``, first written as the device's fault when the
+        error is sticky and the device has not faulted yet (the first fault
+        wins, SPEC §6)."""
+        error, sticky = error_of(exc)
+        if sticky and not self._faulted:
+            self._faulted = True
+            self._emit({"op": "device_fault", "error": error})
+        return error
 
     def _bound_args(self, func, args, kwargs):
         """(schema argument, value) pairs for the call."""
@@ -721,27 +727,28 @@ class Recorder:
         self._emit({"op": "launch", "kernel": kernel_name(func), "stream": self._stream(),
                     "bindings": bindings, "outcome": outcome})
 
-    def _copy_to_host(self, pairs) -> bool:
-        """Whether a ``_to_copy`` call names a device other than the
-        recorded one as its destination (``.cpu()``, ``.to("cpu")``)."""
+    @staticmethod
+    def _named_device(pairs) -> Optional[str]:
+        """The type of the device a call's ``device`` argument names as
+        where its result goes, if it names one."""
         for arg, val in pairs:
             if arg.name == "device" and val is not None:
                 try:
-                    return torch.device(val).type != self.device
+                    return torch.device(val).type
                 except Exception:
-                    return False
-        return False
+                    return None
+        return None
+
+    def _copy_to_host(self, pairs) -> bool:
+        """Whether a ``_to_copy`` call names a device other than the
+        recorded one as its destination (``.cpu()``, ``.to("cpu")``)."""
+        named = self._named_device(pairs)
+        return named is not None and named != self.device
 
     def _on_device(self, pairs) -> bool:
         """Whether a call with no device tensor names the device as where its
         result goes (``torch.empty(n, device="cuda")``)."""
-        for arg, val in pairs:
-            if arg.name == "device" and val is not None:
-                try:
-                    return torch.device(val).type == self.device
-                except Exception:
-                    return False
-        return False
+        return self._named_device(pairs) == self.device
 
     def _record_reads(self, tensors, failed: Optional[dict]) -> None:
         """The host reads ``tensors``: a ``read`` of each, unless the read
@@ -1108,15 +1115,10 @@ class Recorder:
     def _on_replay_error(self, graph, exc) -> None:
         """A replay that raised: a ``replay`` that failed, so that what the
         graph writes carries the error (SPEC §6), after a ``device_fault``
-        when the error is sticky, as for an operator (``_on_failed_op``).
+        when the error is sticky, as for an operator (``_error_of``).
         An interrupt is not the graph's failure and records nothing."""
-        if not isinstance(exc, Exception):
-            return
-        error, sticky = error_of(exc)
-        if sticky and not self._faulted:
-            self._faulted = True
-            self._emit({"op": "device_fault", "error": error})
-        self._on_replay(graph, failed=error)
+        if isinstance(exc, Exception):
+            self._on_replay(graph, failed=self._error_of(exc))
 
     def _on_reset(self, graph) -> None:
         g = self._graph(graph)

@@ -580,23 +580,16 @@ mod tests {
         world.check_invariants().unwrap();
     }
 
-    /// The crate docs' Costs table gives a recorded write's size.
+    /// The crate docs' Costs table gives a recorded binding's size (a
+    /// binding and a row) and a recorded launch's (beside its bindings and
+    /// kernel name).
     #[test]
     #[cfg_attr(
         not(target_pointer_width = "64"),
         ignore = "pins a 64-bit target's sizes: a 32-bit target lays these types out smaller"
     )]
-    fn a_recorded_write_is_a_binding_and_a_row_in_96_bytes() {
+    fn a_recorded_binding_is_96_bytes_and_a_recorded_launch_40() {
         assert_eq!(core::mem::size_of::<RecordedBinding>(), 96);
-    }
-
-    /// And a launch recorded whole, beside its bindings and kernel name.
-    #[test]
-    #[cfg_attr(
-        not(target_pointer_width = "64"),
-        ignore = "pins a 64-bit target's sizes: a 32-bit target lays these types out smaller"
-    )]
-    fn a_launch_recorded_whole_is_40_bytes_beside_its_bindings_and_name() {
         assert_eq!(core::mem::size_of::<RecordedLaunch>(), 40);
     }
 }
