@@ -406,6 +406,41 @@ def test_a_host_copy_that_fails_is_a_failed_host_write():
     assert hw[0]["binding"]["range"] == [0, 32]
 
 
+def test_a_failed_copy_onto_the_device_binds_nothing_and_one_off_it_is_read_only_after_a_fault():
+    """A ``.to(device)`` that raises is a failed launch binding nothing (the
+    copy it was to make never existed); a copy off the device that raises
+    while the device works is not recorded (the host got an error, not
+    bytes), and once the device has faulted it is a read, which the replay
+    answers with the fault.  float32 plays device memory (the ``is_device``
+    hook), ``device="cpu"`` names the device, ``device="meta"`` the host, and
+    a channels-last layout asked of a 1-D tensor is the error."""
+    def is_dev(t):
+        return t.dtype == torch.float32
+
+    host = torch.randn(8, dtype=torch.float64)
+    lose_device = _lose_device_op()
+    last = torch.channels_last
+
+    def prog():
+        d = torch.zeros(8, dtype=torch.float32)
+        _raises(lambda: host.to(device="cpu", dtype=torch.float32, memory_format=last))
+        _raises(lambda: d.to(device="meta", memory_format=last))  # device works
+        _raises(lambda: lose_device(d))
+        _raises(lambda: d.to(device="meta", memory_format=last))  # after the fault
+    events, rec, _ = record(prog, is_device=is_dev)
+    to = one(events, "aten::_to_copy")
+    assert to["bindings"] == [] and to["outcome"]["failed"]["kind"] == "RuntimeError", to
+    assert to["outcome"]["failed"]["message"] == "required rank 4 tensor to use channels_last format"
+    assert not [e for e in events if e["op"] == "host_write"]
+    ops = [e["op"] for e in events]
+    assert ops.count("device_fault") == 1 and ops.count("read") == 1, ops
+    assert ops.index("device_fault") < ops.index("read")
+    (read,) = [e for e in events if e["op"] == "read"]
+    (alloc,) = [e for e in events if e["op"] == "alloc"]
+    assert read["binding"]["memory"] == alloc["memory"], (read, alloc)
+    assert rec.failed == ["aten::_to_copy (RuntimeError)", "taintworld_test::lose_device (device)"]
+
+
 def test_error_kinds_tell_oom_a_rejected_launch_and_a_lost_device_apart():
     from record_torch import error_of
     oom = torch.OutOfMemoryError(
@@ -428,23 +463,37 @@ def test_error_kinds_tell_oom_a_rejected_launch_and_a_lost_device_apart():
     assert len(error["message"]) == 200 and error["message"].endswith("…")
 
 
+_LOSE_DEVICE_LIB = []
+
+
+def _lose_device_op():
+    """An operator (``taintworld_test::lose_device``) that raises a sticky
+    CUDA error, as a kernel that loses the device does: defined once, since a
+    library may define an operator only once per process."""
+    if not _LOSE_DEVICE_LIB:
+        lib = torch.library.Library("taintworld_test", "FRAGMENT")
+        lib.define("lose_device(Tensor x) -> Tensor")
+
+        def lose_device(x):
+            raise RuntimeError("CUDA error: an illegal memory access was encountered\n"
+                               "Compile with `TORCH_USE_CUDA_DSA` to enable device-side "
+                               "assertions.")
+        lib.impl("lose_device", lose_device, "CPU")
+        _LOSE_DEVICE_LIB.append(lib)
+    return torch.ops.taintworld_test.lose_device
+
+
 def test_a_sticky_cuda_error_is_one_device_fault_and_reads_still_recorded():
     """An operator that loses the device (here a stand-in that raises a
     sticky CUDA error) makes one ``device_fault`` before its failed launch;
     a second does not make another; a read after it is recorded, so the
     replay answers it with the fault."""
-    lib = torch.library.Library("taintworld_test", "FRAGMENT")
-    lib.define("lose_device(Tensor x) -> Tensor")
-
-    def lose_device(x):
-        raise RuntimeError("CUDA error: an illegal memory access was encountered\n"
-                           "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.")
-    lib.impl("lose_device", lose_device, "CPU")
+    lose_device = _lose_device_op()
 
     def prog():
         x = torch.ones(4)
-        _raises(lambda: torch.ops.taintworld_test.lose_device(x))
-        _raises(lambda: torch.ops.taintworld_test.lose_device(x))
+        _raises(lambda: lose_device(x))
+        _raises(lambda: lose_device(x))
         x.sum().item()
     events, _, _ = record(prog)
     faults = [e for e in events if e["op"] == "device_fault"]
