@@ -1199,7 +1199,7 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
         "line 13: read of memory 99 did not resolve (no live allocation of that id on the stream it names)",
         "1 profile invalid",
         // The first fault wins.
-        "line 9: device fault (device in device: illegal address); 1 read and 1 sync after it answered device_fault",
+        "line 9: device fault (device: illegal address); 1 read and 1 sync after it answered device_fault",
         "1 unresolved binding",
         "final: 1 live failure, 2 tainted allocations, 4104 tainted bytes, 2 claims",
         "failure 1 taints memory 1, 3 (2 allocations, 4104 bytes)",

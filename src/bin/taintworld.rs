@@ -583,9 +583,8 @@ impl Summary {
             let answers = self.fault_answers;
             writeln!(
                 out,
-                "line {line}: device fault ({} in {}: {}); {} and {} after it answered device_fault",
+                "line {line}: device fault ({}: {}); {} and {} after it answered device_fault",
                 Shown(&e.kind),
-                Shown(&e.kernel),
                 Shown(&e.message),
                 Count(answers.reads, "read", "reads"),
                 Count(answers.syncs, "sync", "syncs"),
