@@ -192,7 +192,6 @@ fn plain<B: Bind>(
 /// assert_eq!(report.chain[0].kernel, "gelu");
 /// # Ok::<(), taintworld::Error>(())
 /// ```
-#[derive(Clone)]
 pub struct World {
     config: Config,
     streams: Streams,
@@ -223,6 +222,34 @@ pub struct World {
     /// asking whether it touches anything claimed. Only the order of the
     /// work depends on it, never an answer.
     touched_last: bool,
+}
+
+/// A copy of everything the world holds, its scratch buffers as roomy as
+/// this world's but empty (their contents mean nothing between calls), and
+/// a stamp of its own: the clone's first calls allocate nothing its
+/// original's next would not. Derived, the scratch rows came with no room,
+/// so a clone's first launch allocated them — which a new world, which
+/// reserves them, does not.
+impl Clone for World {
+    fn clone(&self) -> Self {
+        World {
+            config: self.config,
+            streams: self.streams.clone(),
+            allocs: self.allocs.clone(),
+            graph: self.graph.clone(),
+            rows: Vec::with_capacity(self.rows.capacity()),
+            ends: Vec::with_capacity(self.ends.capacity()),
+            launches: self.launches,
+            unresolved: self.unresolved,
+            windows: self.windows.clone(),
+            graphs: self.graphs.clone(),
+            profiles: self.profiles.clone(),
+            clean_profiles: self.clean_profiles,
+            fault: self.fault.clone(),
+            stamp: self.stamp.clone(),
+            touched_last: self.touched_last,
+        }
+    }
 }
 
 /// Everything the world holds, without the scratch buffers a call reuses

@@ -299,3 +299,63 @@ fn the_hot_path_makes_no_heap_allocation_once_warm() {
     assert_eq!(report.chain[0].kernel, "graph:8/attend");
     w.check_invariants().unwrap();
 }
+
+#[test]
+fn a_clone_of_a_warm_world_launches_and_writes_without_allocating_as_its_original_does() {
+    // A world warmed by the work below, then cloned: the clone's first
+    // launches and host writes must allocate no more than its original's
+    // next ones — none. (A derived clone gave the scratch rows no room, so
+    // a clone's first call allocated.)
+    let mut w = World::default();
+    let keys: Vec<AllocKey> = (0..4).map(|m| w.alloc(0, m, 4096).unwrap()).collect();
+    let fail = Outcome::Failed {
+        kind: "compile",
+        message: "bad PTX",
+    };
+    let anchor = [Binding::whole(0, keys[3], Access::Write)];
+    let written = [
+        Binding::whole(0, keys[0], Access::Write),
+        Binding::range(0, keys[1], 0, 1024, Access::Write),
+    ];
+    let launch = |bindings, outcome| Launch {
+        kernel: "fill",
+        stream: 0.into(),
+        bindings,
+        outcome,
+    };
+    let clean = [
+        Binding::whole(0, keys[2], Access::Read),
+        Binding::whole(0, keys[1], Access::Write),
+    ];
+    let cycle = |w: &mut World| {
+        let failed = w.launch(&launch(&written, fail)).unwrap().verdict;
+        let fixed = w.launch(&launch(&written, Outcome::Ok)).unwrap().verdict;
+        let ran = w.launch(&launch(&clean, Outcome::Ok)).unwrap().verdict;
+        let host = w.host_write(&written[1], Outcome::Ok).unwrap();
+        [failed, fixed, ran, host]
+    };
+    w.launch(&launch(&anchor, fail)).unwrap();
+    for _ in 0..10 {
+        cycle(&mut w);
+    }
+    let mut clone = w.clone();
+    let (mut verdicts, mut again) = (Vec::with_capacity(4), Vec::with_capacity(4));
+    let n = allocations_in(|| verdicts.extend(cycle(&mut clone)));
+    let m = allocations_in(|| again.extend(cycle(&mut w)));
+    let failure = w.failures().next().unwrap().id;
+    let expected = [
+        Verdict::Failed(failure),
+        Verdict::Ran,
+        Verdict::Ran,
+        Verdict::Ran,
+    ];
+    assert_eq!(
+        (verdicts.as_slice(), again.as_slice()),
+        (&expected[..], &expected[..])
+    );
+    assert_eq!(
+        (n, m),
+        (0, 0),
+        "a clone's first calls allocated (clone, original)"
+    );
+}
