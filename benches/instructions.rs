@@ -14,7 +14,8 @@
 //!             on rows, the baseline's scan) | w3-searched (the same, the
 //!             baseline binary-searching) | w3-carve (W3's write
 //!             carving 100 claims, a fresh clone each) | w3-carve-mid
-//!             (the same through the middle 100) | w3-fail (the
+//!             (the same through the middle 100) | w3-one (a write
+//!             of one claim of the set, whole) | w3-fail (the
 //!             same write failing, a new failure's claim over the 100) |
 //!             w4 | w5 |
 //!             w5-registered (W5 with one string a kernel, registered
@@ -49,8 +50,8 @@ use workloads::{
     Allocs, GPT2, GPT2_DECODE, GPT2_DECODE_GRAPH, GPT2_GRAPH, GRAPH, KernelNames, RESNET,
     TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay, real_graph, replay_base,
     replay_graph, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve,
-    w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint, w5_real,
-    w5_training, world_steps,
+    w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w3_write_one, w4_retaint,
+    w5_real, w5_training, world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -78,6 +79,7 @@ fn main() {
         ("w3-searched", _) => run_w3(side, iterations, n, true),
         ("w3-carve", _) => run_w3_carve(side, iterations, w3_carve),
         ("w3-carve-mid", _) => run_w3_carve(side, iterations, w3_carve_mid),
+        ("w3-one", _) => run_w3_carve(side, iterations, w3_write_one),
         ("w3-fail", _) => run_w3_fail(side, iterations),
         ("graph", _) => run_graph(side, iterations, GraphOf::W1(n), false),
         ("graph-failed", _) => run_graph(side, iterations, GraphOf::W1(n), true),
@@ -102,7 +104,7 @@ fn main() {
                 other => {
                     eprintln!(
                         "unknown workload {other}: w1, w1-single, w1-single-claimed, w2, w3, \
-                         w3-searched, w3-carve, w3-carve-mid, w3-fail, w4, w5, w5-registered, w5-gpt2, \
+                         w3-searched, w3-carve, w3-carve-mid, w3-one, w3-fail, w4, w5, w5-registered, w5-gpt2, \
                          w5-gpt2-registered, w5-gpt2-warm, w5-resnet, w5-resnet-warm, \
                          w5-gpt2-new-ids, w5-resnet-new-ids, w5-two-streams, w5-gpt2-decode, \
                          w5-gpt2-decode-warm, graph, graph-failed, graph-gpt2, graph-gpt2-failed, \

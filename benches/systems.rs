@@ -29,7 +29,7 @@ use workloads::{
     Prepared, RESNET, Step, TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay,
     real_graph, replay_base, replay_graph, run_base_quiet, step_bindings, w1_beside_a_failure,
     w1_clean, w2_chain, w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented,
-    w3_reads, w4_retaint, w5_real, w5_training, world_steps,
+    w3_reads, w3_write_one, w4_retaint, w5_real, w5_training, world_steps,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -330,6 +330,7 @@ fn w3(c: &mut Criterion) {
         &pair,
         &w3_carve_mid(&pair),
     );
+    bench_carving(c, "w3_write_one_claim", &pair, &w3_write_one(&pair));
     let (binding, base_binding) = (carve.binding(), carve.base_binding());
 
     // The same write failing: a new failure's claim where the 100 claims

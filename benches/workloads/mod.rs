@@ -383,6 +383,13 @@ pub fn w3_carve_mid(pair: &Pair) -> Both {
     w3_carve_from(pair, 900)
 }
 
+/// A write of the one claim 100 claims into W3's set, whole (KiB 200 to
+/// 201): a kernel rewriting one patch of a fragmented buffer, the change
+/// most writes into a large set are.
+pub fn w3_write_one(pair: &Pair) -> Both {
+    pair.bind(0, 200 * W3_KIB, 201 * W3_KIB, Access::Write)
+}
+
 /// A write of W3's 200 KiB from KiB `kib` on: 100 claims and their gaps.
 fn w3_carve_from(pair: &Pair, kib: u64) -> Both {
     let start = kib * W3_KIB;
