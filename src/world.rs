@@ -226,10 +226,12 @@ pub struct World {
 
 /// A copy of everything the world holds, its scratch buffers as roomy as
 /// this world's but empty (their contents mean nothing between calls), and
-/// a stamp of its own: the clone's first calls allocate nothing its
-/// original's next would not. Derived, the scratch rows came with no room,
-/// so a clone's first launch allocated them — which a new world, which
-/// reserves them, does not.
+/// a stamp of its own. Derived, the scratch rows came with only as much
+/// room as the last call left in them, so a clone's first wider launch
+/// allocated them, which a new world (it reserves them) and its original
+/// do not. The stores are copied at their size: where the original had
+/// spare room (a slot map's vector, a claim set that shrank), the clone
+/// may grow the first time it needs it.
 impl Clone for World {
     fn clone(&self) -> Self {
         World {
