@@ -1313,7 +1313,7 @@ mod tests {
     #[test]
     fn gallop_finds_where_binary_search_does_for_every_length_and_cut() {
         let failure = SlotMap::<FailureKey, ()>::with_key().insert(());
-        for len in 0..80u64 {
+        for len in 0..=80u64 {
             let claims: alloc::vec::Vec<Claim> = (0..len)
                 .map(|i| Claim {
                     start: 2 * i,
