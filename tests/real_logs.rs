@@ -72,10 +72,13 @@ fn replay_all(lines: &[Line], fail: &[u64], strict: bool) -> Report {
 }
 
 fn replay_with(lines: &[Line], options: ReplayOptions) -> Report {
+    replayed(lines, options).finish().0
+}
+
+/// The replay of every line of `lines`, before its report is taken.
+fn replayed(lines: &[Line], options: ReplayOptions) -> Replay {
     taintworld::log::replay(lines.iter().cloned().map(Ok), options, |_| {})
         .expect("the log replays to the end")
-        .finish()
-        .0
 }
 
 /// One launch of a log, as the log spells it.
@@ -502,10 +505,7 @@ fn failed_launches(log: &Log) -> Vec<(u64, String, ErrorObject, Vec<LogBinding>)
 
 /// `log` replayed strictly, with the failures it tallied.
 fn replay_tallied(log: &Log) -> (Report, Vec<taintworld::log::FailureTally>) {
-    let mut replay = Replay::new(options(&[], true));
-    for line in log.lines.iter().cloned() {
-        replay.apply(line).expect("applies");
-    }
+    let replay = replayed(&log.lines, options(&[], true));
     let tallies = replay.tallies().values().cloned().collect();
     (replay.finish().0, tallies)
 }

@@ -100,6 +100,10 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
     """Check one log; returns a summary dict with an ``errors`` list."""
     errors: List[str] = []
     counts: Dict[str, int] = {}
+
+    def bump(key: str) -> None:
+        counts[key] = counts.get(key, 0) + 1
+
     live: Dict[int, Dict[str, int]] = {}  # memory -> {stream, size}
     ever_alloc = 0
     open_capture: Dict[int, int] = {}  # slot -> line
@@ -187,11 +191,11 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                     if _int(ev, "chain_limit", required=False) == 0:
                         raise LogError("chain_limit 0")
                     seen_event = True
-                    counts["header"] = counts.get("header", 0) + 1
+                    bump("header")
                     continue
                 if not seen_event:
                     raise LogError("the first event is not a header")
-                counts[op] = counts.get(op, 0) + 1
+                bump(op)
                 if op == "alloc":
                     stream = _int(ev, "stream")
                     memory = _int(ev, "memory")
@@ -219,7 +223,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                     for b in bs:
                         binding(ev, b, True)
                     if _outcome(ev, True) == "failed":
-                        counts["failed"] = counts.get("failed", 0) + 1
+                        bump("failed")
                     last_launch_line = lineno
                     reads_after_last_launch = 0
                 elif op in ("host_write", "read"):
@@ -227,7 +231,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                     if op == "read":
                         reads_after_last_launch += 1
                     elif _outcome(ev, False) == "failed":
-                        counts["failed"] = counts.get("failed", 0) + 1
+                        bump("failed")
                 elif op == "capture_begin":
                     slot = _int(ev, "stream") % max_streams
                     if slot in open_capture:

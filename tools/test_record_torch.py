@@ -64,6 +64,18 @@ def one(events, kernel):
     return ls[0]
 
 
+def float32_is_device(t):
+    """The ``is_device`` hook of the transfer tests: float32 tensors play
+    device memory, every other dtype host memory."""
+    return t.dtype == torch.float32
+
+
+def gzip_events(path):
+    """The events of a gzipped log, one dict a line."""
+    with gzip.open(path, "rt") as f:
+        return [json.loads(line) for line in f]
+
+
 def memory_sizes(events):
     return {e["memory"]: e["size"] for e in events if e["op"] == "alloc"}
 
@@ -299,9 +311,6 @@ def test_dead_storage_freed_before_its_address_is_reused():
 
 def test_host_device_transfers_with_predicate():
     """float32 = device, everything else = host (the ``is_device`` hook)."""
-    def is_dev(t):
-        return t.dtype == torch.float32
-
     host = torch.randn(8, dtype=torch.float64)
 
     def prog():
@@ -315,7 +324,7 @@ def test_host_device_transfers_with_predicate():
         h.copy_(d2)  # device -> host via copy_: read
         (d + d2).sum().item()  # read
         del back
-    events, _, _ = record(prog, is_device=is_dev)
+    events, _, _ = record(prog, is_device=float32_is_device)
     ops = [e["op"] for e in events if e["op"] in ("host_write", "read", "launch")]
     hw = [e for e in events if e["op"] == "host_write"]
     rd = [e for e in events if e["op"] == "read"]
@@ -390,16 +399,13 @@ def test_an_allocation_that_fails_is_a_failed_launch_of_kind_oom_binding_nothing
 
 
 def test_a_host_copy_that_fails_is_a_failed_host_write():
-    def is_dev(t):
-        return t.dtype == torch.float32
-
     host = torch.randn(9, dtype=torch.float64)
 
     def prog():
         d = torch.zeros(8, dtype=torch.float32)
         _raises(lambda: d.copy_(host))  # 9 values do not fit 8
         d.sum().item()
-    events, _, _ = record(prog, is_device=is_dev)
+    events, _, _ = record(prog, is_device=float32_is_device)
     hw = [e for e in events if e["op"] == "host_write"]
     assert len(hw) == 1, hw
     assert hw[0]["outcome"]["failed"]["kind"] == "RuntimeError"
@@ -414,9 +420,6 @@ def test_a_failed_copy_onto_the_device_binds_nothing_and_one_off_it_is_read_only
     answers with the fault.  float32 plays device memory (the ``is_device``
     hook), ``device="cpu"`` names the device, ``device="meta"`` the host, and
     a channels-last layout asked of a 1-D tensor is the error."""
-    def is_dev(t):
-        return t.dtype == torch.float32
-
     host = torch.randn(8, dtype=torch.float64)
     lose_device = _lose_device_op()
     last = torch.channels_last
@@ -427,7 +430,7 @@ def test_a_failed_copy_onto_the_device_binds_nothing_and_one_off_it_is_read_only
         _raises(lambda: d.to(device="meta", memory_format=last))  # device works
         _raises(lambda: lose_device(d))
         _raises(lambda: d.to(device="meta", memory_format=last))  # after the fault
-    events, rec, _ = record(prog, is_device=is_dev)
+    events, rec, _ = record(prog, is_device=float32_is_device)
     to = one(events, "aten::_to_copy")
     assert to["bindings"] == [] and to["outcome"]["failed"]["kind"] == "RuntimeError", to
     assert to["outcome"]["failed"]["message"] == "required rank 4 tensor to use channels_last format"
@@ -759,8 +762,7 @@ def test_programs_record_and_validate_cli():
         s, path, _ = _run_program(name)
         assert s["launches"] > 10, (name, s)
         # each program ends with a read before its frees: a step's loss, the last token
-        with gzip.open(path, "rt") as f:
-            evs = [json.loads(line) for line in f]
+        evs = gzip_events(path)
         tail = [e for e in evs if e["op"] != "free"]
         assert tail[-1]["op"] == "read", (name, tail[-1])
         if name == "resnet_train_step":
@@ -775,8 +777,7 @@ def test_the_device_assert_program_on_a_cpu_fails_its_embedding_launch():
     s, path, stderr = _run_program("gpt2_device_assert", expect_read=False)
     assert ("1 operation(s) raised and are recorded as failed: aten::embedding (IndexError)"
             in stderr), stderr
-    with gzip.open(path, "rt") as f:
-        evs = [json.loads(line) for line in f]
+    evs = gzip_events(path)
     failed = [e for e in evs if e["op"] == "launch" and e["outcome"] != "ok"]
     assert [e["kernel"] for e in failed] == ["aten::embedding"], failed
     assert failed[0]["outcome"]["failed"]["kind"] == "IndexError"
