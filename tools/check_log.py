@@ -28,8 +28,8 @@ comes after the last launch (a training step that reads its loss back at the
 end); ``--min`` and ``--min-streams`` demand that the program did what it was
 meant to (``--min replay=5``, two streams), so a recording that silently
 missed the interesting part fails too; ``--min failed=N`` counts the
-launches and host writes whose outcome failed (a program that met a real
-error).
+launches, host writes and graph replays whose outcome failed (a program
+that met a real error), as the recorder lists them.
 """
 
 from __future__ import annotations
@@ -251,7 +251,8 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                     g = _int(ev, "graph")
                     if g not in graphs:
                         raise LogError(f"replay of unknown graph {g}")
-                    _outcome(ev, False)
+                    if _outcome(ev, False) == "failed":
+                        bump("failed")
                 elif op == "graph_destroy":
                     g = _int(ev, "graph")
                     if g not in graphs:
@@ -300,7 +301,7 @@ def main(argv=None) -> int:
                    help="require a read event after the last launch")
     p.add_argument("--min", action="append", default=[], metavar="OP=N",
                    help="require at least N events of OP (repeatable), e.g. --min replay=5; "
-                        "failed=N counts launches and host writes that failed")
+                        "failed=N counts launches, host writes and replays that failed")
     p.add_argument("--min-streams", type=int, default=0,
                    help="require allocations on at least this many stream ids")
     p.add_argument("--json", action="store_true", help="print summaries as JSON lines")

@@ -823,6 +823,14 @@ def test_check_log_rejects_bad_logs():
     s = check_log.check(write(good[:3] + [host_write] + good[3:]), expect_read=True,
                         minimum={"failed": 1})
     assert s["ok"], s["errors"]
+    # A graph replay that failed counts too, as the recorder lists it.
+    capture = ['{"op":"capture_begin","stream":0}', good[2],
+               '{"op":"capture_end","stream":0,"graph":1}']
+    for outcome, ok in (('"ok"', False), ('{"failed":{"kind":"device","message":"m"}}', True)):
+        replay = '{"op":"replay","graph":1,"stream":0,"outcome":' + outcome + '}'
+        s = check_log.check(write(good[:2] + capture + [replay] + good[3:]), expect_read=True,
+                            minimum={"failed": 1})
+        assert s["ok"] == ok, (outcome, s["errors"])
 
 
 # ---------------------------------------------------------------- runner
