@@ -22,14 +22,17 @@ Appendix A) plus what a *recorded* log must satisfy to mean anything:
   still live when it stops).
 
 Usage: ``check_log.py LOG [LOG...] [--expect-read] [--min OP=N]...
-[--min-streams N] [--json]``.  Exit status 0 when every log passes, 1
+[--min-streams N] [--expect-blocking] [--json]``.  Exit status 0 when every log passes, 1
 otherwise.  ``--expect-read`` also demands at least one ``read`` event that
 comes after the last launch (a training step that reads its loss back at the
 end); ``--min`` and ``--min-streams`` demand that the program did what it was
 meant to (``--min replay=5``, two streams), so a recording that silently
 missed the interesting part fails too; ``--min failed=N`` counts the
 launches, host writes and graph replays whose outcome failed (a program
-that met a real error), as the recorder lists them.
+that met a real error), as the recorder lists them.  ``--expect-blocking``
+demands a header that says ``launch_blocking: true`` (a recording made with
+``record_torch.py --blocking``, whose device fault names the kernel that
+caused it).
 """
 
 from __future__ import annotations
@@ -96,7 +99,7 @@ def _open(path):
 
 
 def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]] = None,
-          min_streams: int = 0) -> Dict:
+          min_streams: int = 0, expect_blocking: bool = False) -> Dict:
     """Check one log; returns a summary dict with an ``errors`` list."""
     errors: List[str] = []
     counts: Dict[str, int] = {}
@@ -108,6 +111,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
     ever_alloc = 0
     open_capture: Dict[int, int] = {}  # slot -> line
     graphs = set()
+    launch_blocking = False
     max_streams = 8
     seen_event = False
     streams = set()
@@ -190,6 +194,10 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                         max_streams = ms
                     if _int(ev, "chain_limit", required=False) == 0:
                         raise LogError("chain_limit 0")
+                    blocking = ev.get("launch_blocking", False)
+                    if type(blocking) is not bool:
+                        raise LogError("launch_blocking must be true or false")
+                    launch_blocking = blocking
                     seen_event = True
                     bump("header")
                     continue
@@ -274,6 +282,8 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
     for op, n in (minimum or {}).items():
         if counts.get(op, 0) < n:
             errors.append(f"expected at least {n} {op!r} event(s), found {counts.get(op, 0)}")
+    if expect_blocking and not launch_blocking:
+        errors.append("the header does not say launch_blocking: true")
     if len(streams) < min_streams:
         errors.append(f"expected allocations on at least {min_streams} streams, "
                       f"found {sorted(streams)}")
@@ -290,6 +300,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
         "distinct_kernels": len(kernels),
         "graphs": sorted(graphs),
         "reads_after_last_launch": reads_after_last_launch,
+        "launch_blocking": launch_blocking,
         "errors": errors,
     }
 
@@ -304,6 +315,8 @@ def main(argv=None) -> int:
                         "failed=N counts launches, host writes and replays that failed")
     p.add_argument("--min-streams", type=int, default=0,
                    help="require allocations on at least this many stream ids")
+    p.add_argument("--expect-blocking", action="store_true",
+                   help="require a header that says launch_blocking: true")
     p.add_argument("--json", action="store_true", help="print summaries as JSON lines")
     ns = p.parse_args(argv)
     minimum = {}
@@ -316,7 +329,7 @@ def main(argv=None) -> int:
     for path in ns.logs:
         try:
             s = check(path, expect_read=ns.expect_read, minimum=minimum,
-                      min_streams=ns.min_streams)
+                      min_streams=ns.min_streams, expect_blocking=ns.expect_blocking)
         except (OSError, EOFError, gzip.BadGzipFile) as e:
             print(f"{path}: FAIL: cannot read: {e}")
             status = 1
@@ -329,7 +342,8 @@ def main(argv=None) -> int:
                   f"{s['launches']} launches, {s['allocations']} allocations, "
                   f"{c.get('read', 0)} reads, {c.get('host_write', 0)} host writes, "
                   f"{c.get('capture_end', 0)} captures, {c.get('replay', 0)} replays, "
-                  f"streams {s['streams']}, accesses {s['accesses']}")
+                  f"streams {s['streams']}, accesses {s['accesses']}"
+                  + (", launches blocking" if s["launch_blocking"] else ""))
             for e in s["errors"]:
                 print(f"  {e}")
         if not s["ok"]:

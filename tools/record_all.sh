@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Record the ten example programs as taintworld logs and validate each one.
+# Record the ten example programs as taintworld logs and validate each one
+# (on CUDA, the device-assert program a second time with blocking launches).
 #
 #   tools/record_all.sh OUTDIR [cuda|cpu]
 #
 # Writes OUTDIR/{gpt2_train_step,resnet_train_step,two_streams,cuda_graph_replay,gpt2_graph_train,gpt2_decode,gpt2_amp_step,gpt2_decode_graph,gpt2_oom_fallback,gpt2_device_assert}.jsonl.gz
+# and, on CUDA, OUTDIR/gpt2_device_assert_blocking.jsonl.gz
 # (with the suffix _cpu before .jsonl.gz when recording on the CPU, so a CPU
 # stand-in is never mistaken for a GPU recording), OUTDIR/provenance.txt
 # (versions, GPU, parameter counts, event counts, validation results),
@@ -60,22 +62,31 @@ if [ "$DEVICE" = cuda ] && command -v nvidia-smi >/dev/null; then
   echo "nvidia-smi: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)" >>"$PROV"
 fi
 
-record() {  # NAME CHECK_ARGS...
+record() {  # [--as LOG_NAME] [--blocking] NAME CHECK_ARGS...
+  local as= flags=()
+  while :; do
+    case $1 in
+      --as) as=$2; shift 2 ;;
+      --blocking) flags+=(--blocking); shift ;;
+      *) break ;;
+    esac
+  done
   local name=$1; shift
-  local log="$OUT_DIR/$name$SUFFIX.jsonl.gz"
+  as=${as:-$name}
+  local log="$OUT_DIR/$as$SUFFIX.jsonl.gz"
   echo >>"$PROV"
-  echo "## $name" >>"$PROV"
-  echo "command: python3 tools/record_torch.py tools/programs/$name.py -o $(basename "$log") --device $DEVICE" >>"$PROV"
+  echo "## $as" >>"$PROV"
+  echo "command: python3 tools/record_torch.py tools/programs/$name.py -o $(basename "$log") --device $DEVICE${flags[*]:+ ${flags[*]}}" >>"$PROV"
   local t0=$SECONDS
-  local err_one="$OUT_DIR/.stderr_$name"
+  local err_one="$OUT_DIR/.stderr_$as"
   if ! "$PY" "$HERE/record_torch.py" "$HERE/programs/$name.py" -o "$log" --device "$DEVICE" \
-      >>"$PROV" 2>"$err_one"; then
+      "${flags[@]}" >>"$PROV" 2>"$err_one"; then
     echo "RECORDING FAILED (see record_stderr.txt)" >>"$PROV"
     status=1
   fi
   echo "seconds: $((SECONDS - t0))" >>"$PROV"
   grep '^record_torch:' "$err_one" >>"$PROV"
-  { echo "### $name"; cat "$err_one"; } >>"$ERR"
+  { echo "### $as"; cat "$err_one"; } >>"$ERR"
   rm -f "$err_one"
   if [ -f "$log" ]; then
     echo "bytes: $(wc -c <"$log")" >>"$PROV"
@@ -105,6 +116,10 @@ if [ "$DEVICE" = cuda ]; then
   record gpt2_decode_graph --expect-read --min read=16 --min capture_end=1 --min replay=15
   record gpt2_oom_fallback --expect-read --min failed=1 --min launch=100
   record gpt2_device_assert --expect-read --min device_fault=1 --min failed=1
+  # The same assert with every launch waiting for its kernel: the fault is
+  # reported by the embedding that hit it, not by a later call.
+  record --as gpt2_device_assert_blocking --blocking gpt2_device_assert \
+    --expect-read --expect-blocking --min device_fault=1 --min failed=1
 else
   record gpt2_train_step --expect-read --min launch=100
   record resnet_train_step --expect-read --min launch=100

@@ -23,15 +23,16 @@ object a line, header first.  This recorder sits in PyTorch's dispatcher as a
   done with a failed outcome (``error_of`` gives its kind and message), its
   fresh outputs left out since they were never made, and a graph replay
   that raises as a failed ``replay``; a sticky CUDA error, which loses the
-  device, is first a ``device_fault``.  The exception still reaches the
-  program.
+  device, is first a ``device_fault``, written at the call that reports it
+  (a later one, unless ``--blocking`` makes each launch wait for its
+  kernel).  The exception still reaches the program.
 
 Two ways to use it::
 
     with Recorder("run.jsonl.gz"):
         train_step()
 
-    python tools/record_torch.py SCRIPT.py -o run.jsonl.gz [--device cuda|cpu] [-- ARGS...]
+    python tools/record_torch.py SCRIPT.py -o run.jsonl.gz [--device cuda|cpu] [--blocking] [-- ARGS...]
 
 Why a dispatch mode: it sees every operator below autograd, on every thread
 that autograd uses (the mode is part of the thread-local state the autograd
@@ -283,6 +284,24 @@ _STICKY_CUDA_ERRORS = (
 _MESSAGE_CHARS = 200
 
 
+def header(device: str, max_streams: int, environ) -> dict:
+    """The log's header event.
+
+    ``launch_blocking: true`` is added when the recording is on CUDA and
+    ``CUDA_LAUNCH_BLOCKING=1`` is in ``environ`` (see ``--blocking``): every
+    launch then waits for its kernel, so an error a kernel hits on the GPU
+    is reported by that kernel's own operator and the log's ``device_fault``
+    names the kernel that caused it.  Without it CUDA reports such an error
+    at some later call, and the log names that call.  The field is left out
+    otherwise, so logs recorded without it keep their bytes; the replay
+    ignores it (SPEC section 7 ignores unknown fields).
+    """
+    event = {"op": "header", "format": FORMAT, "version": VERSION, "max_streams": max_streams}
+    if device == "cuda" and environ.get("CUDA_LAUNCH_BLOCKING") == "1":
+        event["launch_blocking"] = True
+    return event
+
+
 def error_of(exc: BaseException) -> Tuple[dict, bool]:
     """The log's ``{"kind", "message"}`` for an operator's exception, and
     whether it is a device fault.
@@ -415,8 +434,7 @@ class Recorder:
         if self.device == "cuda":
             # Stream 0 is the default stream of the current device.
             self._streams[(torch.cuda.current_device(), 0)] = 0
-        self._emit({"op": "header", "format": FORMAT, "version": VERSION,
-                    "max_streams": self.max_streams})
+        self._emit(header(self.device, self.max_streams, os.environ))
         self._patch_graphs()
         self.active = True
         self._mode = _Mode(self)
@@ -1137,14 +1155,23 @@ def main(argv=None) -> int:
         argv, script_args = argv[:cut], argv[cut + 1:]
     p = argparse.ArgumentParser(
         description="Run a Python script under the taintworld recorder.",
-        usage="%(prog)s SCRIPT.py -o LOG.jsonl[.gz] [--device auto|cuda|cpu] [-- SCRIPT_ARGS...]")
+        usage="%(prog)s SCRIPT.py -o LOG.jsonl[.gz] [--device auto|cuda|cpu] [--blocking] "
+              "[-- SCRIPT_ARGS...]")
     p.add_argument("script", help="the Python program to run (as __main__)")
     p.add_argument("-o", "--output", required=True,
                    help="log to write (.jsonl, or .jsonl.gz for gzip)")
     p.add_argument("--device", default="auto", choices=("auto", "cuda", "cpu"),
                    help="which tensors are device memory (default: cuda if available)")
     p.add_argument("--max-streams", type=int, default=8)
+    p.add_argument("--blocking", action="store_true",
+                   help="set CUDA_LAUNCH_BLOCKING=1 before CUDA starts, so that an error a "
+                        "kernel hits on the GPU is recorded at that kernel's launch rather "
+                        "than at a later call (slower; the header says launch_blocking)")
     ns = p.parse_args(argv)
+    if ns.blocking:
+        # Read by CUDA when it starts, which nothing has asked of it yet:
+        # torch starts CUDA lazily, at the first call that needs it.
+        os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
     old_argv = sys.argv
     sys.argv = [ns.script] + list(script_args)
     sys.path.insert(0, os.path.dirname(os.path.abspath(ns.script)))

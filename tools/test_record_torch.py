@@ -33,7 +33,7 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
 import check_log  # noqa: E402
-from record_torch import Recorder  # noqa: E402
+from record_torch import Recorder, header  # noqa: E402
 
 # ---------------------------------------------------------------- helpers
 
@@ -785,6 +785,33 @@ def test_the_device_assert_program_on_a_cpu_fails_its_embedding_launch():
     assert s["counts"].get("failed") == 1
 
 
+def test_the_header_says_launch_blocking_only_for_a_cuda_recording_with_the_variable_set():
+    plain = {"op": "header", "format": "taintworld-log", "version": 1, "max_streams": 8}
+    assert header("cuda", 8, {"CUDA_LAUNCH_BLOCKING": "1"}) == dict(plain, launch_blocking=True)
+    # Left out otherwise, so that a log recorded without it keeps its bytes.
+    assert header("cuda", 8, {}) == plain
+    assert header("cuda", 8, {"CUDA_LAUNCH_BLOCKING": "0"}) == plain
+    assert header("cpu", 8, {"CUDA_LAUNCH_BLOCKING": "1"}) == plain
+
+
+def test_blocking_sets_the_variable_before_the_program_runs_and_only_with_the_flag():
+    fd, script = tempfile.mkstemp(suffix=".py")
+    with os.fdopen(fd, "w") as f:
+        f.write("import os\nprint('blocking:', os.environ.get('CUDA_LAUNCH_BLOCKING'))\n")
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_LAUNCH_BLOCKING"}
+    env["CUDA_VISIBLE_DEVICES"] = ""
+    seen = []
+    for flags in (["--blocking"], []):
+        fd, path = tempfile.mkstemp(suffix=".jsonl")
+        os.close(fd)
+        cmd = [sys.executable, os.path.join(HERE, "record_torch.py"), script, "-o", path,
+               "--device", "cpu"] + flags
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr[-3000:]
+        seen.append(r.stdout.strip())
+    assert seen == ["blocking: 1", "blocking: None"], seen
+
+
 def test_check_log_rejects_bad_logs():
     def write(lines):
         fd, path = tempfile.mkstemp(suffix=".jsonl")
@@ -831,6 +858,16 @@ def test_check_log_rejects_bad_logs():
         s = check_log.check(write(good[:2] + capture + [replay] + good[3:]), expect_read=True,
                             minimum={"failed": 1})
         assert s["ok"] == ok, (outcome, s["errors"])
+    # --expect-blocking wants the header's launch_blocking, which must be a
+    # boolean where it is given.
+    blocking = h[:-1] + ',"launch_blocking":true}'
+    for first, expected in ((h, (True, False)), (blocking, (True, True))):
+        lines = [first] + good[1:]
+        assert check_log.check(write(lines))["ok"] == expected[0]
+        s = check_log.check(write(lines), expect_blocking=True)
+        assert s["ok"] == expected[1] and s["launch_blocking"] == expected[1], s
+    s = check_log.check(write([h[:-1] + ',"launch_blocking":1}'] + good[1:]))
+    assert s["errors"][0] == "line 1: launch_blocking must be true or false", s["errors"]
 
 
 # ---------------------------------------------------------------- runner
