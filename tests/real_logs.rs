@@ -31,10 +31,11 @@ const GPT2_AMP: &str = "gpt2_amp_step.jsonl.gz";
 const GPT2_DECODE_GRAPH: &str = "gpt2_decode_graph.jsonl.gz";
 const GPT2_OOM: &str = "gpt2_oom_fallback.jsonl.gz";
 const GPT2_ASSERT: &str = "gpt2_device_assert.jsonl.gz";
+const GPT2_ASSERT_BLOCKING: &str = "gpt2_device_assert_blocking.jsonl.gz";
 
 /// The programs that met a real error while they were recorded, and whose
 /// logs say so: every other program ran without one.
-const MET_AN_ERROR: [&str; 2] = [GPT2_OOM, GPT2_ASSERT];
+const MET_AN_ERROR: [&str; 3] = [GPT2_OOM, GPT2_ASSERT, GPT2_ASSERT_BLOCKING];
 
 fn real_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/logs/real")
@@ -450,6 +451,7 @@ fn the_ten_recorded_programs_are_shipped() {
         TWO_STREAMS,
         GPT2_OOM,
         GPT2_ASSERT,
+        GPT2_ASSERT_BLOCKING,
     ] {
         assert!(names.iter().any(|n| n == name), "{name} missing: {names:?}");
     }
@@ -561,12 +563,75 @@ fn a_recorded_out_of_memory_error_fails_its_launch_and_taints_nothing_the_progra
 /// `gpt2_device_assert`: step 1 fed the embedding a token past its
 /// vocabulary, and the GPU's index kernel asserted. CUDA told the host at a
 /// later call, which the recorder wrote as the device's fault and that
-/// call's launch failed with kind `device`; nothing launched after it. Step
-/// 0's loss, read before the fault, is clean; the program's attempt to copy
-/// the embedding to the host after it answers with the fault (SPEC §6).
+/// call's launch failed with kind `device`; nothing launched after it.
 #[test]
 fn a_recorded_device_side_assert_faults_the_device_and_the_read_after_it_answers_with_the_fault() {
     let log = load(GPT2_ASSERT);
+    let (line, kernel) = device_assert_recorded(&log);
+    // The embedding of step 1 read the bad token, and ran as far as the
+    // host knew: the launch that failed is a later one.
+    assert_ne!(kernel, "aten::embedding");
+    assert!(
+        log.launches
+            .iter()
+            .any(|l| l.kernel == "aten::embedding" && l.line > log.reads[0].0 && l.line < line)
+    );
+}
+
+/// `gpt2_device_assert_blocking`: the same program recorded with
+/// `--blocking`, every launch waiting for its kernel. The embedding that
+/// asserted reported it itself: the device's fault and the failed launch
+/// name it, and the replay's root error is that embedding, where the plain
+/// recording's is a launch some way after it.
+#[test]
+fn with_blocking_launches_the_recorded_device_fault_names_the_kernel_that_asserted() {
+    let log = load(GPT2_ASSERT_BLOCKING);
+    let header = first_line(GPT2_ASSERT_BLOCKING);
+    assert_eq!(header["op"], "header");
+    assert_eq!(header["launch_blocking"], true);
+    assert!(first_line(GPT2_ASSERT).get("launch_blocking").is_none());
+
+    let (line, kernel) = device_assert_recorded(&log);
+    assert_eq!(kernel, "aten::embedding");
+    // Step 1's embedding of the tokens (step 0's loss was read before
+    // it), bound to what it read: its output was never made.
+    assert!(line > log.reads[0].0);
+    let failed = &log.launches.last().expect("launches").bindings;
+    assert!(!failed.is_empty() && failed.iter().all(|b| b.access == Access::Read));
+    // The same launches as the plain recording up to it: the one is the
+    // other's embedding, a number for a number.
+    let plain = load(GPT2_ASSERT);
+    let at = log.launches.len() - 1;
+    assert_eq!(plain.launches[at].kernel, "aten::embedding");
+    assert_eq!(plain.launches[at].line, line);
+    assert!(
+        log.launches[..at]
+            .iter()
+            .zip(&plain.launches)
+            .all(|(a, b)| a.kernel == b.kernel && a.bindings == b.bindings)
+    );
+}
+
+/// The first line of the real log `name`, parsed as JSON: the header, with
+/// the fields the replay ignores.
+fn first_line(name: &str) -> serde_json::Value {
+    use std::io::BufRead;
+    let file = std::fs::File::open(real_dir().join(name)).expect("the log opens");
+    let mut first = String::new();
+    std::io::BufReader::new(flate2::read::GzDecoder::new(file))
+        .read_line(&mut first)
+        .expect("the first line reads");
+    serde_json::from_str(&first).expect("the first line is JSON")
+}
+
+/// What every recording of `gpt2_device_assert` holds, wherever CUDA
+/// reported the assert: one device fault, the launch right after it failed
+/// with its error and nothing launched after that; the replay tallies that
+/// launch's failure alone and skips nothing; step 0's loss, read before
+/// the fault, is clean, and the program's attempt to copy the embedding to
+/// the host after it answers with the fault (SPEC §6). The failed launch's
+/// line and kernel.
+fn device_assert_recorded(log: &Log) -> (u64, String) {
     let faults: Vec<(u64, &ErrorObject)> = log
         .lines
         .iter()
@@ -582,22 +647,15 @@ fn a_recorded_device_side_assert_faults_the_device_and_the_read_after_it_answers
         (fault.kind.as_str(), fault.message.as_str()),
         ("device", "CUDA error: device-side assert triggered")
     );
-    let failed = failed_launches(&log);
+    let failed = failed_launches(log);
     assert_eq!(failed.len(), 1);
     let (line, kernel, error, _) = &failed[0];
     assert_eq!(*line, fault_line + 1, "the call that met the fault");
     assert_eq!(error, fault);
     let last = log.launches.last().expect("launches");
     assert_eq!(last.line, *line, "nothing launched after it");
-    // The embedding of step 1 read the bad token, and ran as far as the
-    // host knew: the launch that failed is a later one.
-    assert!(
-        log.launches
-            .iter()
-            .any(|l| l.kernel == "aten::embedding" && l.line > log.reads[0].0)
-    );
 
-    let (r, tallies) = replay_tallied(&log);
+    let (r, tallies) = replay_tallied(log);
     assert!(r.rejected.is_empty() && r.unresolved_bindings == 0);
     assert_eq!((r.verdicts.failed, r.verdicts.skipped), (1, 0));
     assert_eq!(tallies.len(), 1);
@@ -613,6 +671,7 @@ fn a_recorded_device_side_assert_faults_the_device_and_the_read_after_it_answers
         ("device", "device")
     );
     assert_eq!(answer.message, fault.message);
+    (*line, kernel.clone())
 }
 
 #[test]
