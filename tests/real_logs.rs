@@ -435,7 +435,7 @@ fn skipped(report: &Report) -> BTreeMap<u64, (u64, u64)> {
 // ---------------------------------------------------------------- clean replays
 
 #[test]
-fn the_ten_recorded_programs_are_shipped() {
+fn the_eleven_recordings_of_the_ten_programs_are_shipped() {
     let names: Vec<String> = real_logs()
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())

@@ -30,9 +30,9 @@ meant to (``--min replay=5``, two streams), so a recording that silently
 missed the interesting part fails too; ``--min failed=N`` counts the
 launches, host writes and graph replays whose outcome failed (a program
 that met a real error), as the recorder lists them.  ``--expect-blocking``
-demands a header that says ``launch_blocking: true`` (a recording made with
-``record_torch.py --blocking``, whose device fault names the kernel that
-caused it).
+demands a header that says ``launch_blocking: true`` (a CUDA recording made
+with ``record_torch.py --blocking``, whose failed launch after the device
+fault is the kernel that caused it).
 """
 
 from __future__ import annotations

@@ -290,9 +290,10 @@ def header(device: str, max_streams: int, environ) -> dict:
     ``launch_blocking: true`` is added when the recording is on CUDA and
     ``CUDA_LAUNCH_BLOCKING=1`` is in ``environ`` (see ``--blocking``): every
     launch then waits for its kernel, so an error a kernel hits on the GPU
-    is reported by that kernel's own operator and the log's ``device_fault``
-    names the kernel that caused it.  Without it CUDA reports such an error
-    at some later call, and the log names that call.  The field is left out
+    is reported by that kernel's own operator: the failed launch written
+    right after the ``device_fault`` is the kernel that caused it.  Without
+    it CUDA reports such an error at some later call, and that call's
+    launch is the one that fails.  The field is left out
     otherwise, so logs recorded without it keep their bytes; the replay
     ignores it (SPEC section 7 ignores unknown fields).
     """
@@ -1166,7 +1167,8 @@ def main(argv=None) -> int:
     p.add_argument("--blocking", action="store_true",
                    help="set CUDA_LAUNCH_BLOCKING=1 before CUDA starts, so that an error a "
                         "kernel hits on the GPU is recorded at that kernel's launch rather "
-                        "than at a later call (slower; the header says launch_blocking)")
+                        "than at a later call (slower; on CUDA the header says "
+                        "launch_blocking)")
     ns = p.parse_args(argv)
     if ns.blocking:
         # Read by CUDA when it starts, which nothing has asked of it yet:
