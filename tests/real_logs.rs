@@ -580,9 +580,9 @@ fn a_recorded_device_side_assert_faults_the_device_and_the_read_after_it_answers
 
 /// `gpt2_device_assert_blocking`: the same program recorded with
 /// `--blocking`, every launch waiting for its kernel. The embedding that
-/// asserted reported it itself: the device's fault and the failed launch
-/// name it, and the replay's root error is that embedding, where the plain
-/// recording's is a launch some way after it.
+/// asserted reported it itself: the launch that failed right after the
+/// device's fault is that embedding, and so is the replay's root error,
+/// where the plain recording's is a launch some way after it.
 #[test]
 fn with_blocking_launches_the_recorded_device_fault_names_the_kernel_that_asserted() {
     let log = load(GPT2_ASSERT_BLOCKING);

@@ -22,8 +22,8 @@ Appendix A) plus what a *recorded* log must satisfy to mean anything:
   still live when it stops).
 
 Usage: ``check_log.py LOG [LOG...] [--expect-read] [--min OP=N]...
-[--min-streams N] [--expect-blocking] [--json]``.  Exit status 0 when every log passes, 1
-otherwise.  ``--expect-read`` also demands at least one ``read`` event that
+[--min-streams N] [--expect-blocking] [--json]``.  Exit status 0 when every
+log passes, 1 otherwise.  ``--expect-read`` also demands at least one ``read`` event that
 comes after the last launch (a training step that reads its loss back at the
 end); ``--min`` and ``--min-streams`` demand that the program did what it was
 meant to (``--min replay=5``, two streams), so a recording that silently

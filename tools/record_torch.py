@@ -293,9 +293,9 @@ def header(device: str, max_streams: int, environ) -> dict:
     is reported by that kernel's own operator: the failed launch written
     right after the ``device_fault`` is the kernel that caused it.  Without
     it CUDA reports such an error at some later call, and that call's
-    launch is the one that fails.  The field is left out
-    otherwise, so logs recorded without it keep their bytes; the replay
-    ignores it (SPEC section 7 ignores unknown fields).
+    launch is the one that fails.  The field is left out otherwise, so
+    logs recorded without it keep their bytes; the replay ignores it (SPEC
+    section 7 ignores unknown fields).
     """
     event = {"op": "header", "format": FORMAT, "version": VERSION, "max_streams": max_streams}
     if device == "cuda" and environ.get("CUDA_LAUNCH_BLOCKING") == "1":
