@@ -23,9 +23,9 @@ Appendix A) plus what a *recorded* log must satisfy to mean anything:
 
 Usage: ``check_log.py LOG [LOG...] [--expect-read] [--min OP=N]...
 [--min-streams N] [--expect-blocking] [--json]``.  Exit status 0 when every
-log passes, 1 otherwise.  ``--expect-read`` also demands at least one ``read`` event that
-comes after the last launch (a training step that reads its loss back at the
-end); ``--min`` and ``--min-streams`` demand that the program did what it was
+log passes, 1 otherwise.  ``--expect-read`` also demands at least one
+``read`` event that comes after the last launch (a training step that reads
+its loss back at the end); ``--min`` and ``--min-streams`` demand that the program did what it was
 meant to (``--min replay=5``, two streams), so a recording that silently
 missed the interesting part fails too; ``--min failed=N`` counts the
 launches, host writes and graph replays whose outcome failed (a program
@@ -38,6 +38,7 @@ fault is the kernel that caused it).
 from __future__ import annotations
 
 import argparse
+import collections
 import gzip
 import json
 import sys
@@ -102,11 +103,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
           min_streams: int = 0, expect_blocking: bool = False) -> Dict:
     """Check one log; returns a summary dict with an ``errors`` list."""
     errors: List[str] = []
-    counts: Dict[str, int] = {}
-
-    def bump(key: str) -> None:
-        counts[key] = counts.get(key, 0) + 1
-
+    counts: collections.Counter = collections.Counter()
     live: Dict[int, Dict[str, int]] = {}  # memory -> {stream, size}
     ever_alloc = 0
     open_capture: Dict[int, int] = {}  # slot -> line
@@ -116,7 +113,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
     seen_event = False
     streams = set()
     bindings = 0
-    access_counts: Dict[str, int] = {}
+    access_counts: collections.Counter = collections.Counter()
     last_launch_line = 0
     reads_after_last_launch = 0
     kernels = set()
@@ -138,7 +135,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
         if need_access:
             if acc not in ACCESSES:
                 raise LogError(f"bad access {acc!r}")
-            access_counts[acc] = access_counts.get(acc, 0) + 1
+            access_counts[acc] += 1
         bindings += 1
         if memory not in live:
             raise LogError(f"binding names memory {memory}, which is not live")
@@ -199,11 +196,11 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                         raise LogError("launch_blocking must be true or false")
                     launch_blocking = blocking
                     seen_event = True
-                    bump("header")
+                    counts["header"] += 1
                     continue
                 if not seen_event:
                     raise LogError("the first event is not a header")
-                bump(op)
+                counts[op] += 1
                 if op == "alloc":
                     stream = _int(ev, "stream")
                     memory = _int(ev, "memory")
@@ -231,7 +228,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                     for b in bs:
                         binding(ev, b, True)
                     if _outcome(ev, True) == "failed":
-                        bump("failed")
+                        counts["failed"] += 1
                     last_launch_line = lineno
                     reads_after_last_launch = 0
                 elif op in ("host_write", "read"):
@@ -239,7 +236,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                     if op == "read":
                         reads_after_last_launch += 1
                     elif _outcome(ev, False) == "failed":
-                        bump("failed")
+                        counts["failed"] += 1
                 elif op == "capture_begin":
                     slot = _int(ev, "stream") % max_streams
                     if slot in open_capture:
@@ -260,7 +257,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                     if g not in graphs:
                         raise LogError(f"replay of unknown graph {g}")
                     if _outcome(ev, False) == "failed":
-                        bump("failed")
+                        counts["failed"] += 1
                 elif op == "graph_destroy":
                     g = _int(ev, "graph")
                     if g not in graphs:
@@ -280,8 +277,8 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
     if expect_read and reads_after_last_launch == 0:
         errors.append("no read event after the last launch")
     for op, n in (minimum or {}).items():
-        if counts.get(op, 0) < n:
-            errors.append(f"expected at least {n} {op!r} event(s), found {counts.get(op, 0)}")
+        if counts[op] < n:
+            errors.append(f"expected at least {n} {op!r} event(s), found {counts[op]}")
     if expect_blocking and not launch_blocking:
         errors.append("the header does not say launch_blocking: true")
     if len(streams) < min_streams:
@@ -291,12 +288,12 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
         "path": path,
         "ok": not errors,
         "lines": lineno,
-        "counts": counts,
-        "launches": counts.get("launch", 0),
+        "counts": dict(counts),
+        "launches": counts["launch"],
         "allocations": ever_alloc,
         "streams": sorted(streams),
         "bindings": bindings,
-        "accesses": access_counts,
+        "accesses": dict(access_counts),
         "distinct_kernels": len(kernels),
         "graphs": sorted(graphs),
         "reads_after_last_launch": reads_after_last_launch,

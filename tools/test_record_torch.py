@@ -741,15 +741,25 @@ def test_every_binding_names_its_allocation_stream():
                 assert b["stream"] == stream_of[b["memory"]]
 
 
-def _run_program(name, expect_read=True):
-    fd, path = tempfile.mkstemp(suffix=".jsonl.gz")
+def _record_cli(script, suffix, *flags):
+    """``record_torch.py SCRIPT -o LOG --device cpu FLAGS...`` run to its
+    end with status 0, the log a new temporary file ending in ``suffix``:
+    the path and the finished process."""
+    fd, path = tempfile.mkstemp(suffix=suffix)
     os.close(fd)
-    cmd = [sys.executable, os.path.join(HERE, "record_torch.py"),
-           os.path.join(HERE, "programs", name + ".py"), "-o", path, "--device", "cpu"]
-    # Hide any GPU so the programs run on the CPU, where the recorder looks.
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    cmd = [sys.executable, os.path.join(HERE, "record_torch.py"), script, "-o", path,
+           "--device", "cpu", *flags]
+    # Hide any GPU so the program runs on the CPU, where the recorder looks,
+    # and leave blocking launches to the flag.
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_LAUNCH_BLOCKING"}
+    env["CUDA_VISIBLE_DEVICES"] = ""
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
+    return path, r
+
+
+def _run_program(name, expect_read=True):
+    path, r = _record_cli(os.path.join(HERE, "programs", name + ".py"), ".jsonl.gz")
     s = check_log.check(path, expect_read=expect_read)
     assert s["ok"], s["errors"]
     return s, path, r.stderr
@@ -798,17 +808,8 @@ def test_blocking_sets_the_variable_before_the_program_runs_and_only_with_the_fl
     fd, script = tempfile.mkstemp(suffix=".py")
     with os.fdopen(fd, "w") as f:
         f.write("import os\nprint('blocking:', os.environ.get('CUDA_LAUNCH_BLOCKING'))\n")
-    env = {k: v for k, v in os.environ.items() if k != "CUDA_LAUNCH_BLOCKING"}
-    env["CUDA_VISIBLE_DEVICES"] = ""
-    seen = []
-    for flags in (["--blocking"], []):
-        fd, path = tempfile.mkstemp(suffix=".jsonl")
-        os.close(fd)
-        cmd = [sys.executable, os.path.join(HERE, "record_torch.py"), script, "-o", path,
-               "--device", "cpu"] + flags
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        assert r.returncode == 0, r.stderr[-3000:]
-        seen.append(r.stdout.strip())
+    seen = [_record_cli(script, ".jsonl", *flags)[1].stdout.strip()
+            for flags in (["--blocking"], [])]
     assert seen == ["blocking: 1", "blocking: None"], seen
 
 
