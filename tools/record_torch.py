@@ -271,13 +271,26 @@ class _StorageRef:
             pass
 
 
-# What a CUDA error says when it is sticky: the context is lost, every later
-# call fails with it, and no byte on the device can be trusted again.  Such an
-# error is a device fault (SPEC §6), not the failure of one operator.
+# The CUDA runtime's error codes (``cudaError_t``) that are sticky: the
+# context is lost, every later call fails with the same error, and no byte on
+# the device can be trusted again.  Such an error is a device fault (SPEC §6),
+# not the failure of one operator.  CUDA's reference says of each of 700
+# (illegal address), 702 (launch timeout), 710 (device-side assert), 714
+# (hardware stack error), 715 (illegal instruction), 716 (misaligned
+# address), 717 (invalid address space), 718 (invalid program counter) and
+# 719 (launch failure) that the process must be relaunched to use CUDA
+# again; 214, an uncorrectable ECC error, is counted with them because the
+# bytes on the device are what it corrupts.
+_STICKY_CUDA_CODES = frozenset({214, 700, 702, 710, 714, 715, 716, 717, 718, 719})
+
+# What the same errors say: an exception that carries no code (a CUDA error
+# raised as a plain ``RuntimeError``, or a PyTorch whose ``AcceleratorError``
+# has no ``error_code``) is told by its message.
 _STICKY_CUDA_ERRORS = (
     "device-side assert", "illegal memory access", "illegal address",
     "misaligned address", "illegal instruction", "unspecified launch failure",
-    "hardware stack error", "uncorrectable ecc error",
+    "hardware stack error", "uncorrectable ecc error", "launch timed out",
+    "invalid program counter",
 )
 
 # How much of an exception's first line an error's message keeps.
@@ -303,13 +316,29 @@ def header(device: str, max_streams: int, environ) -> dict:
     return event
 
 
+def cuda_error_code(exc: BaseException) -> Optional[int]:
+    """The CUDA runtime error code an exception carries, or ``None``.
+
+    PyTorch raises a failed CUDA call as ``torch.AcceleratorError``, whose
+    instances carry the call's ``cudaError_t`` as ``error_code``; anything
+    else there (an older PyTorch sets none) counts as no code, and the
+    message alone decides.
+    """
+    code = getattr(exc, "error_code", None)
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code
+    return None
+
+
 def error_of(exc: BaseException) -> Tuple[dict, bool]:
     """The log's ``{"kind", "message"}`` for an operator's exception, and
     whether it is a device fault.
 
     ``kind`` is ``oom`` for ``torch.OutOfMemoryError`` (or the CPU
     allocator's "can't allocate memory"), ``device`` for a
-    sticky CUDA error, ``cuda`` for another CUDA error (a launch the driver
+    sticky CUDA error (one whose CUDA error code is in
+    ``_STICKY_CUDA_CODES``, or whose message names such an error),
+    ``cuda`` for another CUDA error (a launch the driver
     rejected: too many resources, a bad configuration), and the exception's
     class name otherwise (a ``RuntimeError`` from a check before the launch).
     ``message`` is the first line of the exception's text, cut at
@@ -326,7 +355,11 @@ def error_of(exc: BaseException) -> Tuple[dict, bool]:
         # recorder's own tests stand in with, a RuntimeError that says so.
         return {"kind": "oom", "message": line}, False
     if "cuda error" in lower or type(exc).__name__ == "AcceleratorError":
-        sticky = any(s in lower for s in _STICKY_CUDA_ERRORS)
+        # Either tells: a code names a lost device whatever its message
+        # says, and a message that names one is believed whatever the code,
+        # since trusting bytes after a lost device is the worse mistake.
+        sticky = cuda_error_code(exc) in _STICKY_CUDA_CODES or any(
+            s in lower for s in _STICKY_CUDA_ERRORS)
         return {"kind": "device" if sticky else "cuda", "message": line}, sticky
     return {"kind": type(exc).__name__, "message": line}, False
 

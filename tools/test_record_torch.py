@@ -466,6 +466,37 @@ def test_error_kinds_tell_oom_a_rejected_launch_and_a_lost_device_apart():
     assert len(error["message"]) == 200 and error["message"].endswith("…")
 
 
+def _accelerator_error(message, code):
+    """A ``torch.AcceleratorError`` as PyTorch raises one for a failed CUDA
+    call, with ``code`` as its ``error_code`` (left unset for ``None``)."""
+    exc = torch.AcceleratorError(message)
+    if code is not None:
+        exc.error_code = code
+    return exc
+
+
+def test_a_cuda_error_code_or_its_message_tells_a_lost_device():
+    from record_torch import error_of
+    # 710 is a device-side assert, 719 a kernel's launch failure: sticky,
+    # whatever the message says.
+    error, sticky = error_of(_accelerator_error("CUDA error: device-side assert triggered", 710))
+    assert (error, sticky) == ({"kind": "device", "message": "CUDA error: device-side assert triggered"}, True)
+    error, sticky = error_of(_accelerator_error("CUDA error: a message naming no cause", 719))
+    assert (error["kind"], sticky) == ("device", True)
+    # 1 is an invalid argument: the launch is rejected and the device is
+    # fine, unless the message says otherwise (believed: trusting bytes
+    # after a lost device is the worse mistake).
+    error, sticky = error_of(_accelerator_error("CUDA error: invalid argument", 1))
+    assert (error["kind"], sticky) == ("cuda", False)
+    error, sticky = error_of(_accelerator_error("CUDA error: an illegal memory access was encountered", 1))
+    assert (error["kind"], sticky) == ("device", True)
+    # No code, or one that is not an integer: the message alone decides.
+    for code in (None, True, "710"):
+        error, sticky = error_of(_accelerator_error("CUDA error: an illegal memory access was encountered", code))
+        assert (error["kind"], sticky) == ("device", True), code
+        error, sticky = error_of(_accelerator_error("CUDA error: invalid argument", code))
+        assert (error["kind"], sticky) == ("cuda", False), code
+
 _LOSE_DEVICE_LIB = []
 
 
