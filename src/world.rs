@@ -229,9 +229,10 @@ pub struct World {
 /// a stamp of its own. Derived, the scratch rows came with only as much
 /// room as the last call left in them, so a clone's first wider launch
 /// allocated them, which a new world (it reserves them) and its original
-/// do not. The stores are copied at their size: where the original had
-/// spare room (a slot map's vector, a claim set that shrank), the clone
-/// may grow the first time it needs it.
+/// do not. The stores of allocations, failures and skip records keep their
+/// room as well, so that a clone's first new allocation, failure or skip
+/// allocates what its original's would; only claim sets are copied at
+/// their size (one that shrank may grow the first time it needs to).
 impl Clone for World {
     fn clone(&self) -> Self {
         World {

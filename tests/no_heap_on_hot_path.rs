@@ -359,3 +359,72 @@ fn a_clone_of_a_warm_world_launches_and_writes_without_allocating_as_its_origina
         "a clone's first calls allocated (clone, original)"
     );
 }
+
+#[test]
+fn a_clone_allocates_for_its_first_new_skip_failure_and_allocation_what_its_original_does() {
+    // Five allocations, one failure and one skip record alive, each store
+    // with room past them (a vector grows by more than one item). A clone
+    // must have that room too: its next skip and its next allocation then
+    // allocate nothing and its next new failure only its three strings, as
+    // its original's do. (A derived clone held exactly the stores' items,
+    // so the clone's first new ones moved each store.)
+    let mut w = World::default();
+    let keys: Vec<AllocKey> = (0..5).map(|m| w.alloc(0, m, 4096).unwrap()).collect();
+    let b = |k: usize, access| Binding::whole(0, keys[k], access);
+    let launch = |kernel, bindings, outcome| Launch {
+        kernel,
+        stream: 0.into(),
+        bindings,
+        outcome,
+    };
+    let compile = Outcome::Failed {
+        kind: "compile",
+        message: "bad PTX",
+    };
+    let first = [b(0, Access::Write)];
+    let skipped = [b(0, Access::Read), b(1, Access::Write)];
+    w.launch(&launch("fill", &first, compile)).unwrap();
+    w.launch(&launch("gelu", &skipped, Outcome::Ok)).unwrap();
+    let mut clone = w.clone();
+
+    let next_skip = [b(1, Access::Read), b(2, Access::Write)];
+    let new_failure = [b(3, Access::Write)];
+    let rejected = Outcome::Failed {
+        kind: "launch",
+        message: "too many resources requested",
+    };
+    let mut counts = Vec::new();
+    for world in [&mut clone, &mut w] {
+        let mut verdicts = Vec::with_capacity(2);
+        let skip = allocations_in(|| {
+            verdicts.push(
+                world
+                    .launch(&launch("gelu", &next_skip, Outcome::Ok))
+                    .unwrap()
+                    .verdict,
+            )
+        });
+        let failure = allocations_in(|| {
+            verdicts.push(
+                world
+                    .launch(&launch("copy", &new_failure, rejected))
+                    .unwrap()
+                    .verdict,
+            )
+        });
+        let alloc = allocations_in(|| world.alloc(0, 5, 4096).map(drop).unwrap());
+        assert!(
+            matches!(verdicts[0], Verdict::Skipped { .. }),
+            "{verdicts:?}"
+        );
+        assert!(matches!(verdicts[1], Verdict::Failed(_)), "{verdicts:?}");
+        assert_eq!(world.failures().count(), 2);
+        world.check_invariants().unwrap();
+        counts.push((skip, failure, alloc));
+    }
+    assert_eq!(
+        counts,
+        [(0, 3, 0), (0, 3, 0)],
+        "allocations in the next skip, new failure and allocation (clone, original)"
+    );
+}

@@ -7,6 +7,7 @@ use core::hash::BuildHasher;
 use hashbrown::{DefaultHashBuilder, HashTable};
 use slotmap::{Key, SlotMap, new_key_type};
 
+use crate::components::CloneWithRoom;
 use crate::components::claim::{ClaimSet, Origin};
 use crate::components::failure::{FailureKey, Failures};
 use crate::components::record::Records;
@@ -189,12 +190,26 @@ fn id_hash(hasher: &DefaultHashBuilder, memory: u64) -> u64 {
 /// costs about 170 bytes all told (measured over 100,000: the 24-byte
 /// footprint slot, the 88-byte row, the memory-id index entry, and the
 /// stores' growth slack), and no heap memory of its own.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Allocations {
     hot: SlotMap<AllocKey, Footprint>,
     rows: Vec<Row>,
     by_memory: HashTable<(u64, AllocKey)>,
     hasher: DefaultHashBuilder,
+}
+
+/// A copy with the room its original has (`CloneWithRoom`), so that a
+/// clone's first new allocation moves no store its original's would not.
+/// Claim sets are copied at their size: one that shrank may grow again.
+impl Clone for Allocations {
+    fn clone(&self) -> Self {
+        Allocations {
+            hot: self.hot.clone_with_room(),
+            rows: self.rows.clone_with_room(),
+            by_memory: self.by_memory.clone(),
+            hasher: self.hasher.clone(),
+        }
+    }
 }
 
 impl Allocations {

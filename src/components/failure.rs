@@ -3,6 +3,8 @@
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+
+use crate::components::CloneWithRoom;
 use core::fmt;
 use core::hash::BuildHasher;
 
@@ -150,7 +152,7 @@ impl Failure {
 /// Costs: look-up by key O(1); find-or-mint O(1) expected (one hash of the
 /// three strings, no allocation when the failure exists); about 120 bytes per
 /// live failure plus its strings.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Failures {
     store: SlotMap<FailureKey, Failure>,
     by_identity: HashTable<FailureKey>,
@@ -171,6 +173,25 @@ pub struct Failures {
     /// A parked failure is held again since the parked ones were last
     /// looked at: the next look-up by identity puts it back first.
     regained: bool,
+}
+
+/// A copy with the room its original has (`CloneWithRoom`), so that a
+/// clone's first new failure allocates only its strings, as its
+/// original's would.
+impl Clone for Failures {
+    fn clone(&self) -> Self {
+        Failures {
+            store: self.store.clone_with_room(),
+            by_identity: self.by_identity.clone(),
+            by_id: self.by_id.clone(),
+            hasher: self.hasher.clone(),
+            minted: self.minted,
+            unclaimed: self.unclaimed.clone_with_room(),
+            last: self.last,
+            parked: self.parked.clone_with_room(),
+            regained: self.regained,
+        }
+    }
 }
 
 impl Failures {

@@ -1,9 +1,39 @@
 //! The components: plain data, one entity kind per file. Behaviour lives in
 //! [`systems`](crate::systems).
 
+use alloc::vec::Vec;
+use slotmap::{Key, SlotMap};
+
 pub mod allocation;
 pub mod binding;
 pub mod claim;
 pub mod failure;
 pub mod record;
 pub mod stream;
+
+/// A copy with the room its original has: what the stores' `Clone` uses,
+/// so that a clone's first new failure, skip or allocation allocates what
+/// its original's would. A derived clone of a vector or a slot map holds
+/// exactly its items, and the first one added moves the whole store.
+pub(crate) trait CloneWithRoom: Sized {
+    /// The copy, with at least the original's room where the allocator
+    /// gives it (only room: a clone without it grows when it must).
+    fn clone_with_room(&self) -> Self;
+}
+
+impl<T: Clone> CloneWithRoom for Vec<T> {
+    fn clone_with_room(&self) -> Self {
+        let mut copy = Vec::new();
+        let _ = copy.try_reserve_exact(self.capacity());
+        copy.extend_from_slice(self);
+        copy
+    }
+}
+
+impl<K: Key, V: Clone> CloneWithRoom for SlotMap<K, V> {
+    fn clone_with_room(&self) -> Self {
+        let mut copy = self.clone();
+        let _ = copy.try_reserve(self.capacity().saturating_sub(self.len()));
+        copy
+    }
+}

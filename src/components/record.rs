@@ -9,6 +9,7 @@ use core::hash::BuildHasher;
 use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 use slotmap::{SlotMap, new_key_type};
 
+use crate::components::CloneWithRoom;
 use crate::components::claim::Origin;
 use crate::components::failure::FailureKey;
 
@@ -92,7 +93,7 @@ struct Registered {
 /// of its address once the name is registered); 56 bytes per record plus
 /// slot-map overhead; each distinct kernel name of a live record, and each
 /// registered one, is stored once.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Records {
     store: SlotMap<RecordKey, SkipRecord>,
     kernels: SlotMap<KernelKey, KernelName>,
@@ -112,6 +113,23 @@ pub struct Records {
     /// The registered names, by address (see
     /// [`register_kernel`](Self::register_kernel)).
     registered: HashTable<Registered>,
+}
+
+/// A copy with the room its original has (`CloneWithRoom`), so that a
+/// clone's first skip allocates nothing, as its original's does once warm.
+impl Clone for Records {
+    fn clone(&self) -> Self {
+        Records {
+            store: self.store.clone_with_room(),
+            kernels: self.kernels.clone_with_room(),
+            kernel_index: self.kernel_index.clone(),
+            hasher: self.hasher.clone(),
+            unreferenced: self.unreferenced.clone_with_room(),
+            last_kernel: self.last_kernel,
+            unadded: self.unadded,
+            registered: self.registered.clone(),
+        }
+    }
 }
 
 impl Records {
