@@ -222,8 +222,8 @@
 //!   claims in a set of more than 32 shifts the claims on its shorter
 //!   side (those before it go into dead slots at the vector's front), so
 //!   a write carving through 100 claims near either end of W3's 1,000
-//!   moves few; through the middle it moves 450 either way, and took
-//!   0.88–1.13× the baseline's time in the last two sets of runs (the
+//!   moves few; through the middle it moves 450 either way, and ran at
+//!   0.83–0.88× the baseline's speed in the last three sets of runs (the
 //!   baseline's ranges are 16 bytes to the crate's 32-byte claims). A
 //!   change finds its window's end by galloping from the window's start,
 //!   so a write touching a claim or two does not search the rest of the
