@@ -231,8 +231,9 @@ pub struct World {
 /// allocated them, which a new world (it reserves them) and its original
 /// do not. The stores of allocations, failures and skip records keep their
 /// room as well, so that a clone's first new allocation, failure or skip
-/// allocates what its original's would; only claim sets are copied at
-/// their size (one that shrank may grow the first time it needs to).
+/// allocates what its original's would; claim sets, the streams and open
+/// capture windows are copied at their size (one that shrank may grow the
+/// first time it needs to).
 impl Clone for World {
     fn clone(&self) -> Self {
         World {

@@ -271,21 +271,23 @@ class _StorageRef:
             pass
 
 
-# The CUDA runtime's error codes (``cudaError_t``) that are sticky: the
-# context is lost, every later call fails with the same error, and no byte on
-# the device can be trusted again.  Such an error is a device fault (SPEC §6),
-# not the failure of one operator.  CUDA's reference says of each of 700
-# (illegal address), 702 (launch timeout), 710 (device-side assert), 714
-# (hardware stack error), 715 (illegal instruction), 716 (misaligned
-# address), 717 (invalid address space), 718 (invalid program counter) and
-# 719 (launch failure) that the process must be relaunched to use CUDA
-# again; 214, an uncorrectable ECC error, is counted with them because the
-# bytes on the device are what it corrupts.
-_STICKY_CUDA_CODES = frozenset({214, 700, 702, 710, 714, 715, 716, 717, 718, 719})
+# CUDA runtime error codes (``cudaError_t``) that are sticky: the context is
+# lost, every later call fails with the same error, and no byte on the device
+# can be trusted again.  Such an error is a device fault (SPEC §6), not the
+# failure of one operator.  CUDA's reference says of each of 700 (illegal
+# address), 702 (launch timeout), 710 (device-side assert), 714 (hardware
+# stack error), 715 (illegal instruction), 716 (misaligned address), 717
+# (invalid address space), 718 (invalid program counter), 719 (launch
+# failure) and 911 (an external device's error) that the process must be
+# relaunched to use CUDA again; 214, an uncorrectable ECC error, is counted
+# with them because the bytes on the device are what it corrupts.  The list
+# is not every such code CUDA has (newer releases add more); one it lacks is
+# told by its message, if at all.
+_STICKY_CUDA_CODES = frozenset({214, 700, 702, 710, 714, 715, 716, 717, 718, 719, 911})
 
-# What the same errors say: an exception that carries no code (a CUDA error
-# raised as a plain ``RuntimeError``, or a PyTorch whose ``AcceleratorError``
-# has no ``error_code``) is told by its message.
+# What most of the same errors say: an exception that carries no code (a
+# CUDA error raised as a plain ``RuntimeError``, or a PyTorch whose
+# ``AcceleratorError`` has no ``error_code``) is told by its message.
 _STICKY_CUDA_ERRORS = (
     "device-side assert", "illegal memory access", "illegal address",
     "misaligned address", "illegal instruction", "unspecified launch failure",

@@ -14,7 +14,8 @@ pub mod stream;
 /// A copy with the room its original has: what the stores' `Clone` uses,
 /// so that a clone's first new failure, skip or allocation allocates what
 /// its original's would. A derived clone of a vector or a slot map holds
-/// exactly its items, and the first one added moves the whole store.
+/// exactly its slots and no spare room, so the first item it adds past
+/// them moves the whole store.
 pub(crate) trait CloneWithRoom: Sized {
     /// The copy, with at least the original's room where the allocator
     /// gives it (only room: a clone without it grows when it must).
