@@ -366,7 +366,7 @@ fn a_clone_allocates_for_its_first_new_skip_failure_and_allocation_what_its_orig
     // with room past them (a vector grows by more than one item). A clone
     // must have that room too: its next skip and its next allocation then
     // allocate nothing and its next new failure only its three strings, as
-    // its original's do. (A derived clone held exactly the stores' items,
+    // its original's do. (A derived clone held exactly the stores' slots,
     // so the clone's first new ones moved each store.)
     let mut w = World::default();
     let keys: Vec<AllocKey> = (0..5).map(|m| w.alloc(0, m, 4096).unwrap()).collect();

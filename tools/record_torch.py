@@ -321,10 +321,11 @@ def header(device: str, max_streams: int, environ) -> dict:
 def cuda_error_code(exc: BaseException) -> Optional[int]:
     """The CUDA runtime error code an exception carries, or ``None``.
 
-    PyTorch raises a failed CUDA call as ``torch.AcceleratorError``, whose
-    instances carry the call's ``cudaError_t`` as ``error_code``; anything
-    else there (an older PyTorch sets none) counts as no code, and the
-    message alone decides.
+    PyTorch raises a failed CUDA call as ``torch.AcceleratorError``, and
+    its 2.11 bindings name an ``error_code`` attribute for it, taken here as
+    the call's ``cudaError_t`` (not yet seen on a GPU: the machines gave
+    none when asked).  Anything else there, or nothing (an older PyTorch),
+    counts as no code, and the message alone decides.
     """
     code = getattr(exc, "error_code", None)
     if isinstance(code, int) and not isinstance(code, bool):

@@ -3,13 +3,13 @@
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-
-use crate::components::CloneWithRoom;
 use core::fmt;
 use core::hash::BuildHasher;
 
 use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 use slotmap::{SlotMap, new_key_type};
+
+use crate::components::CloneWithRoom;
 
 new_key_type! {
     /// A failure's slot in the [`Failures`] store. Keys are internal handles;
