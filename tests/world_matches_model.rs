@@ -656,8 +656,19 @@ proptest! {
             c.world.register_kernel(kernel);
             b.register_kernel(Box::leak(kernel.to_owned().into_boxed_str()));
         }
-        for op in &ops {
+        for (i, op) in ops.iter().enumerate() {
             step(&mut m, &mut a, &mut b, &mut c, op)?;
+            // Every so often the two worlds that bind by `Binding` go on
+            // as their clones, which must print as they do and then agree
+            // with the model as they would have (a clone's stores are
+            // copied by hand, to keep their room).
+            if i % 16 == 15 {
+                for w in [&mut a, &mut b] {
+                    let copy = w.clone();
+                    prop_assert_eq!(format!("{copy:?}"), format!("{w:?}"), "a clone after {:?}", op);
+                    *w = copy;
+                }
+            }
         }
         // Invariant 2 and 6: once everything is freed and every window
         // ended, nothing remains.
