@@ -287,7 +287,12 @@ _STICKY_CUDA_CODES = frozenset({214, 700, 702, 710, 714, 715, 716, 717, 718, 719
 
 # What most of the same errors say: an exception that carries no code (a
 # CUDA error raised as a plain ``RuntimeError``, or a PyTorch whose
-# ``AcceleratorError`` has no ``error_code``) is told by its message.
+# ``AcceleratorError`` has no ``error_code``) is told by its message's first
+# line, ``CUDA error: `` and CUDA's own text for the code.  Only the first
+# line: PyTorch follows every CUDA error with the same advice, which ends
+# "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.", so
+# the whole text of any CUDA error, an invalid device ordinal too, names a
+# device-side assert.
 _STICKY_CUDA_ERRORS = (
     "device-side assert", "illegal memory access", "illegal address",
     "misaligned address", "illegal instruction", "unspecified launch failure",
@@ -321,11 +326,11 @@ def header(device: str, max_streams: int, environ) -> dict:
 def cuda_error_code(exc: BaseException) -> Optional[int]:
     """The CUDA runtime error code an exception carries, or ``None``.
 
-    PyTorch raises a failed CUDA call as ``torch.AcceleratorError``, and
-    its 2.11 bindings name an ``error_code`` attribute for it, taken here as
-    the call's ``cudaError_t`` (not yet seen on a GPU: the machines gave
-    none when asked).  Anything else there, or nothing (an older PyTorch),
-    counts as no code, and the message alone decides.
+    PyTorch raises a failed CUDA call as ``torch.AcceleratorError``, whose
+    ``error_code`` is the call's ``cudaError_t`` (PyTorch 2.11 on an H100:
+    710 for a device-side assert, 101 for an invalid device ordinal).
+    Anything else there, or nothing (an older PyTorch), counts as no code,
+    and the message alone decides.
     """
     code = getattr(exc, "error_code", None)
     if isinstance(code, int) and not isinstance(code, bool):
@@ -345,10 +350,12 @@ def error_of(exc: BaseException) -> Tuple[dict, bool]:
     rejected: too many resources, a bad configuration), and the exception's
     class name otherwise (a ``RuntimeError`` from a check before the launch).
     ``message`` is the first line of the exception's text, cut at
-    ``_MESSAGE_CHARS`` characters.
+    ``_MESSAGE_CHARS`` characters; that line, uncut, is also what the
+    message rule reads (see ``_STICKY_CUDA_ERRORS``).
     """
     text = str(exc).strip()
-    line = text.splitlines()[0].strip() if text else type(exc).__name__
+    first = text.splitlines()[0].strip() if text else ""
+    line = first or type(exc).__name__
     if len(line) > _MESSAGE_CHARS:
         line = line[:_MESSAGE_CHARS - 1].rstrip() + "…"
     lower = text.lower()
@@ -361,8 +368,9 @@ def error_of(exc: BaseException) -> Tuple[dict, bool]:
         # Either tells: a code names a lost device whatever its message
         # says, and a message that names one is believed whatever the code,
         # since trusting bytes after a lost device is the worse mistake.
+        first_lower = first.lower()
         sticky = cuda_error_code(exc) in _STICKY_CUDA_CODES or any(
-            s in lower for s in _STICKY_CUDA_ERRORS)
+            s in first_lower for s in _STICKY_CUDA_ERRORS)
         return {"kind": "device" if sticky else "cuda", "message": line}, sticky
     return {"kind": type(exc).__name__, "message": line}, False
 

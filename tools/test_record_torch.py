@@ -497,6 +497,44 @@ def test_a_cuda_error_code_or_its_message_tells_a_lost_device():
         error, sticky = error_of(_accelerator_error("CUDA error: invalid argument", code))
         assert (error["kind"], sticky) == ("cuda", False), code
 
+# The whole text of two CUDA errors as PyTorch 2.11 raised them on an H100
+# (the sixty-second session): CUDA's own words on the first line, then
+# advice that is the same for every CUDA error and names device-side
+# assertions.
+_INVALID_ORDINAL_TEXT = (
+    "CUDA error: invalid device ordinal\n"
+    "GPU device may be out of range, do you have enough GPUs?\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, "
+    "so the stacktrace below might be incorrect.\n"
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+_DEVICE_ASSERT_TEXT = (
+    "CUDA error: device-side assert triggered\n"
+    "Search for `cudaErrorAssert' in "
+    "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html "
+    "for more information.\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, "
+    "so the stacktrace below might be incorrect.\n"
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+
+
+def test_the_advice_after_every_cuda_error_does_not_make_it_a_lost_device():
+    """An invalid device ordinal (101) leaves the device working: it is a
+    ``cuda`` error, with its code or without, though its whole text names
+    device-side assertions. The device-side assert (710) is a device fault
+    either way, by its code or by its first line."""
+    from record_torch import error_of
+    for code in (101, None):
+        error, sticky = error_of(_accelerator_error(_INVALID_ORDINAL_TEXT, code))
+        assert (error, sticky) == ({"kind": "cuda", "message": "CUDA error: invalid device ordinal"}, False), code
+    error, sticky = error_of(RuntimeError(_INVALID_ORDINAL_TEXT))
+    assert (error["kind"], sticky) == ("cuda", False)
+    for code in (710, None):
+        error, sticky = error_of(_accelerator_error(_DEVICE_ASSERT_TEXT, code))
+        assert (error, sticky) == ({"kind": "device", "message": "CUDA error: device-side assert triggered"}, True), code
+
+
 _LOSE_DEVICE_LIB = []
 
 
