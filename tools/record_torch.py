@@ -287,18 +287,24 @@ _STICKY_CUDA_CODES = frozenset({214, 700, 702, 710, 714, 715, 716, 717, 718, 719
 
 # What most of the same errors say: an exception that carries no code (a
 # CUDA error raised as a plain ``RuntimeError``, or a PyTorch whose
-# ``AcceleratorError`` has no ``error_code``) is told by its message's first
-# line, ``CUDA error: `` and CUDA's own text for the code.  Only the first
-# line: PyTorch follows every CUDA error with the same advice, which ends
-# "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.", so
-# the whole text of any CUDA error, an invalid device ordinal too, names a
-# device-side assert.
+# ``AcceleratorError`` has no ``error_code``) is told by its message, every
+# line of it but the one that names ``TORCH_USE_CUDA_DSA``.  PyTorch ends the text
+# of every CUDA error with advice, partly the error's own, whose last line
+# is "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.":
+# read with that line, the text of any CUDA error, an invalid device
+# ordinal too, names a device-side assert.  The other lines are read, not
+# the first alone, because a wrapped error (NCCL's "unhandled cuda error",
+# say) may name the CUDA error on a later line.
 _STICKY_CUDA_ERRORS = (
     "device-side assert", "illegal memory access", "illegal address",
     "misaligned address", "illegal instruction", "unspecified launch failure",
     "hardware stack error", "uncorrectable ecc error", "launch timed out",
     "invalid program counter",
 )
+
+# What the line of PyTorch's advice that names device-side assertions holds,
+# in lower case; such a line is not read for the words of a lost device.
+_TORCH_ADVICE = "torch_use_cuda_dsa"
 
 # How much of an exception's first line an error's message keeps.
 _MESSAGE_CHARS = 200
@@ -350,12 +356,10 @@ def error_of(exc: BaseException) -> Tuple[dict, bool]:
     rejected: too many resources, a bad configuration), and the exception's
     class name otherwise (a ``RuntimeError`` from a check before the launch).
     ``message`` is the first line of the exception's text, cut at
-    ``_MESSAGE_CHARS`` characters; that line, uncut, is also what the
-    message rule reads (see ``_STICKY_CUDA_ERRORS``).
+    ``_MESSAGE_CHARS`` characters.
     """
     text = str(exc).strip()
-    first = text.splitlines()[0].strip() if text else ""
-    line = first or type(exc).__name__
+    line = text.splitlines()[0].strip() if text else type(exc).__name__
     if len(line) > _MESSAGE_CHARS:
         line = line[:_MESSAGE_CHARS - 1].rstrip() + "…"
     lower = text.lower()
@@ -368,9 +372,9 @@ def error_of(exc: BaseException) -> Tuple[dict, bool]:
         # Either tells: a code names a lost device whatever its message
         # says, and a message that names one is believed whatever the code,
         # since trusting bytes after a lost device is the worse mistake.
-        first_lower = first.lower()
+        told = [l for l in lower.splitlines() if _TORCH_ADVICE not in l]
         sticky = cuda_error_code(exc) in _STICKY_CUDA_CODES or any(
-            s in first_lower for s in _STICKY_CUDA_ERRORS)
+            s in l for l in told for s in _STICKY_CUDA_ERRORS)
         return {"kind": "device" if sticky else "cuda", "message": line}, sticky
     return {"kind": type(exc).__name__, "message": line}, False
 

@@ -499,7 +499,7 @@ def test_a_cuda_error_code_or_its_message_tells_a_lost_device():
 
 # The whole text of two CUDA errors as PyTorch 2.11 raised them on an H100
 # (the sixty-second session): CUDA's own words on the first line, then
-# advice that is the same for every CUDA error and names device-side
+# advice, partly the error's own, whose last line names device-side
 # assertions.
 _INVALID_ORDINAL_TEXT = (
     "CUDA error: invalid device ordinal\n"
@@ -523,7 +523,8 @@ def test_the_advice_after_every_cuda_error_does_not_make_it_a_lost_device():
     """An invalid device ordinal (101) leaves the device working: it is a
     ``cuda`` error, with its code or without, though its whole text names
     device-side assertions. The device-side assert (710) is a device fault
-    either way, by its code or by its first line."""
+    either way, by its code or by its first line; and an error that names a
+    lost device only on a later line, as a wrapped one may, is one too."""
     from record_torch import error_of
     for code in (101, None):
         error, sticky = error_of(_accelerator_error(_INVALID_ORDINAL_TEXT, code))
@@ -533,6 +534,10 @@ def test_the_advice_after_every_cuda_error_does_not_make_it_a_lost_device():
     for code in (710, None):
         error, sticky = error_of(_accelerator_error(_DEVICE_ASSERT_TEXT, code))
         assert (error, sticky) == ({"kind": "device", "message": "CUDA error: device-side assert triggered"}, True), code
+    wrapped = RuntimeError("a collective failed: unhandled cuda error\n"
+                           "Last error:\nan illegal memory access was encountered")
+    error, sticky = error_of(wrapped)
+    assert (error, sticky) == ({"kind": "device", "message": "a collective failed: unhandled cuda error"}, True)
 
 
 _LOSE_DEVICE_LIB = []
