@@ -287,14 +287,14 @@ _STICKY_CUDA_CODES = frozenset({214, 700, 702, 710, 714, 715, 716, 717, 718, 719
 
 # What most of the same errors say: an exception that carries no code (a
 # CUDA error raised as a plain ``RuntimeError``, or a PyTorch whose
-# ``AcceleratorError`` has no ``error_code``) is told by its message, every
-# line of it but the one that names ``TORCH_USE_CUDA_DSA``.  PyTorch ends the text
-# of every CUDA error with advice, partly the error's own, whose last line
-# is "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.":
-# read with that line, the text of any CUDA error, an invalid device
-# ordinal too, names a device-side assert.  The other lines are read, not
-# the first alone, because a wrapped error (NCCL's "unhandled cuda error",
-# say) may name the CUDA error on a later line.
+# ``AcceleratorError`` has no ``error_code``) is told by its message: every
+# line of it but the one that names ``TORCH_USE_CUDA_DSA``.  PyTorch ends
+# the text of every CUDA error with advice, partly the error's own, whose
+# last line is "Compile with `TORCH_USE_CUDA_DSA` to enable device-side
+# assertions.": read with that line, the text of any CUDA error, an invalid
+# device ordinal too, names a device-side assert.  The other lines are
+# read, not the first alone, because a wrapped error (NCCL's "unhandled
+# cuda error", say) may name the CUDA error on a later line.
 _STICKY_CUDA_ERRORS = (
     "device-side assert", "illegal memory access", "illegal address",
     "misaligned address", "illegal instruction", "unspecified launch failure",

@@ -497,6 +497,7 @@ def test_a_cuda_error_code_or_its_message_tells_a_lost_device():
         error, sticky = error_of(_accelerator_error("CUDA error: invalid argument", code))
         assert (error["kind"], sticky) == ("cuda", False), code
 
+
 # The whole text of two CUDA errors as PyTorch 2.11 raised them on an H100
 # (the sixty-second session): CUDA's own words on the first line, then
 # advice, partly the error's own, whose last line names device-side
