@@ -10,7 +10,8 @@ capture with its ``graph_class`` hook (a stand-in class whose methods do
 nothing), because neither exists on a CPU.
 
 Every log written here is also put through ``tools/check_log.py``, the same
-validator the GPU recordings go through.
+validator the GPU recordings go through; the validator's own tests, which
+need no PyTorch, are in ``tools/test_check_log.py``.
 
 CI does not run these (it has no PyTorch); they are for whoever changes the
 recorder.
@@ -33,6 +34,7 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
 import check_log  # noqa: E402
+from test_check_log import run_tests  # noqa: E402
 from record_torch import Recorder, header  # noqa: E402
 
 # ---------------------------------------------------------------- helpers
@@ -888,83 +890,8 @@ def test_blocking_sets_the_variable_before_the_program_runs_and_only_with_the_fl
     assert seen == ["blocking: 1", "blocking: None"], seen
 
 
-def test_check_log_rejects_bad_logs():
-    def write(lines):
-        fd, path = tempfile.mkstemp(suffix=".jsonl")
-        with os.fdopen(fd, "w") as f:
-            f.write("\n".join(lines) + "\n")
-        return path
-
-    h = '{"op":"header","format":"taintworld-log","version":1}'
-    good = [h, '{"op":"alloc","stream":0,"memory":1,"size":8}',
-            '{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,'
-            '"range":[0,8],"access":"write"}],"outcome":"ok"}',
-            '{"op":"read","binding":{"stream":0,"memory":1}}',
-            '{"op":"free","memory":1}']
-    assert check_log.check(write(good), expect_read=True)["ok"]
-    bad_cases = {
-        "header not first": [good[1], h] + good[2:],
-        "range past end": [h, good[1], good[2].replace("[0,8]", "[0,9]"), good[4]],
-        "wrong stream": [h, good[1], good[2].replace('"stream":0,"memory":1,', '"stream":1,"memory":1,'), good[4]],
-        "never freed": good[:3],
-        "double alloc": [h, good[1], good[1], good[4]],
-        "dead memory": [h, good[1], good[4], good[2]],
-        "bad access": [h, good[1], good[2].replace('"write"', '"wr"'), good[4]],
-        "duplicate key": [h, '{"op":"alloc","stream":0,"memory":1,"memory":2,"size":8}'],
-        "replay unknown": [h, '{"op":"replay","graph":3,"stream":0,"outcome":"ok"}'],
-    }
-    for why, lines in bad_cases.items():
-        s = check_log.check(write(lines))
-        assert not s["ok"], why
-    # A host write after the last launch is not the read --expect-read asks
-    # for, failed or not; a failed one counts for --min failed.
-    for outcome in ('"ok"', '{"failed":{"kind":"k","message":"m"}}'):
-        host_write = ('{"op":"host_write","binding":{"stream":0,"memory":1},"outcome":'
-                      + outcome + '}')
-        s = check_log.check(write(good[:3] + [host_write, good[4]]), expect_read=True)
-        assert not s["ok"] and s["errors"] == ["no read event after the last launch"], s
-    s = check_log.check(write(good[:3] + [host_write] + good[3:]), expect_read=True,
-                        minimum={"failed": 1})
-    assert s["ok"], s["errors"]
-    # A graph replay that failed counts too, as the recorder lists it.
-    capture = ['{"op":"capture_begin","stream":0}', good[2],
-               '{"op":"capture_end","stream":0,"graph":1}']
-    for outcome, ok in (('"ok"', False), ('{"failed":{"kind":"device","message":"m"}}', True)):
-        replay = '{"op":"replay","graph":1,"stream":0,"outcome":' + outcome + '}'
-        s = check_log.check(write(good[:2] + capture + [replay] + good[3:]), expect_read=True,
-                            minimum={"failed": 1})
-        assert s["ok"] == ok, (outcome, s["errors"])
-    # --expect-blocking wants the header's launch_blocking, which must be a
-    # boolean where it is given.
-    blocking = h[:-1] + ',"launch_blocking":true}'
-    for first, expected in ((h, (True, False)), (blocking, (True, True))):
-        lines = [first] + good[1:]
-        assert check_log.check(write(lines))["ok"] == expected[0]
-        s = check_log.check(write(lines), expect_blocking=True)
-        assert s["ok"] == expected[1] and s["launch_blocking"] == expected[1], s
-    s = check_log.check(write([h[:-1] + ',"launch_blocking":1}'] + good[1:]))
-    assert s["errors"][0] == "line 1: launch_blocking must be true or false", s["errors"]
-
-
 # ---------------------------------------------------------------- runner
 
 
-def main():
-    tests = [(k, v) for k, v in sorted(globals().items())
-             if k.startswith("test_") and callable(v)]
-    failed = 0
-    for name, fn in tests:
-        try:
-            fn()
-            print(f"ok   {name}")
-        except Exception as e:  # report every failing test, not just the first
-            failed += 1
-            import traceback
-            traceback.print_exc()
-            print(f"FAIL {name}: {e}")
-    print(f"{len(tests) - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tests(globals()))

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Tests of the log validator (``tools/check_log.py``), which need no PyTorch.
+
+Run with ``python3 tools/test_check_log.py``; CI runs them. They hold the
+validator to the bad logs it must reject, and every recording shipped
+under ``examples/logs/real/`` to the validator, so that a log changed or
+added there without a recorder at hand is still checked as the recordings
+were when they were made (``tools/record_all.sh`` checks each with the
+flags its program asks for; here each is checked plainly, and a log whose
+header says ``launch_blocking`` with ``--expect-blocking`` too).
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import json
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import check_log  # noqa: E402
+
+REAL_LOGS = os.path.join(HERE, "..", "examples", "logs", "real")
+
+
+def test_check_log_rejects_bad_logs():
+    def write(lines):
+        fd, path = tempfile.mkstemp(suffix=".jsonl")
+        with os.fdopen(fd, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    h = '{"op":"header","format":"taintworld-log","version":1}'
+    good = [h, '{"op":"alloc","stream":0,"memory":1,"size":8}',
+            '{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,'
+            '"range":[0,8],"access":"write"}],"outcome":"ok"}',
+            '{"op":"read","binding":{"stream":0,"memory":1}}',
+            '{"op":"free","memory":1}']
+    assert check_log.check(write(good), expect_read=True)["ok"]
+    bad_cases = {
+        "header not first": [good[1], h] + good[2:],
+        "range past end": [h, good[1], good[2].replace("[0,8]", "[0,9]"), good[4]],
+        "wrong stream": [h, good[1], good[2].replace('"stream":0,"memory":1,', '"stream":1,"memory":1,'), good[4]],
+        "never freed": good[:3],
+        "double alloc": [h, good[1], good[1], good[4]],
+        "dead memory": [h, good[1], good[4], good[2]],
+        "bad access": [h, good[1], good[2].replace('"write"', '"wr"'), good[4]],
+        "duplicate key": [h, '{"op":"alloc","stream":0,"memory":1,"memory":2,"size":8}'],
+        "replay unknown": [h, '{"op":"replay","graph":3,"stream":0,"outcome":"ok"}'],
+    }
+    for why, lines in bad_cases.items():
+        s = check_log.check(write(lines))
+        assert not s["ok"], why
+    # A host write after the last launch is not the read --expect-read asks
+    # for, failed or not; a failed one counts for --min failed.
+    for outcome in ('"ok"', '{"failed":{"kind":"k","message":"m"}}'):
+        host_write = ('{"op":"host_write","binding":{"stream":0,"memory":1},"outcome":'
+                      + outcome + '}')
+        s = check_log.check(write(good[:3] + [host_write, good[4]]), expect_read=True)
+        assert not s["ok"] and s["errors"] == ["no read event after the last launch"], s
+    s = check_log.check(write(good[:3] + [host_write] + good[3:]), expect_read=True,
+                        minimum={"failed": 1})
+    assert s["ok"], s["errors"]
+    # A graph replay that failed counts too, as the recorder lists it.
+    capture = ['{"op":"capture_begin","stream":0}', good[2],
+               '{"op":"capture_end","stream":0,"graph":1}']
+    for outcome, ok in (('"ok"', False), ('{"failed":{"kind":"device","message":"m"}}', True)):
+        replay = '{"op":"replay","graph":1,"stream":0,"outcome":' + outcome + '}'
+        s = check_log.check(write(good[:2] + capture + [replay] + good[3:]), expect_read=True,
+                            minimum={"failed": 1})
+        assert s["ok"] == ok, (outcome, s["errors"])
+    # --expect-blocking wants the header's launch_blocking, which must be a
+    # boolean where it is given.
+    blocking = h[:-1] + ',"launch_blocking":true}'
+    for first, expected in ((h, (True, False)), (blocking, (True, True))):
+        lines = [first] + good[1:]
+        assert check_log.check(write(lines))["ok"] == expected[0]
+        s = check_log.check(write(lines), expect_blocking=True)
+        assert s["ok"] == expected[1] and s["launch_blocking"] == expected[1], s
+    s = check_log.check(write([h[:-1] + ',"launch_blocking":1}'] + good[1:]))
+    assert s["errors"][0] == "line 1: launch_blocking must be true or false", s["errors"]
+
+
+def test_every_shipped_recording_passes():
+    paths = sorted(glob.glob(os.path.join(REAL_LOGS, "*.jsonl.gz")))
+    assert len(paths) >= 11, paths
+    blocking = 0
+    for path in paths:
+        with gzip.open(path, "rt") as f:
+            head = json.loads(f.readline())
+        expect_blocking = head.get("launch_blocking") is True
+        blocking += expect_blocking
+        s = check_log.check(path, expect_blocking=expect_blocking)
+        assert s["ok"], (os.path.basename(path), s["errors"][:5])
+    # The device-assert program is recorded a second time with --blocking.
+    assert blocking >= 1, "no shipped recording says launch_blocking"
+
+
+# ---------------------------------------------------------------- runner
+
+
+def run_tests(namespace) -> int:
+    """Runs every ``test_*`` function of ``namespace`` (a module's
+    globals), reporting each failure rather than stopping at the first;
+    returns the exit status. ``test_record_torch.py`` runs its own with it."""
+    tests = [(k, v) for k, v in sorted(namespace.items())
+             if k.startswith("test_") and callable(v)]
+    failed = 0
+    for name, fn in tests:
+        try:
+            fn()
+            print(f"ok   {name}")
+        except Exception as e:  # report every failing test, not just the first
+            failed += 1
+            import traceback
+            traceback.print_exc()
+            print(f"FAIL {name}: {e}")
+    print(f"{len(tests) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_tests(globals()))
