@@ -4,10 +4,10 @@
 Run with ``python3 tools/test_check_log.py``; CI runs them. They hold the
 validator to the bad logs it must reject, and every recording shipped
 under ``examples/logs/real/`` to the validator, so that a log changed or
-added there without a recorder at hand is still checked as the recordings
-were when they were made (``tools/record_all.sh`` checks each with the
-flags its program asks for; here each is checked plainly, and a log whose
-header says ``launch_blocking`` with ``--expect-blocking`` too).
+added there without a recorder at hand still meets the validator that
+passed it when it was recorded (``tools/record_all.sh`` checks each with
+the flags its program asks for; here each is checked plainly, and a log
+whose header says ``launch_blocking`` with ``--expect-blocking`` too).
 """
 
 from __future__ import annotations
