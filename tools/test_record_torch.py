@@ -35,7 +35,7 @@ import torch.nn as nn  # noqa: E402
 
 import check_log  # noqa: E402
 from test_check_log import run_tests  # noqa: E402
-from record_torch import Recorder, header  # noqa: E402
+from record_torch import Recorder, error_of, header  # noqa: E402
 
 # ---------------------------------------------------------------- helpers
 
@@ -447,7 +447,6 @@ def test_a_failed_copy_onto_the_device_binds_nothing_and_one_off_it_is_read_only
 
 
 def test_error_kinds_tell_oom_a_rejected_launch_and_a_lost_device_apart():
-    from record_torch import error_of
     oom = torch.OutOfMemoryError(
         "CUDA out of memory. Tried to allocate 512.00 GiB. GPU 0 has a total capacity "
         "of 139.81 GiB of which 138.2 GiB is free.\nOf the allocated memory ...")
@@ -478,7 +477,6 @@ def _accelerator_error(message, code):
 
 
 def test_a_cuda_error_code_or_its_message_tells_a_lost_device():
-    from record_torch import error_of
     # 710 is a device-side assert, 719 a kernel's launch failure: sticky,
     # whatever the message says.
     error, sticky = error_of(_accelerator_error("CUDA error: device-side assert triggered", 710))
@@ -528,7 +526,6 @@ def test_the_advice_after_every_cuda_error_does_not_make_it_a_lost_device():
     device-side assertions. The device-side assert (710) is a device fault
     either way, by its code or by its first line; and an error that names a
     lost device only on a later line, as a wrapped one may, is one too."""
-    from record_torch import error_of
     for code in (101, None):
         error, sticky = error_of(_accelerator_error(_INVALID_ORDINAL_TEXT, code))
         assert (error, sticky) == ({"kind": "cuda", "message": "CUDA error: invalid device ordinal"}, False), code
