@@ -114,7 +114,6 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
     streams = set()
     bindings = 0
     access_counts: collections.Counter = collections.Counter()
-    last_launch_line = 0
     reads_after_last_launch = 0
     kernels = set()
     lineno = 0
@@ -229,7 +228,6 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                         binding(ev, b, True)
                     if _outcome(ev, True) == "failed":
                         counts["failed"] += 1
-                    last_launch_line = lineno
                     reads_after_last_launch = 0
                 elif op in ("host_write", "read"):
                     binding(ev, ev.get("binding"), False)

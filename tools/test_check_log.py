@@ -12,8 +12,10 @@ whose header says ``launch_blocking`` with ``--expect-blocking`` too).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import gzip
+import io
 import json
 import os
 import sys
@@ -103,25 +105,63 @@ def test_every_shipped_recording_passes():
 # ---------------------------------------------------------------- runner
 
 
+def test_the_runner_leaves_no_temporary_file_behind():
+    """Every file a test makes with ``tempfile`` is gone once the run ends,
+    a failing test's too, and ``tempfile`` is pointed back where it was."""
+    made = []
+
+    def make():
+        fd, path = tempfile.mkstemp(suffix=".jsonl")
+        os.close(fd)
+        made.append(path)
+
+    def test_that_passes():
+        make()
+
+    def test_that_fails():
+        make()
+        raise AssertionError("on purpose")
+
+    where = tempfile.gettempdir()
+    quiet = io.StringIO()
+    with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+        status = run_tests({"test_that_passes": test_that_passes,
+                            "test_that_fails": test_that_fails})
+    assert status == 1, quiet.getvalue()
+    assert "1 passed, 1 failed" in quiet.getvalue(), quiet.getvalue()
+    assert len(made) == 2 and not any(os.path.exists(p) for p in made), made
+    assert tempfile.gettempdir() == where
+
+
 def run_tests(namespace) -> int:
     """Runs every ``test_*`` function of ``namespace`` (a module's
     globals), reporting each failure rather than stopping at the first;
-    returns the exit status. ``test_record_torch.py`` runs its own with it."""
+    returns the exit status. ``test_record_torch.py`` runs its own with it.
+
+    The tests write their logs with ``tempfile``; for the run its files go
+    into one directory of their own, removed at the end, so that a run
+    leaves nothing behind in the system's temporary directory (it left
+    about twenty files a run before)."""
     tests = [(k, v) for k, v in sorted(namespace.items())
              if k.startswith("test_") and callable(v)]
     failed = 0
-    for name, fn in tests:
+    before = tempfile.tempdir
+    with tempfile.TemporaryDirectory(prefix="taintworld-tests-") as scratch:
+        tempfile.tempdir = scratch
         try:
-            fn()
-            print(f"ok   {name}")
-        except Exception as e:  # report every failing test, not just the first
-            failed += 1
-            import traceback
-            traceback.print_exc()
-            print(f"FAIL {name}: {e}")
+            for name, fn in tests:
+                try:
+                    fn()
+                    print(f"ok   {name}")
+                except Exception as e:  # report every failing test, not just the first
+                    failed += 1
+                    import traceback
+                    traceback.print_exc()
+                    print(f"FAIL {name}: {e}")
+        finally:
+            tempfile.tempdir = before
     print(f"{len(tests) - failed} passed, {failed} failed")
     return 1 if failed else 0
-
 
 if __name__ == "__main__":
     sys.exit(run_tests(globals()))
