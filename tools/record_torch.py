@@ -293,8 +293,9 @@ _STICKY_CUDA_CODES = frozenset({214, 700, 702, 710, 714, 715, 716, 717, 718, 719
 # last line is "Compile with `TORCH_USE_CUDA_DSA` to enable device-side
 # assertions.": read with that line, the text of any CUDA error, an invalid
 # device ordinal too, names a device-side assert.  The other lines are
-# read, not the first alone, because a wrapped error (NCCL's "unhandled
-# cuda error", say) may name the CUDA error on a later line.
+# read, not the first alone, because a wrapped error names the CUDA error on
+# a later line: a collective's ``DistBackendError`` says "unhandled cuda
+# error" first and NCCL's "Cuda failure '...'" last.
 _STICKY_CUDA_ERRORS = (
     "device-side assert", "illegal memory access", "illegal address",
     "misaligned address", "illegal instruction", "unspecified launch failure",
