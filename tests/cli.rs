@@ -1213,23 +1213,6 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
     assert_eq!(json["profiles"][0]["result"], "invalid");
 }
 
-#[test]
-fn the_readme_shows_exactly_what_its_first_command_prints() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("the README");
-    let after = readme
-        .split_once("The first prints:")
-        .expect("the README's sample output")
-        .1;
-    let block = after
-        .split_once("```text\n")
-        .and_then(|(_, rest)| rest.split_once("```"))
-        .expect("a text block")
-        .0;
-    let log = examples().join("skip_chain_three_kernels.jsonl");
-    assert_eq!(stdout_of(&["replay", log.to_str().unwrap()]), block);
-}
-
 /// SPEC §7: a `--fail-launch` number past the last launch does nothing —
 /// the report is the one without it — and the command says so on stderr,
 /// naming the number and how many launches there were, so a typo does not
