@@ -58,7 +58,7 @@
 //! size stays while its key lives) and stamping the row as its own. On
 //! every launch the world still checks that the key is live — and,
 //! wherever the launch may change claims or the row is not its own, the
-//! range again, so that a row kept from another world is bad input past an
+//! range again (a fresh row of its own excepted, below), so that a row kept from another world is bad input past an
 //! allocation's end, alone or in a batch — and skips the stream fold, the
 //! slot compare, the range compares of a clean batch and the copy. A row
 //! made since the world last freed anything is *fresh*: where a launch
@@ -68,7 +68,8 @@
 //! (allocate, launch, free at the end) pays two compares a row there.
 //!
 //! Kernel names go the same way. A skip records its kernel, interned so
-//! that it costs no heap memory: by default the world compares the name with
+//! that a skip allocates nothing once its kernel has been seen (each
+//! distinct name is stored once): by default the world compares the name with
 //! the last one interned and, when it differs, hashes it.
 //! [`World::register_kernel`] takes a `&'static str` the scheduler will
 //! launch by; a skip of it then finds the interned name by the string's
@@ -87,20 +88,24 @@
 //! the systems as SPEC.md §3 says. The seed runtime's stream-pool surface
 //! lives on in [`pool`], on the same claim implementation.
 //!
+//! Provenance lives on the claim, as SPEC §1 and §4 ask: each claim knows
+//! its origin (the root, or the skip record of the launch that tainted
+//! it), each record its cause. The runtime this grows out of kept a capped
+//! list of recent skips per memory id; on a real transformer training step
+//! a failure skips hundreds of launches before the loss is read back, and
+//! such a list no longer holds the loss's path. A record lives exactly
+//! while something refers to it (SPEC §10, 6), so provenance costs memory
+//! only while the bytes it explains are live.
+//!
 //! ## Choices where SPEC.md is silent
 //!
-//! * **Provenance lives on the claim.** Each claim knows its origin (the
-//!   root, or the skip record of the launch that tainted it), each record
-//!   its cause. The runtime this grows out of kept a capped list of recent
-//!   skips per memory id; on a real transformer training step a failure
-//!   skips hundreds of launches before the loss is read back, and such a
-//!   list no longer holds the loss's path. A record lives exactly while
-//!   something refers to it, so provenance costs memory only while the
-//!   bytes it explains are live.
 //! * **Claims are stored inline in their allocation**, sorted, rather than as
 //!   entities of a store of their own: every question about claims is asked
 //!   of one allocation, and a binary search over contiguous 32-byte rows
-//!   answers it without chasing keys.
+//!   answers it without chasing keys (a set of more than 4,096 claims moves
+//!   to a B-tree by start, and back to the vector at 1,024:
+//!   [`TREE_ABOVE`](components::claim::TREE_ABOVE),
+//!   [`FLAT_AT`](components::claim::FLAT_AT)).
 //! * **Unresolved reads count.** Every binding that does not resolve —
 //!   launches, host writes, reads, replays — adds to `unresolved_bindings`,
 //!   and strict mode rejects each of them, a read too (SPEC §2 asks it of
@@ -111,8 +116,8 @@
 //!   world of more than 2^32 slots compares the full slot as well.
 //! * **A `chain_limit` over `u32::MAX`** (in a log header or on the
 //!   command line) is accepted, as SPEC allows any positive integer, and
-//!   acts as `u32::MAX`: a chain that long would need over 250 GB of skip
-//!   records, so no replay can tell the two apart. [`Config::chain_limit`]
+//!   acts as `u32::MAX`: a chain that long would need over 240 GB of skip
+//!   records (2^32 of 56 bytes), so no replay can tell the two apart. [`Config::chain_limit`]
 //!   is a `u32`.
 //! * **A pre-resolved row names its allocation, not its memory id.** The
 //!   binding it came from resolves by memory id on every launch, so once
@@ -144,7 +149,8 @@
 //!   a panicking body, from a drop guard ([`World::scope`]). Nothing can
 //!   read the world while the body runs (the scope holds it mutably), so
 //!   every read, claim, window and profile sees the same either way; what
-//!   differs is failure ids. Taken literally, every scope — every launch
+//!   differs is failure identities (the ids, and the occurrences and live
+//!   failures where the real failure already lives, below). Taken literally, every scope — every launch
 //!   of a scheduler that wraps each one — would mint a failure id, so
 //!   after a million clean launches `failures_minted` would be a million
 //!   and the first real failure's id a million and one; and "replacing"
@@ -179,7 +185,8 @@
 //! reads a claimed byte is skipped and what it would have written carries
 //! the failure through its skip record. A report's hop through a replay
 //! names the captured launch it repeats, by its number and as kernel
-//! `graph:<id>/<kernel>`, since a replay takes no launch number (SPEC §6).
+//! `graph:<id>/<kernel>`, since a replay takes no launch number (SPEC
+//! Appendix A, *Host writes and replays*).
 //! A failed checked replay is a plain failed replay: its launches did not
 //! run, and its whole write set carries a failure of kernel `graph:<id>`.
 //! [`World::replay_checked_each`] also hands over each captured launch's
@@ -210,11 +217,14 @@
 //!   taintworld_no_stamps`).
 //! * Claims are rows inside their allocation, not entities of a slot map of
 //!   their own (above). A fragmented allocation is still a sorted vector
-//!   searched in O(log n); the `rangemap` index the notes held in reserve
+//!   searched in O(log n) up to 4,096 claims, and a B-tree beyond; the
+//!   `rangemap` index the notes held in reserve
 //!   for that case was not taken, so the crate does not depend on it. W3 in
 //!   `benches/` measures the vector: a check against 1,000 claims meets its
-//!   40 ns, though a baseline binary-searching the same ranges is faster on
-//!   W3's random reads when the bench only counts the answers: the crate's
+//!   40 ns, though a baseline binary-searching the same ranges is as fast
+//!   or faster on W3's random reads when the bench only counts the answers
+//!   (the crate at 1.15×, 0.99× and 0.70× its speed at 1k, 10k and 100k
+//!   checks in the latest set): the crate's
 //!   check jumps on its answer, which random answers mispredict, and the
 //!   baseline's counted answer compiles to conditional moves. With each
 //!   answer acted on, as a caller that skips or runs a launch acts on it,
@@ -262,9 +272,9 @@
 //!
 //! | workload | instructions | baseline |
 //! | --- | ---: | ---: |
-//! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 12.8 | 63 |
-//! | a clean binding, one `launch` call a launch | 48.5 / 26.8 | 63 |
-//! | the same, beside an allocation carrying a failure | 47.5 / 34.0 | 63 |
+//! | a clean binding in a batch (3 reads + 1 write a launch) | 32.5 / 12.8 | 63.5 |
+//! | a clean binding, one `launch` call a launch | 48.5 / 26.8 | 63.5 |
+//! | the same, beside an allocation carrying a failure | 47.5 / 34.0 | 63.5 |
 //! | a skipped launch of a chain (1 read, 1 write) | 513 / 417 | 662 |
 //! | a kernel failing again on the same buffer | 265 / 206 | 545 |
 //! | a launch of a training step with an early failure | 1,043 / 868 | 860 |

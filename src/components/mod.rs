@@ -1,5 +1,7 @@
 //! The components: plain data, one entity kind per file. Behaviour lives in
-//! [`systems`](crate::systems).
+//! [`systems`](crate::systems), apart from each store's own operations (the
+//! claim set's taint, release and overlap search among them), which the
+//! systems call.
 
 use alloc::vec::Vec;
 use slotmap::{Key, SlotMap};

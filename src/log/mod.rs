@@ -2,9 +2,11 @@
 //!
 //! A launch log is how a failure seen in production becomes a test: the
 //! scheduler records what it enqueued, and `replay` feeds the same events to a
-//! fresh world. This module is only the file format — it knows nothing of
-//! claims or failures — so that the reader, the writer and the report can be
-//! tested byte for byte against the specification on their own.
+//! fresh world. The reader, the writer and the report are only the file
+//! format — they know nothing of claims or failures — so that they can be
+//! tested byte for byte against the specification on their own; `replay`
+//! feeds a log to a [`World`](crate::World), and `generate` writes
+//! synthetic logs.
 //!
 //! * [`LogReader`] streams [`Line`]s out of any [`std::io::BufRead`] (or a
 //!   file, gzip when its name ends in `.gz`) in memory independent of the
@@ -36,7 +38,8 @@
 //! * `-0` is the integer `0` (JSON's grammar calls it an integer literal).
 //! * A string escape that names a lone UTF-16 surrogate (`"\ud800"`) is
 //!   malformed JSON: it names no character.
-//! * SPEC §8 fixes only that non-ASCII is not escaped in the report. The
+//! * SPEC (Appendix A, *Report shapes and key order*) fixes only that
+//!   non-ASCII is not escaped in the report. The
 //!   rest is JSON's shortest form, as `serde_json` writes it: `\"` and
 //!   `\\`, the control characters as `\b`, `\f`, `\n`, `\r`, `\t` or
 //!   `\u00XX` (lower-case hex), and everything else — `/`, DEL, U+2028 —

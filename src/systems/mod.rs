@@ -1,5 +1,6 @@
 //! The systems: plain functions, one per file, each taking exactly the
-//! stores it reads or writes and looping over a batch of resolved rows.
+//! stores it reads or writes, the first four looping over a batch of
+//! resolved rows and the last draining the queues of what nothing holds.
 //! [`World`](crate::World) calls them in the order SPEC.md §3 gives:
 //!
 //! ```text
