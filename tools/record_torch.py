@@ -1056,12 +1056,21 @@ class Recorder:
 
     def _abort_capture(self) -> None:
         """A capture that never ended (its ``capture_end`` raised, or the
-        recording stopped inside it): write what it did, release its pool."""
+        recording stopped inside it): write what it did, then close its
+        window and forget its graph at once — a ``capture_end`` and a
+        ``graph_destroy`` — since PyTorch made no graph.  Left open, the
+        window would make the log bad input (a later capture on its stream
+        opens a second window, and a window must end) and take every later
+        launch on the stream into it."""
         g = self._capture
         if g is None:
             return
         self._finish_capture()
-        g.alive = False  # no graph id: no graph_destroy
+        g.gid = self._next_graph
+        self._next_graph += 1
+        self._emit({"op": "capture_end", "stream": g.stream, "graph": g.gid})
+        self._graph_gone(g)
+        self._sweep()
 
     def _finish_capture(self) -> None:
         """Merge the capture's overlapping pool storages into pool blocks and
@@ -1176,6 +1185,13 @@ class Recorder:
         if g is None or g.gid is None:
             if len(self.errors) < 50:
                 self.errors.append("replay of a graph captured before recording began")
+            return
+        if not g.alive:
+            # Its capture failed, or it was reset: the log has destroyed it,
+            # and a replay of it would be bad input.
+            if len(self.errors) < 50:
+                self.errors.append(f"replay of graph {g.gid}, which has no graph since its "
+                                   "capture failed or it was reset")
             return
         outcome = "ok" if failed is None else {"failed": failed}
         self._emit({"op": "replay", "graph": g.gid, "stream": self._stream(), "outcome": outcome})

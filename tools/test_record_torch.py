@@ -646,6 +646,81 @@ def test_graph_capture_and_replay_events():
     assert FakeGraph.__dict__["replay"].__qualname__ == "FakeGraph.replay"
 
 
+class EndFailingGraph(FakeGraph):
+    """A stand-in whose ``capture_end`` raises when made with ``fails``, as
+    a capture CUDA invalidates does: no graph is made, and replaying the
+    object raises too, as PyTorch's does then."""
+
+    def __init__(self, fails=False):
+        self.fails = fails
+
+    def capture_end(self):
+        if self.fails:
+            raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+
+    def replay(self):
+        if self.fails:
+            raise RuntimeError("the graph was not captured")
+
+    def reset(self):
+        pass
+
+
+def test_a_capture_whose_end_raises_is_closed_and_its_graph_destroyed_at_once():
+    """The log stays good input: the window ends, so the next launch is in
+    no window and the next capture on the stream opens a window of its
+    own, and the graph that PyTorch never made is forgotten before either."""
+    x = torch.randn(16)
+
+    def prog():
+        bad = EndFailingGraph(fails=True)
+        bad.capture_begin()
+        y = x * 2  # noqa: F841 (captured, in a capture that will not end)
+        _raises(bad.capture_end)
+        z = x + 1
+        good = EndFailingGraph()
+        good.capture_begin()
+        w = x * 3
+        good.capture_end()
+        good.replay()
+        (z + w).sum().item()
+    events, _, _ = record(prog, graph_class=EndFailingGraph)
+    shown = [(e["op"], e.get("graph", e.get("kernel"))) for e in events
+             if e["op"] in ("capture_begin", "capture_end", "graph_destroy", "replay", "launch")]
+    assert shown == [("capture_begin", None), ("launch", "aten::mul.Tensor"),
+                     ("capture_end", 1), ("graph_destroy", 1),
+                     ("launch", "aten::add.Tensor"),
+                     ("capture_begin", None), ("launch", "aten::mul.Tensor"), ("capture_end", 2),
+                     ("replay", 2), ("launch", "aten::add.Tensor"), ("launch", "aten::sum"),
+                     ("graph_destroy", 2)], shown
+
+
+def test_a_replay_of_a_graph_whose_capture_failed_or_that_was_reset_is_not_written_and_is_reported():
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    os.close(fd)
+    x = torch.randn(16)
+    rec = Recorder(path, device="cpu", graph_class=EndFailingGraph)
+    with rec:
+        bad = EndFailingGraph(fails=True)
+        bad.capture_begin()
+        y = x * 2  # noqa: F841 (captured)
+        _raises(bad.capture_end)
+        _raises(bad.replay)
+        done = EndFailingGraph()
+        done.capture_begin()
+        y = x * 3  # noqa: F841 (captured)
+        done.capture_end()
+        done.reset()
+        done.replay()
+        x.sum().item()
+    assert rec.errors == [f"replay of graph {g}, which has no graph since its capture failed "
+                          "or it was reset" for g in (1, 2)], rec.errors
+    summary = check_log.check(path)
+    assert summary["ok"], summary["errors"]
+    with open(path) as f:
+        assert not [e for e in map(json.loads, f) if e["op"] == "replay"]
+
+
 class FailingGraph(FakeGraph):
     """A stand-in whose replay raises, as a replay whose launch the driver
     rejects (or, with a sticky message, one that loses the device)."""
