@@ -102,9 +102,6 @@ def test_every_shipped_recording_passes():
     assert blocking >= 1, "no shipped recording says launch_blocking"
 
 
-# ---------------------------------------------------------------- runner
-
-
 def test_the_runner_leaves_no_temporary_file_behind():
     """Every file a test makes with ``tempfile`` is gone once the run ends,
     a failing test's too, and ``tempfile`` is pointed back where it was."""
@@ -131,6 +128,9 @@ def test_the_runner_leaves_no_temporary_file_behind():
     assert "1 passed, 1 failed" in quiet.getvalue(), quiet.getvalue()
     assert len(made) == 2 and not any(os.path.exists(p) for p in made), made
     assert tempfile.gettempdir() == where
+
+
+# ---------------------------------------------------------------- runner
 
 
 def run_tests(namespace) -> int:
@@ -162,6 +162,7 @@ def run_tests(namespace) -> int:
             tempfile.tempdir = before
     print(f"{len(tests) - failed} passed, {failed} failed")
     return 1 if failed else 0
+
 
 if __name__ == "__main__":
     sys.exit(run_tests(globals()))
