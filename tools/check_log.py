@@ -17,7 +17,10 @@ Appendix A) plus what a *recorded* log must satisfy to mean anything:
   always names the allocation's own stream), with ``0 <= start <= end <= size``;
 * accesses are ``read``, ``write``, ``read_write`` or ``dead``;
 * captures are balanced per slot, ``capture_end`` names a fresh graph id, and
-  ``replay`` names a graph that was captured;
+  ``replay`` and ``graph_destroy`` name a graph that was captured and made:
+  a window in which a launch on its slot failed is doomed and makes no
+  graph (SPEC section 6).  A window a *skip* dooms is not seen: that needs
+  the claims, which only the replay keeps;
 * at the end every allocation has been freed (a recorder frees everything
   still live when it stops).
 
@@ -107,6 +110,10 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
     live: Dict[int, Dict[str, int]] = {}  # memory -> {stream, size}
     ever_alloc = 0
     open_capture: Dict[int, int] = {}  # slot -> line
+    # slot -> the line of the first launch that failed in its open window,
+    # which dooms the window (SPEC section 6): its capture_end makes no graph.
+    doomed: Dict[int, int] = {}
+    failed_captures: Dict[int, int] = {}  # graph -> that launch's line
     graphs = set()
     launch_blocking = False
     max_streams = 8
@@ -228,6 +235,9 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                         binding(ev, b, True)
                     if _outcome(ev, True) == "failed":
                         counts["failed"] += 1
+                        slot = ev["stream"] % max_streams
+                        if slot in open_capture:
+                            doomed.setdefault(slot, lineno)
                     reads_after_last_launch = 0
                 elif op in ("host_write", "read"):
                     binding(ev, ev.get("binding"), False)
@@ -249,15 +259,25 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                     if g in graphs:
                         raise LogError(f"graph {g} is already live")
                     del open_capture[slot]
-                    graphs.add(g)
+                    if slot in doomed:
+                        failed_captures[g] = doomed.pop(slot)
+                    else:
+                        failed_captures.pop(g, None)
+                        graphs.add(g)
                 elif op == "replay":
                     g = _int(ev, "graph")
+                    if g in failed_captures:
+                        raise LogError(f"replay of graph {g}, whose capture a failed launch "
+                                       f"(line {failed_captures[g]}) doomed: it made no graph")
                     if g not in graphs:
                         raise LogError(f"replay of unknown graph {g}")
                     if _outcome(ev, False) == "failed":
                         counts["failed"] += 1
                 elif op == "graph_destroy":
                     g = _int(ev, "graph")
+                    if g in failed_captures:
+                        raise LogError(f"graph_destroy of graph {g}, whose capture a failed launch "
+                                       f"(line {failed_captures[g]}) doomed: it made no graph")
                     if g not in graphs:
                         raise LogError(f"graph_destroy of unknown graph {g}")
                     graphs.discard(g)

@@ -196,7 +196,7 @@ class _Graph:
     graph's private memory pool.
     """
 
-    __slots__ = ("gid", "stream", "alive", "first_memory", "allocs", "finalizer")
+    __slots__ = ("gid", "stream", "alive", "first_memory", "allocs", "finalizer", "doomed")
 
     def __init__(self, stream: int, first_memory: int):
         self.gid: Optional[int] = None  # set at capture_end
@@ -205,6 +205,10 @@ class _Graph:
         self.first_memory = first_memory  # first memory id handed out in the capture
         self.allocs: List["_Alloc"] = []  # allocations announced during the capture
         self.finalizer = None
+        # A launch on its stream failed inside the window: the window is
+        # doomed (SPEC section 6), and the replay makes no graph of it, so
+        # the log names the graph in no replay and no graph_destroy.
+        self.doomed = False
 
 
 class _Alloc:
@@ -524,6 +528,11 @@ class Recorder:
         if self._buffer is not None:
             # Inside a capture: held back until capture_end, when the pool
             # blocks are known (see _finish_capture).
+            capture = self._capture
+            if (capture is not None and event["op"] == "launch"
+                    and event["outcome"] != "ok"
+                    and event["stream"] % self.max_streams == capture.stream % self.max_streams):
+                capture.doomed = True
             self._buffer.append(event)
             return
         self._write(event)
@@ -598,7 +607,7 @@ class Recorder:
         storages have all died and that no live graph holds."""
         while self._gone:
             g = self._gone.pop(0)
-            if g.gid is not None:
+            if g.gid is not None and not g.doomed:
                 self._emit({"op": "graph_destroy", "graph": g.gid})
         for rec in list(self._live.values()):
             if rec.freed:
@@ -1026,6 +1035,11 @@ class Recorder:
             self._gone.append(g)
 
     def _on_capture_begin(self, graph) -> None:
+        if self._capture is not None:
+            # The open capture was left without its capture_end (the program
+            # raised out of it): its window ends here, or this capture's
+            # events would go into its buffer and both be lost.
+            self._abort_capture()
         self._sweep()
         old = self._graph(graph)
         if old is not None and old.alive:
@@ -1049,10 +1063,12 @@ class Recorder:
         gid = self._next_graph
         self._next_graph += 1
         g.gid = gid
-        self._emit({"op": "capture_end", "stream": self._stream(), "graph": gid})
+        self._emit({"op": "capture_end", "stream": g.stream, "graph": gid})
 
     def _on_capture_error(self, graph, exc) -> None:
-        self._abort_capture()
+        # Only the capturing graph's capture_end ends its window.
+        if self._capture is not None and self._graph(graph) is self._capture:
+            self._abort_capture()
 
     def _abort_capture(self) -> None:
         """A capture that never ended (its ``capture_end`` raised, or the
@@ -1186,9 +1202,9 @@ class Recorder:
             if len(self.errors) < 50:
                 self.errors.append("replay of a graph captured before recording began")
             return
-        if not g.alive:
-            # Its capture failed, or it was reset: the log has destroyed it,
-            # and a replay of it would be bad input.
+        if not g.alive or g.doomed:
+            # Its capture failed, or it was reset: the log holds no such
+            # graph, and a replay of it would be bad input.
             if len(self.errors) < 50:
                 self.errors.append(f"replay of graph {g.gid}, which has no graph since its "
                                    "capture failed or it was reset")

@@ -54,9 +54,26 @@ def test_check_log_rejects_bad_logs():
         "duplicate key": [h, '{"op":"alloc","stream":0,"memory":1,"memory":2,"size":8}'],
         "replay unknown": [h, '{"op":"replay","graph":3,"stream":0,"outcome":"ok"}'],
     }
+    # A launch that fails in a window dooms it: its capture_end makes no
+    # graph, so a replay or graph_destroy of that id is bad input; the same
+    # capture without the failure makes one.
+    failing = ('{"op":"launch","kernel":"k","stream":0,"bindings":[],'
+               '"outcome":{"failed":{"kind":"k","message":"m"}}}')
+    window = ['{"op":"capture_begin","stream":0}', failing,
+              '{"op":"capture_end","stream":0,"graph":1}']
+    for after in ('{"op":"replay","graph":1,"stream":0,"outcome":"ok"}', '{"op":"graph_destroy","graph":1}'):
+        bad_cases["after a doomed capture: " + after] = good[:2] + window + [after] + good[4:]
+    s = check_log.check(write(good[:2] + window + good[4:]))
+    assert s["ok"], s["errors"]
+    made = [window[0], window[2].replace('"graph":1', '"graph":2'), '{"op":"graph_destroy","graph":2}']
+    s = check_log.check(write(good[:2] + window + made + good[4:]))
+    assert s["ok"], s["errors"]
     for why, lines in bad_cases.items():
         s = check_log.check(write(lines))
         assert not s["ok"], why
+    s = check_log.check(write(bad_cases['after a doomed capture: {"op":"graph_destroy","graph":1}']))
+    assert s["errors"] == ["line 6: graph_destroy of graph 1, whose capture a failed launch "
+                           "(line 4) doomed: it made no graph"], s["errors"]
     # A host write after the last launch is not the read --expect-read asks
     # for, failed or not; a failed one counts for --min failed.
     for outcome in ('"ok"', '{"failed":{"kind":"k","message":"m"}}'):

@@ -721,6 +721,62 @@ def test_a_replay_of_a_graph_whose_capture_failed_or_that_was_reset_is_not_writt
         assert not [e for e in map(json.loads, f) if e["op"] == "replay"]
 
 
+def test_a_capture_the_program_raises_out_of_is_closed_when_the_next_capture_begins():
+    """A program that raises out of a capture and catches it outside leaves
+    the window without its capture_end; the next capture ends it first, so
+    neither capture's events are lost and no window opens inside another."""
+    x = torch.randn(16)
+
+    def prog():
+        left = FakeGraph()
+        try:
+            left.capture_begin()
+            y = x * 2  # noqa: F841 (captured)
+            raise ValueError("the program gives up on the capture")
+        except ValueError:
+            pass
+        g = FakeGraph()
+        g.capture_begin()
+        z = x + 1  # noqa: F841 (captured)
+        g.capture_end()
+        g.replay()
+        x.sum().item()
+    events, _, _ = record(prog, graph_class=FakeGraph)
+    shown = [(e["op"], e.get("graph", e.get("kernel"))) for e in events
+             if e["op"] in ("capture_begin", "capture_end", "graph_destroy", "replay", "launch")]
+    assert shown == [("capture_begin", None), ("launch", "aten::mul.Tensor"),
+                     ("capture_end", 1), ("graph_destroy", 1),
+                     ("capture_begin", None), ("launch", "aten::add.Tensor"), ("capture_end", 2),
+                     ("replay", 2), ("launch", "aten::sum"), ("graph_destroy", 2)], shown
+
+
+def test_a_capture_in_which_a_launch_failed_makes_no_graph_to_replay_or_destroy():
+    """SPEC section 6: a launch that fails in a window dooms it, and its
+    capture_end makes no graph. The log ends the window and names the graph
+    nowhere after; a replay of it is reported, not written."""
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    os.close(fd)
+    x = torch.randn(16)
+    rec = Recorder(path, device="cpu", graph_class=FakeGraph)
+    with rec:
+        g = FakeGraph()
+        g.capture_begin()
+        _raises(lambda: x + torch.randn(3))
+        g.capture_end()
+        g.replay()
+        x.sum().item()
+    assert rec.errors == ["replay of graph 1, which has no graph since its capture failed "
+                          "or it was reset"], rec.errors
+    summary = check_log.check(path)
+    assert summary["ok"], summary["errors"]
+    with open(path) as f:
+        events = [json.loads(line) for line in f]
+    assert [e["op"] for e in events if e["op"] in ("capture_end", "replay", "graph_destroy")] == \
+        ["capture_end"]
+    assert [(e["kernel"], e["outcome"] != "ok") for e in events if e["op"] == "launch"] == \
+        [("aten::randn", False), ("aten::add.Tensor", True), ("aten::sum", False)]
+
+
 class FailingGraph(FakeGraph):
     """A stand-in whose replay raises, as a replay whose launch the driver
     rejects (or, with a sticky message, one that loses the device)."""
