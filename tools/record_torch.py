@@ -1275,7 +1275,9 @@ def main(argv=None) -> int:
                             for (d, s), i in sorted(rec.streams.items(), key=lambda kv: kv[1]))
         print(f"record_torch: streams: {streams}", file=sys.stderr)
     if rec.errors:
-        print(f"record_torch: {len(rec.errors)} operator(s) could not be recorded",
+        # What was left out, not only how much: the first few reasons.
+        shown = "; ".join(rec.errors[:5]) + ("; …" if len(rec.errors) > 5 else "")
+        print(f"record_torch: {len(rec.errors)} operation(s) could not be recorded: {shown}",
               file=sys.stderr)
         return 1
     return 0
