@@ -68,8 +68,8 @@
 //! (allocate, launch, free at the end) pays two compares a row there.
 //!
 //! Kernel names go the same way. A skip records its kernel, interned so
-//! that a skip allocates nothing once its kernel has been seen (each
-//! distinct name is stored once): by default the world compares the name with
+//! that a skip allocates nothing for the name while a live record or a
+//! registration holds it (each distinct name is stored once): by default the world compares the name with
 //! the last one interned and, when it differs, hashes it.
 //! [`World::register_kernel`] takes a `&'static str` the scheduler will
 //! launch by; a skip of it then finds the interned name by the string's
@@ -221,10 +221,10 @@
 //!   `rangemap` index the notes held in reserve
 //!   for that case was not taken, so the crate does not depend on it. W3 in
 //!   `benches/` measures the vector: a check against 1,000 claims meets its
-//!   40 ns, though a baseline binary-searching the same ranges is as fast
-//!   or faster on W3's random reads when the bench only counts the answers
-//!   (the crate at 1.15×, 0.99× and 0.70× its speed at 1k, 10k and 100k
-//!   checks in the latest set): the crate's
+//!   40 ns, though a baseline binary-searching the same ranges is about as
+//!   fast on W3's random reads at 10k checks and faster at 100k when the
+//!   bench only counts the answers (baseline / crate 1.15×, 0.99× and
+//!   0.70× at 1k, 10k and 100k checks in the latest set): the crate's
 //!   check jumps on its answer, which random answers mispredict, and the
 //!   baseline's counted answer compiles to conditional moves. With each
 //!   answer acted on, as a caller that skips or runs a launch acts on it,

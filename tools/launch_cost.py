@@ -8,8 +8,9 @@ Needs a CUDA GPU and PyTorch; not run by CI.  Prints, each the median of
 launch until it returns:
 
 * an empty kernel launched through the CUDA driver (``cuLaunchKernel``,
-  called through ``ctypes``), with the cost of a one-argument ``ctypes``
-  call into the driver beside it;
+  called through ``ctypes``), and beside it the same call with no kernel,
+  which the driver refuses at once: what ``ctypes`` (eleven arguments) and
+  the driver's first checks cost of the launch;
 * ``torch.cuda._sleep(0)``: a kernel launched from PyTorch's C++ with no
   operator dispatch;
 * an eager PyTorch operator on a one-element tensor (``add_``): dispatch
@@ -44,7 +45,8 @@ def per_launch(call):
 
 
 def driver_calls():
-    """An empty kernel's launch through the driver, and a bare ctypes call."""
+    """An empty kernel's launch through the driver, and the same call with
+    no kernel (refused at once)."""
     cu = ctypes.CDLL("libcuda.so.1")
 
     def checked(result, what):
@@ -62,9 +64,12 @@ def driver_calls():
     launch = cu.cuLaunchKernel
     launch.argtypes = ([ctypes.c_void_p] + [ctypes.c_uint] * 7
                        + [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p])
-    current = ctypes.c_void_p()
+    checked(launch(kernel, 1, 1, 1, 1, 1, 1, 0, None, None, None), "cuLaunchKernel")
+    checked(cu.cuCtxSynchronize(), "cuCtxSynchronize")
+    if launch(None, 1, 1, 1, 1, 1, 1, 0, None, None, None) == 0:
+        raise SystemExit("cuLaunchKernel of no kernel was not refused")
     return (lambda: launch(kernel, 1, 1, 1, 1, 1, 1, 0, None, None, None),
-            lambda: cu.cuCtxGetCurrent(ctypes.byref(current)))
+            lambda: launch(None, 1, 1, 1, 1, 1, 1, 0, None, None, None))
 
 
 def graph_of(x, nodes):
@@ -85,9 +90,9 @@ def main():
     x = torch.zeros(1, device="cuda")
     torch.cuda.synchronize()
     print(f"PyTorch {torch.__version__}, {torch.cuda.get_device_name(0)}")
-    launch, call = driver_calls()
+    launch, refused = driver_calls()
     for name, fn in (("driver: cuLaunchKernel of an empty kernel, through ctypes", launch),
-                     ("driver: a one-argument ctypes call (cuCtxGetCurrent)", call),
+                     ("driver: the same call with no kernel, refused", refused),
                      ("PyTorch: torch.cuda._sleep(0), no dispatch", lambda: torch.cuda._sleep(0)),
                      ("PyTorch: eager add_ on one element, dispatch and launch", lambda: x.add_(1))):
         median, low, high = per_launch(fn)

@@ -1075,9 +1075,9 @@ class Recorder:
         recording stopped inside it): write what it did, then close its
         window and forget its graph at once — a ``capture_end`` and a
         ``graph_destroy`` — since PyTorch made no graph.  Left open, the
-        window would make the log bad input (a later capture on its stream
-        opens a second window, and a window must end) and take every later
-        launch on the stream into it."""
+        window would take every later launch on the stream into it, and a
+        later capture on the stream would open a second window, which is
+        bad input."""
         g = self._capture
         if g is None:
             return
@@ -1206,8 +1206,8 @@ class Recorder:
             # Its capture failed, or it was reset: the log holds no such
             # graph, and a replay of it would be bad input.
             if len(self.errors) < 50:
-                self.errors.append(f"replay of graph {g.gid}, which has no graph since its "
-                                   "capture failed or it was reset")
+                self.errors.append(f"replay of graph {g.gid}, of which the log holds no graph: "
+                                   "its capture failed, a launch in it failed, or it was reset")
             return
         outcome = "ok" if failed is None else {"failed": failed}
         self._emit({"op": "replay", "graph": g.gid, "stream": self._stream(), "outcome": outcome})
@@ -1275,9 +1275,12 @@ def main(argv=None) -> int:
                             for (d, s), i in sorted(rec.streams.items(), key=lambda kv: kv[1]))
         print(f"record_torch: streams: {streams}", file=sys.stderr)
     if rec.errors:
-        # What was left out, not only how much: the first few reasons.
-        shown = "; ".join(rec.errors[:5]) + ("; …" if len(rec.errors) > 5 else "")
-        print(f"record_torch: {len(rec.errors)} operation(s) could not be recorded: {shown}",
+        # What was left out, not only how much: the first line of each of
+        # the first few reasons.  The list keeps at most 50.
+        shown = "; ".join(e.splitlines()[0] for e in rec.errors[:5] if e)
+        more = "; …" if len(rec.errors) > 5 else ""
+        count = f"{len(rec.errors)} or more" if len(rec.errors) >= 50 else str(len(rec.errors))
+        print(f"record_torch: {count} operation(s) could not be recorded: {shown}{more}",
               file=sys.stderr)
         return 1
     return 0

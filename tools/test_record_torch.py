@@ -713,8 +713,8 @@ def test_a_replay_of_a_graph_whose_capture_failed_or_that_was_reset_is_not_writt
         done.reset()
         done.replay()
         x.sum().item()
-    assert rec.errors == [f"replay of graph {g}, which has no graph since its capture failed "
-                          "or it was reset" for g in (1, 2)], rec.errors
+    assert rec.errors == [f"replay of graph {g}, of which the log holds no graph: its capture "
+                          "failed, a launch in it failed, or it was reset" for g in (1, 2)], rec.errors
     summary = check_log.check(path)
     assert summary["ok"], summary["errors"]
     with open(path) as f:
@@ -765,8 +765,8 @@ def test_a_capture_in_which_a_launch_failed_makes_no_graph_to_replay_or_destroy(
         g.capture_end()
         g.replay()
         x.sum().item()
-    assert rec.errors == ["replay of graph 1, which has no graph since its capture failed "
-                          "or it was reset"], rec.errors
+    assert rec.errors == ["replay of graph 1, of which the log holds no graph: its capture "
+                          "failed, a launch in it failed, or it was reset"], rec.errors
     summary = check_log.check(path)
     assert summary["ok"], summary["errors"]
     with open(path) as f:

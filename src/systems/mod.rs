@@ -1,6 +1,7 @@
 //! The systems: plain functions, one per file, each taking exactly the
-//! stores it reads or writes, the first four looping over a batch of
-//! resolved rows and the last draining the queues of what nothing holds.
+//! stores it reads or writes, the first looping over a batch of bindings,
+//! the next three over the rows it resolved them to, and the last draining
+//! the queues of what nothing holds.
 //! [`World`](crate::World) calls them in the order SPEC.md §3 gives:
 //!
 //! ```text
