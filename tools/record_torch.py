@@ -607,8 +607,18 @@ class Recorder:
         storages have all died and that no live graph holds."""
         while self._gone:
             g = self._gone.pop(0)
-            if g.gid is not None and not g.doomed:
+            if g.gid is None:
+                # Gone while its capture is open: its capture_end brings it
+                # back here, so that its graph_destroy follows it.
+                continue
+            if not g.doomed:
                 self._emit({"op": "graph_destroy", "graph": g.gid})
+            # Done with: a program that captures graph after graph does not
+            # make the recorder keep them all (the allocations of its pool
+            # still name it while they live).
+            self._graphs.remove(g)
+            if g.finalizer is not None:
+                g.finalizer.detach()
         for rec in list(self._live.values()):
             if rec.freed:
                 continue
@@ -1034,6 +1044,13 @@ class Recorder:
             g.alive = False
             self._gone.append(g)
 
+    def _forget(self, g: _Graph) -> None:
+        """The graph goes at the next sweep, even if it was gone already
+        while its capture was open (the sweep left it for its capture_end)."""
+        g.alive = False
+        if g not in self._gone:
+            self._gone.append(g)
+
     def _on_capture_begin(self, graph) -> None:
         if self._capture is not None:
             # The open capture was left without its capture_end (the program
@@ -1064,6 +1081,10 @@ class Recorder:
         self._next_graph += 1
         g.gid = gid
         self._emit({"op": "capture_end", "stream": g.stream, "graph": gid})
+        if not g.alive:
+            # Reset or collected during its own capture.
+            self._forget(g)
+            self._sweep()
 
     def _on_capture_error(self, graph, exc) -> None:
         # Only the capturing graph's capture_end ends its window.
@@ -1085,7 +1106,7 @@ class Recorder:
         g.gid = self._next_graph
         self._next_graph += 1
         self._emit({"op": "capture_end", "stream": g.stream, "graph": g.gid})
-        self._graph_gone(g)
+        self._forget(g)
         self._sweep()
 
     def _finish_capture(self) -> None:
@@ -1200,7 +1221,9 @@ class Recorder:
         g = self._graph(graph)
         if g is None or g.gid is None:
             if len(self.errors) < 50:
-                self.errors.append("replay of a graph captured before recording began")
+                self.errors.append("replay of a graph whose capture has not ended"
+                                   if g is not None and g is self._capture
+                                   else "replay of a graph captured before recording began")
             return
         if not g.alive or g.doomed:
             # Its capture failed, or it was reset: the log holds no such

@@ -777,6 +777,56 @@ def test_a_capture_in_which_a_launch_failed_makes_no_graph_to_replay_or_destroy(
         [("aten::randn", False), ("aten::add.Tensor", True), ("aten::sum", False)]
 
 
+def test_a_graph_reset_during_its_own_capture_is_destroyed_after_its_capture_ends():
+    x = torch.randn(16)
+
+    def prog():
+        g = EndFailingGraph()
+        g.capture_begin()
+        y = x * 2  # noqa: F841 (captured)
+        g.reset()
+        g.capture_end()
+        x.sum().item()
+    events, _, _ = record(prog, graph_class=EndFailingGraph)
+    ops = [e["op"] for e in events if e["op"] in ("capture_begin", "capture_end", "graph_destroy")]
+    assert ops == ["capture_begin", "capture_end", "graph_destroy"], ops
+
+
+def test_a_replay_inside_its_own_capture_is_reported_as_such():
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    os.close(fd)
+    rec = Recorder(path, device="cpu", graph_class=FakeGraph)
+    with rec:
+        g = FakeGraph()
+        g.capture_begin()
+        g.replay()
+        g.capture_end()
+    assert rec.errors == ["replay of a graph whose capture has not ended"], rec.errors
+    assert check_log.check(path)["ok"]
+
+
+def test_graphs_that_are_gone_are_not_kept_by_the_recorder():
+    """A program that captures graph after graph (each reset before the
+    next) leaves the recorder holding none of them once they are gone."""
+    x = torch.randn(16)
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    os.close(fd)
+    rec = Recorder(path, device="cpu", graph_class=EndFailingGraph)
+    with rec:
+        for _ in range(20):
+            g = EndFailingGraph()
+            g.capture_begin()
+            y = x * 2  # noqa: F841 (captured)
+            g.capture_end()
+            g.replay()
+            g.reset()
+        kept = len(rec._graphs)
+        x.sum().item()
+    assert kept <= 1, kept
+    summary = check_log.check(path)
+    assert summary["ok"] and summary["counts"]["graph_destroy"] == 20, summary
+
+
 class FailingGraph(FakeGraph):
     """A stand-in whose replay raises, as a replay whose launch the driver
     rejects (or, with a sticky message, one that loses the device)."""
