@@ -616,7 +616,8 @@ class Recorder:
             # Done with: a program that captures graph after graph does not
             # make the recorder keep them all (the allocations of its pool
             # still name it while they live).
-            self._graphs.remove(g)
+            if g in self._graphs:
+                self._graphs.remove(g)
             if g.finalizer is not None:
                 g.finalizer.detach()
         for rec in list(self._live.values()):
