@@ -979,17 +979,24 @@ class Recorder:
             orig = cls.__dict__.get(attr, None)
             bound_orig = getattr(cls, attr)
 
+            def noted(hook, *args):
+                # Recording must never break the program: an error of the
+                # recorder's own is reported, not raised.
+                try:
+                    with rec._lock:
+                        hook(*args)
+                except Exception as exc:
+                    rec._note_error(f"CUDAGraph.{attr}", exc)
+
             def wrapper(graph, *a, **kw):
                 try:
                     result = bound_orig(graph, *a, **kw)
                 except BaseException as exc:
                     if on_error is not None and rec.active:
-                        with rec._lock:
-                            on_error(graph, exc)
+                        noted(on_error, graph, exc)
                     raise
                 if rec.active:
-                    with rec._lock:
-                        after(graph)
+                    noted(after, graph)
                 return result
 
             wrapper.__name__ = attr

@@ -827,6 +827,22 @@ def test_graphs_that_are_gone_are_not_kept_by_the_recorder():
     assert summary["ok"] and summary["counts"]["graph_destroy"] == 20, summary
 
 
+def test_an_error_of_the_recorders_own_in_a_graph_hook_is_reported_not_raised():
+    class Broken(Recorder):
+        def _on_replay(self, graph, failed=None):
+            raise KeyError("the recorder's own bug")
+
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    os.close(fd)
+    rec = Broken(path, device="cpu", graph_class=FakeGraph)
+    with rec:
+        g = FakeGraph()
+        g.capture_begin()
+        g.capture_end()
+        g.replay()  # must not raise into the program
+    assert rec.errors == ["CUDAGraph.replay: KeyError: \"the recorder's own bug\""], rec.errors
+
+
 class FailingGraph(FakeGraph):
     """A stand-in whose replay raises, as a replay whose launch the driver
     rejects (or, with a sticky message, one that loses the device)."""
