@@ -353,6 +353,44 @@ fn the_first_skip_or_failure_in_a_window_wins() {
     );
 }
 
+/// SPEC §6: a skip and a failure doom a window alike, and whichever comes
+/// first is the one its capture_end reports — the skip with its chain, the
+/// failure with none.
+#[test]
+fn the_first_of_a_skip_and_a_failure_in_a_window_wins_either_way() {
+    // A skip, then a failure.
+    let mut w = world();
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
+    w.capture_begin(0).unwrap();
+    go(&mut w, "gelu", 0, &[reads(0, 1), writes(0, 2)], Outcome::Ok);
+    go(&mut w, "late", 0, &[writes(0, 2)], FAIL2);
+    let report = failed(w.capture_end(0, 7).unwrap());
+    assert_eq!(
+        (report.failure.get(), report.error.kernel.as_str()),
+        (1, "fill")
+    );
+    assert_eq!(
+        report.chain,
+        [ChainHop {
+            launch: 1,
+            kernel: "gelu".into(),
+            needed: 1
+        }]
+    );
+    // A failure, then a skip.
+    let mut w = world();
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
+    w.capture_begin(0).unwrap();
+    go(&mut w, "first", 0, &[writes(0, 2)], FAIL2);
+    go(&mut w, "gelu", 0, &[reads(0, 1), writes(0, 2)], Outcome::Ok);
+    let report = failed(w.capture_end(0, 7).unwrap());
+    assert_eq!(
+        (report.failure.get(), report.error.kernel.as_str()),
+        (2, "first")
+    );
+    assert!(report.chain.is_empty(), "{:?}", report.chain);
+}
+
 #[test]
 fn a_doomed_window_pins_its_failure_after_the_tainted_memory_is_freed() {
     let mut w = world();
@@ -530,6 +568,22 @@ fn a_failed_replay_invalidates_a_profile() {
     assert_eq!((failure.get(), error.kernel.as_str()), (1, "graph:7"));
 }
 
+/// SPEC Appendix A: a failed host write whose write set is empty (its
+/// binding names no live allocation) still mints its failure, and so
+/// invalidates an open profile, as one that taints bytes does.
+#[test]
+fn a_failed_host_write_with_an_empty_write_set_invalidates_a_profile() {
+    let mut w = world();
+    w.profile_begin(1).unwrap();
+    w.host_write(&writes(0, 9), FAIL).unwrap();
+    assert_eq!(w.stats().unresolved_bindings, 1);
+    let r = w.profile_end(1).unwrap();
+    let ProfileResult::Invalid { failure, error } = r else {
+        panic!("{r:?}")
+    };
+    assert_eq!((failure.get(), error.kernel.as_str()), (1, "host_write"));
+}
+
 #[test]
 fn a_failed_alloc_or_a_device_fault_does_not_invalidate_a_profile() {
     let mut w = world();
@@ -685,6 +739,26 @@ fn taints_do_not_replace_a_failed_reservation() {
     );
     w.host_write(&writes(0, 9), FAIL2).unwrap();
     assert_eq!(claims(&w, 9), [(0, 64, 1, None)]);
+}
+
+/// SPEC §6a with §6: a graph replay is a write like any other to a failed
+/// reservation — a good one releases nothing of its claim and a failed one
+/// does not replace it.
+#[test]
+fn graph_replays_neither_release_nor_replace_a_failed_reservation() {
+    let mut w = world();
+    w.alloc_failed(0, 9, 64, "oom", "out of memory").unwrap();
+    w.capture_begin(0).unwrap();
+    assert_eq!(
+        go(&mut w, "fill", 0, &[writes(0, 9)], Outcome::Ok),
+        ("ran", 0, 0)
+    );
+    assert_eq!(w.capture_end(0, 7).unwrap(), CaptureResult::Ok);
+    w.replay(7, Outcome::Ok).unwrap();
+    assert_eq!(claims(&w, 9), [(0, 64, 1, None)]);
+    w.replay(7, FAIL2).unwrap();
+    assert_eq!(claims(&w, 9), [(0, 64, 1, None)]);
+    assert_eq!(w.stats().tainted_bytes, 64);
 }
 
 #[test]

@@ -78,6 +78,42 @@ fn a_dry_run_changes_nothing_but_takes_a_launch_number() {
     assert_eq!(w.skip_records().next().unwrap().launch, 2);
 }
 
+/// SPEC §3: a dry run is only checked — a write it binds releases nothing,
+/// even over bytes a failure claims, and a read of them skips nothing.
+#[test]
+fn a_dry_run_that_writes_tainted_bytes_releases_nothing() {
+    let mut w = w(&[1, 2], 16);
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    let tainted = claims(&w, 1);
+    assert_eq!(tainted.len(), 1, "memory 1 carries the failure");
+    let before = w.stats();
+    for b in [[writes(0, 1), writes(0, 2)], [reads(0, 1), writes(0, 1)]] {
+        let r = w
+            .launch(&Launch {
+                kernel: "overwrite",
+                stream: 0.into(),
+                bindings: &b,
+                outcome: Outcome::DryRun,
+            })
+            .unwrap();
+        assert_eq!(r.verdict, Verdict::DryRun);
+    }
+    assert_eq!(claims(&w, 1), tainted);
+    assert_eq!(
+        w.stats(),
+        taintworld::Stats {
+            launches: before.launches + 2,
+            ..before
+        }
+    );
+    // The same write run for real releases the bytes.
+    assert_eq!(
+        go(&mut w, "overwrite", &[writes(0, 1)], Outcome::Ok).0,
+        "ran"
+    );
+    assert_eq!(claims(&w, 1), []);
+}
+
 #[test]
 fn the_first_read_visible_binding_in_listed_order_that_a_claim_overlaps_decides() {
     let mut w = w(&[1, 2, 3, 4], 16);
