@@ -25,6 +25,26 @@ fn world() -> World {
     w
 }
 
+/// The hop a chain ends in when launch 1, `gelu`, was skipped for reading
+/// memory 1, which `fill` failed to write.
+fn gelu_hop() -> ChainHop {
+    ChainHop {
+        launch: 1,
+        kernel: "gelu".into(),
+        needed: 1,
+    }
+}
+
+/// A world whose window on slot 0 a skip doomed: `fill` failed to write
+/// memory 1, then, in the window, `gelu` read it (skipped: [`gelu_hop`]).
+fn doomed_by_gelus_skip() -> World {
+    let mut w = world();
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
+    w.capture_begin(0).unwrap();
+    go(&mut w, "gelu", 0, &[reads(0, 1), writes(0, 2)], Outcome::Ok);
+    w
+}
+
 fn failed(result: CaptureResult) -> TaintReport {
     match result {
         CaptureResult::Failed(r) => r,
@@ -328,11 +348,7 @@ fn a_skip_dooms_the_window_which_reports_the_chain_from_the_skips_record() {
             kernel: "loss".into(),
             needed: 2,
         },
-        ChainHop {
-            launch: 1,
-            kernel: "gelu".into(),
-            needed: 1,
-        },
+        gelu_hop(),
     ];
     assert_eq!(
         (report.failure.get(), report.chain, report.truncated),
@@ -359,24 +375,14 @@ fn the_first_skip_or_failure_in_a_window_wins() {
 #[test]
 fn the_first_of_a_skip_and_a_failure_in_a_window_wins_either_way() {
     // A skip, then a failure.
-    let mut w = world();
-    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
-    w.capture_begin(0).unwrap();
-    go(&mut w, "gelu", 0, &[reads(0, 1), writes(0, 2)], Outcome::Ok);
+    let mut w = doomed_by_gelus_skip();
     go(&mut w, "late", 0, &[writes(0, 2)], FAIL2);
     let report = failed(w.capture_end(0, 7).unwrap());
     assert_eq!(
         (report.failure.get(), report.error.kernel.as_str()),
         (1, "fill")
     );
-    assert_eq!(
-        report.chain,
-        [ChainHop {
-            launch: 1,
-            kernel: "gelu".into(),
-            needed: 1
-        }]
-    );
+    assert_eq!(report.chain, [gelu_hop()]);
     // A failure, then a skip.
     let mut w = world();
     go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
@@ -408,22 +414,12 @@ fn a_doomed_window_pins_its_failure_after_the_tainted_memory_is_freed() {
 
 #[test]
 fn a_window_doomed_by_a_skip_pins_its_record_until_it_ends() {
-    let mut w = world();
-    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
-    w.capture_begin(0).unwrap();
-    go(&mut w, "gelu", 0, &[reads(0, 1), writes(0, 2)], Outcome::Ok);
+    let mut w = doomed_by_gelus_skip();
     w.free(1).unwrap();
     w.free(2).unwrap();
     assert_eq!((w.stats().live_failures, w.stats().live_records), (1, 1));
     let report = failed(w.capture_end(0, 7).unwrap());
-    assert_eq!(
-        report.chain,
-        [ChainHop {
-            launch: 1,
-            kernel: "gelu".into(),
-            needed: 1
-        }]
-    );
+    assert_eq!(report.chain, [gelu_hop()]);
     assert_eq!((w.stats().live_failures, w.stats().live_records), (0, 0));
 }
 

@@ -55,6 +55,15 @@ def record(fn, **kw):
     return events, rec, path
 
 
+def _recorder_of(graph_class, recorder=Recorder):
+    """A CPU recorder (``recorder``, a ``Recorder`` or a subclass) of a new
+    temporary log, with ``graph_class`` standing in for CUDA graphs: the
+    recorder and the log's path."""
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    os.close(fd)
+    return recorder(path, device="cpu", graph_class=graph_class), path
+
+
 def launches(events, kernel=None):
     return [e for e in events if e["op"] == "launch"
             and (kernel is None or e["kernel"] == kernel)]
@@ -696,10 +705,8 @@ def test_a_capture_whose_end_raises_is_closed_and_its_graph_destroyed_at_once():
 
 
 def test_a_replay_of_a_graph_whose_capture_failed_or_that_was_reset_is_not_written_and_is_reported():
-    fd, path = tempfile.mkstemp(suffix=".jsonl")
-    os.close(fd)
     x = torch.randn(16)
-    rec = Recorder(path, device="cpu", graph_class=EndFailingGraph)
+    rec, path = _recorder_of(EndFailingGraph)
     with rec:
         bad = EndFailingGraph(fails=True)
         bad.capture_begin()
@@ -754,10 +761,8 @@ def test_a_capture_in_which_a_launch_failed_makes_no_graph_to_replay_or_destroy(
     """SPEC section 6: a launch that fails in a window dooms it, and its
     capture_end makes no graph. The log ends the window and names the graph
     nowhere after; a replay of it is reported, not written."""
-    fd, path = tempfile.mkstemp(suffix=".jsonl")
-    os.close(fd)
     x = torch.randn(16)
-    rec = Recorder(path, device="cpu", graph_class=FakeGraph)
+    rec, path = _recorder_of(FakeGraph)
     with rec:
         g = FakeGraph()
         g.capture_begin()
@@ -793,9 +798,7 @@ def test_a_graph_reset_during_its_own_capture_is_destroyed_after_its_capture_end
 
 
 def test_a_replay_inside_its_own_capture_is_reported_as_such():
-    fd, path = tempfile.mkstemp(suffix=".jsonl")
-    os.close(fd)
-    rec = Recorder(path, device="cpu", graph_class=FakeGraph)
+    rec, path = _recorder_of(FakeGraph)
     with rec:
         g = FakeGraph()
         g.capture_begin()
@@ -809,9 +812,7 @@ def test_graphs_that_are_gone_are_not_kept_by_the_recorder():
     """A program that captures graph after graph (each reset before the
     next) leaves the recorder holding none of them once they are gone."""
     x = torch.randn(16)
-    fd, path = tempfile.mkstemp(suffix=".jsonl")
-    os.close(fd)
-    rec = Recorder(path, device="cpu", graph_class=EndFailingGraph)
+    rec, path = _recorder_of(EndFailingGraph)
     with rec:
         for _ in range(20):
             g = EndFailingGraph()
@@ -832,9 +833,7 @@ def test_an_error_of_the_recorders_own_in_a_graph_hook_is_reported_not_raised():
         def _on_replay(self, graph, failed=None):
             raise KeyError("the recorder's own bug")
 
-    fd, path = tempfile.mkstemp(suffix=".jsonl")
-    os.close(fd)
-    rec = Broken(path, device="cpu", graph_class=FakeGraph)
+    rec, path = _recorder_of(FakeGraph, Broken)
     with rec:
         g = FakeGraph()
         g.capture_begin()
