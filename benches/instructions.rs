@@ -3,10 +3,11 @@
 //! under `valgrind --tool=callgrind --toggle-collect='*measured*'` only the
 //! work inside [`measured`] is counted, and that count divided by the units
 //! of work is the instruction count per unit — the same from run to run of
-//! one binary, where wall-clock medians on a shared machine move by half or
-//! more (the hash seeds move the paths that hash, up to about 3 % of a real
-//! step: `scripts/instruction-counts --seeds`). It prints the units of work
-//! measured.
+//! one binary in one environment (the environment's size moves the stack,
+//! and with it the hash seeds of the paths that hash, up to about 3 % of a
+//! real step: `scripts/instruction-counts --seeds`), where wall-clock
+//! medians on a shared machine move by half or more. It prints the units
+//! of work measured.
 //!
 //! ```text
 //! instructions <workload> <side> <iterations> [size]

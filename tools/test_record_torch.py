@@ -840,6 +840,26 @@ def test_an_error_of_the_recorders_own_in_a_graph_hook_is_reported_not_raised():
         g.capture_end()
         g.replay()  # must not raise into the program
     assert rec.errors == ["CUDAGraph.replay: KeyError: \"the recorder's own bug\""], rec.errors
+    assert check_log.check(path)["ok"]
+
+
+def test_an_error_of_the_recorders_own_while_a_graph_call_fails_leaves_the_programs_error_as_it_was():
+    """The recorder's own error in the hook of a failing replay is reported,
+    and the program still gets the replay's own exception, unchained."""
+    class Broken(Recorder):
+        def _on_replay_error(self, graph, exc):
+            raise KeyError("the recorder's own bug")
+
+    rec, path = _recorder_of(FailingGraph, Broken)
+    with rec:
+        g = FailingGraph()
+        g.capture_begin()
+        g.capture_end()
+        exc = _raises(g.replay)
+    assert type(exc) is RuntimeError and str(exc) == FailingGraph.message, repr(exc)
+    assert exc.__context__ is None and exc.__cause__ is None, repr(exc.__context__)
+    assert rec.errors == ["CUDAGraph.replay: KeyError: \"the recorder's own bug\""], rec.errors
+    assert check_log.check(path)["ok"]
 
 
 class FailingGraph(FakeGraph):
