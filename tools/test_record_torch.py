@@ -828,38 +828,30 @@ def test_graphs_that_are_gone_are_not_kept_by_the_recorder():
     assert summary["ok"] and summary["counts"]["graph_destroy"] == 20, summary
 
 
+def _broken_hook(self, *args):
+    raise KeyError("the recorder's own bug")
+
+
 def test_an_error_of_the_recorders_own_in_a_graph_hook_is_reported_not_raised():
-    class Broken(Recorder):
-        def _on_replay(self, graph, failed=None):
-            raise KeyError("the recorder's own bug")
-
-    rec, path = _recorder_of(FakeGraph, Broken)
-    with rec:
-        g = FakeGraph()
-        g.capture_begin()
-        g.capture_end()
-        g.replay()  # must not raise into the program
-    assert rec.errors == ["CUDAGraph.replay: KeyError: \"the recorder's own bug\""], rec.errors
-    assert check_log.check(path)["ok"]
-
-
-def test_an_error_of_the_recorders_own_while_a_graph_call_fails_leaves_the_programs_error_as_it_was():
-    """The recorder's own error in the hook of a failing replay is reported,
-    and the program still gets the replay's own exception, unchained."""
-    class Broken(Recorder):
-        def _on_replay_error(self, graph, exc):
-            raise KeyError("the recorder's own bug")
-
-    rec, path = _recorder_of(FailingGraph, Broken)
-    with rec:
-        g = FailingGraph()
-        g.capture_begin()
-        g.capture_end()
-        exc = _raises(g.replay)
-    assert type(exc) is RuntimeError and str(exc) == FailingGraph.message, repr(exc)
-    assert exc.__context__ is None and exc.__cause__ is None, repr(exc.__context__)
-    assert rec.errors == ["CUDAGraph.replay: KeyError: \"the recorder's own bug\""], rec.errors
-    assert check_log.check(path)["ok"]
+    """The recorder's own error in a graph hook is reported, never raised into
+    the program: after a good replay nothing is raised, and while a replay
+    fails the program still gets the replay's own exception, unchained."""
+    for hook, graph_class in (("_on_replay", FakeGraph), ("_on_replay_error", FailingGraph)):
+        broken = type("Broken", (Recorder,), {hook: _broken_hook})
+        rec, path = _recorder_of(graph_class, broken)
+        with rec:
+            g = graph_class()
+            g.capture_begin()
+            g.capture_end()
+            if graph_class is FailingGraph:
+                exc = _raises(g.replay)
+                assert type(exc) is RuntimeError and str(exc) == FailingGraph.message, repr(exc)
+                assert exc.__context__ is None and exc.__cause__ is None, repr(exc.__context__)
+            else:
+                g.replay()
+        assert rec.errors == ["CUDAGraph.replay: KeyError: \"the recorder's own bug\""], \
+            (hook, rec.errors)
+        assert check_log.check(path)["ok"], hook
 
 
 class FailingGraph(FakeGraph):
