@@ -264,23 +264,17 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                     else:
                         failed_captures.pop(g, None)
                         graphs.add(g)
-                elif op == "replay":
+                elif op in ("replay", "graph_destroy"):
                     g = _int(ev, "graph")
                     if g in failed_captures:
-                        raise LogError(f"replay of graph {g}, whose capture a failed launch "
+                        raise LogError(f"{op} of graph {g}, whose capture a failed launch "
                                        f"(line {failed_captures[g]}) doomed: it made no graph")
                     if g not in graphs:
-                        raise LogError(f"replay of unknown graph {g}")
-                    if _outcome(ev, False) == "failed":
+                        raise LogError(f"{op} of unknown graph {g}")
+                    if op == "graph_destroy":
+                        graphs.discard(g)
+                    elif _outcome(ev, False) == "failed":
                         counts["failed"] += 1
-                elif op == "graph_destroy":
-                    g = _int(ev, "graph")
-                    if g in failed_captures:
-                        raise LogError(f"graph_destroy of graph {g}, whose capture a failed launch "
-                                       f"(line {failed_captures[g]}) doomed: it made no graph")
-                    if g not in graphs:
-                        raise LogError(f"graph_destroy of unknown graph {g}")
-                    graphs.discard(g)
             except LogError as e:
                 err(str(e))
             except (ValueError, TypeError) as e:

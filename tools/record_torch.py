@@ -314,6 +314,9 @@ _TORCH_ADVICE = "torch_use_cuda_dsa"
 # How much of an exception's first line an error's message keeps.
 _MESSAGE_CHARS = 200
 
+# How many reasons for what could not be recorded a recorder keeps.
+_ERRORS_KEPT = 50
+
 
 def header(device: str, max_streams: int, environ) -> dict:
     """The log's header event.
@@ -552,9 +555,16 @@ class Recorder:
         except Exception:
             name = str(func)
         msg = f"{name}: {type(exc).__name__}: {exc}"
-        if len(self.errors) < 50:
-            self.errors.append(msg)
+        if self._cannot_record(msg):
             print(f"record_torch: could not record {msg}", file=sys.stderr)
+
+    def _cannot_record(self, reason: str) -> bool:
+        """Keeps ``reason`` among ``errors``, the first ``_ERRORS_KEPT``
+        only; whether it was kept."""
+        if len(self.errors) >= _ERRORS_KEPT:
+            return False
+        self.errors.append(reason)
+        return True
 
     # ------------------------------------------------------------ streams
     def _stream(self) -> int:
@@ -1049,8 +1059,7 @@ class Recorder:
     def _graph_gone(self, g: _Graph) -> None:
         """The graph was reset or collected: its pool is released."""
         if g.alive:
-            g.alive = False
-            self._gone.append(g)
+            self._forget(g)
 
     def _forget(self, g: _Graph) -> None:
         """The graph goes at the next sweep, even if it was gone already
@@ -1228,17 +1237,15 @@ class Recorder:
         self._sweep()
         g = self._graph(graph)
         if g is None or g.gid is None:
-            if len(self.errors) < 50:
-                self.errors.append("replay of a graph whose capture has not ended"
-                                   if g is not None and g is self._capture
-                                   else "replay of a graph captured before recording began")
+            self._cannot_record("replay of a graph whose capture has not ended"
+                                if g is not None and g is self._capture
+                                else "replay of a graph captured before recording began")
             return
         if not g.alive or g.doomed:
             # Its capture failed, or it was reset: the log holds no such
             # graph, and a replay of it would be bad input.
-            if len(self.errors) < 50:
-                self.errors.append(f"replay of graph {g.gid}, of which the log holds no graph: "
-                                   "its capture failed, a launch in it failed, or it was reset")
+            self._cannot_record(f"replay of graph {g.gid}, of which the log holds no graph: "
+                                "its capture failed, a launch in it failed, or it was reset")
             return
         outcome = "ok" if failed is None else {"failed": failed}
         self._emit({"op": "replay", "graph": g.gid, "stream": self._stream(), "outcome": outcome})
@@ -1307,10 +1314,11 @@ def main(argv=None) -> int:
         print(f"record_torch: streams: {streams}", file=sys.stderr)
     if rec.errors:
         # What was left out, not only how much: the first line of each of
-        # the first few reasons.  The list keeps at most 50.
+        # the first few reasons.  The list keeps at most _ERRORS_KEPT.
         shown = "; ".join(e.splitlines()[0] for e in rec.errors[:5] if e)
         more = "; …" if len(rec.errors) > 5 else ""
-        count = f"{len(rec.errors)} or more" if len(rec.errors) >= 50 else str(len(rec.errors))
+        count = (f"{len(rec.errors)} or more" if len(rec.errors) >= _ERRORS_KEPT
+                 else str(len(rec.errors)))
         print(f"record_torch: {count} operation(s) could not be recorded: {shown}{more}",
               file=sys.stderr)
         return 1

@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import tempfile
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -172,7 +173,6 @@ def run_tests(namespace) -> int:
                     print(f"ok   {name}")
                 except Exception as e:  # report every failing test, not just the first
                     failed += 1
-                    import traceback
                     traceback.print_exc()
                     print(f"FAIL {name}: {e}")
         finally:
