@@ -117,6 +117,17 @@ _BN_UPDATES_RUNNING = {
 }
 _BN_RUNNING_ARGS = ("running_mean", "running_var")
 
+# RNN backward operators that write into the workspace their forward left,
+# although their schema marks it read only: the CPU's oneDNN LSTM backward
+# was seen to change 397 bytes of its ``workspace`` (the recorder's
+# soundness probe, a CPU LSTM), and cuDNN documents an RNN backward's
+# reserve space as read and written.  They are ``read_write``.
+_BACKWARD_WRITES_WORKSPACE = {
+    ("mkldnn_rnn_layer_backward", "workspace"),
+    ("_cudnn_rnn_backward", "reserve"),
+    ("miopen_rnn_backward", "reserve"),
+}
+
 # Copies that may cross between host and device.
 _COPY_OPS = {"copy_", "_copy_from", "_to_copy", "_copy_from_and_resize"}
 
@@ -143,6 +154,26 @@ def _flatten(value) -> List[torch.Tensor]:
             out.extend(_flatten(v))
         return out
     return []
+
+
+def _storage_parts(t: torch.Tensor) -> List[torch.Tensor]:
+    """The strided tensors that hold a tensor's data: itself, or a sparse
+    tensor's indices and values, whose storages are the memory a kernel
+    reading or writing the sparse tensor touches.  Any other layout (mkldnn,
+    nested) is itself, which ``_is_device`` passes over."""
+    layout = t.layout
+    if layout == torch.strided:
+        return [t]
+    try:
+        if layout == torch.sparse_coo:
+            return [t._indices(), t._values()]
+        if layout in (torch.sparse_csr, torch.sparse_bsr):
+            return [t.crow_indices(), t.col_indices(), t.values()]
+        if layout in (torch.sparse_csc, torch.sparse_bsc):
+            return [t.ccol_indices(), t.row_indices(), t.values()]
+    except Exception:
+        pass
+    return [t]
 
 
 def _span_elems(t: torch.Tensor) -> Tuple[int, int]:
@@ -261,12 +292,22 @@ class _StorageRef:
     __slots__ = ("cdata",)
     _free = staticmethod(torch.UntypedStorage._free_weak_ref)
     _expired = staticmethod(torch.UntypedStorage._expired)
+    _storage = staticmethod(torch.UntypedStorage._new_with_weak_ptr)
 
     def __init__(self, storage):
         self.cdata = storage._weak_ref()
 
     def expired(self) -> bool:
         return bool(self._expired(self.cdata))
+
+    def place(self) -> Optional[Tuple[int, int]]:
+        """Where the storage's bytes are now, ``(data_ptr, nbytes)``; None
+        once it is gone.  A live storage may have moved (``resize_``)."""
+        try:
+            st = self._storage(self.cdata)
+            return None if st is None else (st.data_ptr(), st.nbytes())
+        except Exception:
+            return None
 
     def __del__(self):
         try:
@@ -590,6 +631,17 @@ class Recorder:
             return bool(self._is_device_fn(t))
         return t.device.type == self.device and t.layout == torch.strided
 
+    def _device_tensors(self, value) -> List[torch.Tensor]:
+        """The device tensors inside an argument or return value, each
+        sparse one as the tensors that hold its indices and values
+        (``_storage_parts``): a sparse tensor's memory is theirs."""
+        return [p for t in _flatten(value) for p in _storage_parts(t) if self._is_device(p)]
+
+    def _in_use(self, rec: _Alloc) -> bool:
+        """Whether a storage of ``rec`` still holds the bytes it had: alive
+        and not moved away (a storage that moved gave its bytes back)."""
+        return any(m.weak.place() == (m.ptr, m.nbytes) for m in rec.members)
+
     def _free(self, rec: _Alloc) -> None:
         if rec.freed:
             return
@@ -649,11 +701,24 @@ class Recorder:
         capture was made before it (weights made before recording began) and
         is an ordinary allocation.
 
-        A storage seen for the first time (or whose memory moved, after
-        ``resize_``) becomes a new allocation with a fresh id.  Before it is
-        announced, every allocation that overlaps its bytes is freed: an
-        expired storage whose address came back, or a storage that gave its
-        memory up while still alive.  Two live allocations never overlap.
+        A storage seen for the first time becomes a new allocation with a
+        fresh id.  Before it is announced, every allocation that overlaps its
+        bytes is freed: an expired storage whose address came back, or a
+        storage that gave its memory up while still alive.  Two live
+        allocations never overlap.  But a new storage over bytes that a live
+        storage still holds (``torch.from_dlpack``, a slice of an
+        ``UntypedStorage``) is another name for that memory: it joins the
+        allocation as a pool block's storages do, and its bindings are
+        offsets in it, so the taint on those bytes stays (one that overlaps
+        such bytes without lying inside them cannot be recorded exactly,
+        and is reported).
+
+        A storage whose memory moved (``resize_`` that grows it, or an
+        ``out=`` argument resized) becomes a new allocation too, and since
+        PyTorch copied the old bytes across, a launch ``aten::resize_``
+        that reads them and writes the new allocation's first bytes comes
+        before the old allocation is freed: the bytes' taint moves with
+        them.
 
         Pool blocks (memory a CUDA graph's capture allocated) are the
         exception to "freed": they stay live while their graph lives.  A new
@@ -670,10 +735,16 @@ class Recorder:
         except Exception:
             return None, False
         m = self._by_key.get(key)
+        moved = None
         if m is not None:
-            if not m.weak.expired() and m.ptr == ptr and m.nbytes == nbytes:
-                return m, False
-            self._drop_member(m)
+            if not m.weak.expired():
+                if m.ptr == ptr and m.nbytes == nbytes:
+                    return m, False
+                # The same storage, alive, its bytes elsewhere now: copied
+                # below, then dropped.
+                moved = m
+            else:
+                self._drop_member(m)
         self._sweep()
         cap = self._capture
         stream = self._stream()
@@ -695,6 +766,18 @@ class Recorder:
                         continue  # merged at capture_end
                     print(f"record_torch: a storage overlaps pool block {other.memory} "
                           "of a live CUDA graph; the block is freed", file=sys.stderr)
+                elif other is not (moved and moved.alloc) and self._in_use(other):
+                    if other.ptr <= ptr and end <= other.ptr + other.nbytes:
+                        # Another storage over bytes a live one holds: the
+                        # same allocation, under a second name.
+                        m = _Member(other, ptr, nbytes, _StorageRef(st), key)
+                        other.members.append(m)
+                        self._by_key[key] = m
+                        return m, False
+                    self._cannot_record(
+                        f"a storage of {nbytes} bytes overlaps allocation {other.memory}, "
+                        "whose storage still holds its bytes, without lying inside it: "
+                        f"allocation {other.memory} is freed, and the taint of its bytes with it")
                 self._free(other)
         memory = self._next_memory
         self._next_memory += 1
@@ -706,7 +789,43 @@ class Recorder:
         if cap is not None:
             cap.allocs.append(rec)
         self._emit({"op": "alloc", "stream": rec.stream, "memory": memory, "size": nbytes})
+        if moved is not None:
+            self._copy_moved(moved, rec)
         return m, True
+
+    def _copy_moved(self, moved: _Member, rec: _Alloc) -> None:
+        """The storage of ``moved`` now lives in ``rec``: PyTorch copied its
+        old bytes (as many as both hold) across, written as a launch that
+        reads them and writes ``rec``'s first bytes; then the old storage's
+        place is let go (its allocation freed if nothing else holds it)."""
+        old = moved.alloc
+        n = min(moved.nbytes, rec.nbytes)
+        if n > 0 and not old.freed:
+            start = moved.ptr - old.ptr
+            self._emit({"op": "launch", "kernel": "aten::resize_", "stream": self._stream(),
+                        "bindings": [
+                            {"stream": old.stream, "memory": old.memory,
+                             "range": [start, start + n], "access": "read"},
+                            {"stream": rec.stream, "memory": rec.memory,
+                             "range": [0, n], "access": "write"}],
+                        "outcome": "ok"})
+        self._drop_member(moved)
+
+    def _note_moves(self, pairs) -> None:
+        """After an operator that launches nothing but may move what it
+        changes (``resize_``): the storages it changed that the recorder
+        knows are looked at again, so that one that moved is copied now,
+        while the bytes it left are still the log's (``_allocation``)."""
+        for arg, val in pairs:
+            if arg.alias_info is None or not arg.alias_info.is_write:
+                continue
+            for t in self._device_tensors(val):
+                try:
+                    known = t.untyped_storage()._cdata in self._by_key
+                except Exception:
+                    continue
+                if known:
+                    self._allocation(t)
 
     def _binding(self, t: torch.Tensor, access: Optional[str]) -> Optional[dict]:
         m, _ = self._allocation(t)
@@ -782,17 +901,20 @@ class Recorder:
         name = _base_name(func)
         schema = func._schema
         pairs = self._bound_args(func, args, kwargs)
-        dev_inputs = [t for _, v in pairs for t in _flatten(v) if self._is_device(t)]
+        dev_inputs = [t for _, v in pairs for t in self._device_tensors(v)]
         outs = _flatten(out)
-        dev_outs = [t for t in outs if self._is_device(t)]
+        dev_outs = self._device_tensors(outs)
         if not dev_inputs and not dev_outs and not (failed and self._on_device(pairs)):
             return  # host-only work
 
         mutated = [a for a, _ in pairs if a.alias_info is not None and a.alias_info.is_write]
         tags = getattr(func, "tags", ())
 
-        # Views and metadata-only operators: no kernel runs.
+        # Views and metadata-only operators: no kernel runs (but ``resize_``
+        # may have moved a storage, copying its bytes).
         if name in _NO_LAUNCH or torch.Tag.inplace_view in tags:
+            if failed is None:
+                self._note_moves(pairs)
             return
         returns = schema.returns
         if (not mutated and returns
@@ -879,6 +1001,9 @@ class Recorder:
                 training = any(a.name == flag and bool(v) for a, v in pairs)
             if training:
                 access = "read_write"
+        # Refinement: an RNN's backward writes its forward's workspace.
+        if (name, arg.name) in _BACKWARD_WRITES_WORKSPACE:
+            access = "read_write"
         # Refinement: the template of *_like / new_* factories is not read.
         if arg.name == "self" and (name.endswith("_like") or name.startswith("new_")):
             access = "dead"
@@ -888,7 +1013,7 @@ class Recorder:
         bindings: List[dict] = []
         input_keys = set()
         for arg, val in pairs:
-            tensors = [t for t in _flatten(val) if self._is_device(t)]
+            tensors = self._device_tensors(val)
             if not tensors:
                 continue
             access = self._access_for(func, name, arg, pairs)
@@ -909,9 +1034,7 @@ class Recorder:
         for ret, val in zip(returns, values):
             if ret.alias_info is not None:
                 continue  # the in-place / out= argument, already bound
-            for t in _flatten(val):
-                if not self._is_device(t):
-                    continue
+            for t in self._device_tensors(val):
                 try:
                     key = t.untyped_storage()._cdata
                 except Exception:
@@ -928,49 +1051,52 @@ class Recorder:
         return bindings
 
     def _record_copy(self, func, name, pairs, out, failed: Optional[dict] = None) -> bool:
-        """Host<->device copies.  Returns True when the copy was handled."""
+        """Host<->device copies.  Returns True when the copy was handled.
+        A sparse tensor is copied as the tensors that hold its indices and
+        values (``_storage_parts``)."""
         vals = {a.name: v for a, v in pairs}
         if name == "_to_copy":
             src, dst = vals.get("self"), out
-            if failed is not None and isinstance(src, torch.Tensor) and self._is_device(src):
+            src_parts = self._device_tensors(src)
+            if failed is not None and src_parts:
                 # A copy off the device that failed: ``dst`` was never made.
                 # A read of ``src`` if it was to reach the host, else a
                 # failed launch reading it.
                 to_host = self._copy_to_host(pairs)
                 if to_host:
-                    self._record_reads([src], failed)
+                    self._record_reads(src_parts, failed)
                 return to_host
         else:
             dst, src = vals.get("self"), vals.get("src")
         if not isinstance(src, torch.Tensor) or not isinstance(dst, torch.Tensor):
             return False
-        src_dev, dst_dev = self._is_device(src), self._is_device(dst)
-        if src_dev and dst_dev:
+        src_parts, dst_parts = self._device_tensors(src), self._device_tensors(dst)
+        if src_parts and dst_parts:
             return False  # an ordinary device copy: a launch
-        if src_dev and not dst_dev:
-            self._record_reads([src], failed)
+        if src_parts:
+            self._record_reads(src_parts, failed)
             return True
-        if dst_dev and not src_dev and failed is not None:
+        if dst_parts and failed is not None:
             # A host copy that failed: the bytes it was to write are garbage.
-            b = self._binding(dst, None)
-            if b is not None:
-                self._emit({"op": "host_write", "binding": b, "outcome": {"failed": failed}})
+            for part in dst_parts:
+                b = self._binding(part, None)
+                if b is not None:
+                    self._emit({"op": "host_write", "binding": b, "outcome": {"failed": failed}})
             return True
-        if dst_dev and not src_dev:
-            rec, made_now = self._allocation(dst, fresh=name == "_to_copy")
+        for part in dst_parts:
+            rec, made_now = self._allocation(part, fresh=name == "_to_copy")
             if rec is None:
-                return True
-            if made_now or _covers_span(dst):
-                b = self._binding(dst, None)
+                continue
+            if made_now or _covers_span(part):
+                b = self._binding(part, None)
                 self._emit({"op": "host_write", "binding": b, "outcome": "ok"})
             else:
                 # A host copy into a view with gaps: record it as a launch that
                 # reads and writes the span, so no unwritten byte is released.
-                b = self._binding(dst, "read_write")
+                b = self._binding(part, "read_write")
                 self._emit({"op": "launch", "kernel": kernel_name(func), "stream": self._stream(),
                             "bindings": [b], "outcome": "ok"})
-            return True
-        return True  # host to host
+        return True  # host to device, or host to host
 
     # ------------------------------------------------------------ graphs
     def _patch_graphs(self) -> None:

@@ -320,6 +320,123 @@ def test_dead_storage_freed_before_its_address_is_reused():
     assert frees == 20
 
 
+def _freed_at(events):
+    """Each memory id's index in ``events`` of its ``free``."""
+    return {e["memory"]: i for i, e in enumerate(events) if e["op"] == "free"}
+
+
+def test_a_second_storage_over_bytes_a_live_one_holds_is_the_same_allocation():
+    """``torch.from_dlpack`` and a slice of an ``UntypedStorage`` make a
+    second storage over bytes the first still holds: the recorder used to
+    free the first's allocation on meeting it, and the taint of those bytes
+    went with it (the soundness probe of the sixty-fourth session)."""
+    def prog():
+        a = torch.randn(8)
+        a.mul_(2)
+        b = torch.from_dlpack(a)        # the same 32 bytes, another storage
+        (b * 3).sum().item()
+        torch.add(a, b)                 # one launch binding both names
+        c = torch.UntypedStorage(16)
+        c.copy_(a.untyped_storage()[8:24])  # 16 of a's bytes, a third storage
+        a[4:].sum().item()
+    events, _, _ = record(prog)
+    a = one(events, "aten::mul_.Tensor")["bindings"][0]
+    assert a["range"] == [0, 32] and memory_sizes(events)[a["memory"]] == 32
+    freed = _freed_at(events)
+    mul = events.index(one(events, "aten::mul.Tensor"))
+    # b's bytes are a's memory, at a's offsets, and a stays live meanwhile.
+    assert one(events, "aten::mul.Tensor")["bindings"][0]["memory"] == a["memory"]
+    assert one(events, "aten::mul.Tensor")["bindings"][0]["range"] == [0, 32]
+    assert [b["memory"] for b in one(events, "aten::add.Tensor")["bindings"][:2]] == [a["memory"]] * 2
+    slice_read = [b for b in one(events, "aten::copy_")["bindings"] if b["access"] == "read"]
+    assert slice_read == [{"stream": 0, "memory": a["memory"], "range": [8, 24], "access": "read"}]
+    # Freed once, after the last read of a's bytes.
+    last_read = max(i for i, e in enumerate(events) if e["op"] == "read")
+    assert freed[a["memory"]] > max(mul, last_read)
+    assert sum(1 for e in events if e == {"op": "free", "memory": a["memory"]}) == 1
+
+
+def test_a_storage_that_moves_takes_its_bytes_with_it_in_a_copy():
+    """``resize_`` that grows a storage, and an ``out=`` argument resized,
+    move its bytes: PyTorch copies them to new memory.  The recorder used
+    to make the new memory a clean allocation and free the old with its
+    taint; now a launch ``aten::resize_`` reads the old bytes and writes
+    the new before the old allocation goes."""
+    def prog():
+        a = torch.randn(4)
+        view = a[1:3]
+        a.mul_(2)
+        a.resize_(64)                   # 16 bytes copied into 256
+        view.sum().item()
+        big = torch.randn(10)
+        head = big[:4]
+        torch.neg(torch.randn(6), out=big[8:10])  # out= grows big: 40 -> 56 bytes
+        head.sum().item()
+    events, _, _ = record(prog)
+    sizes, freed = memory_sizes(events), _freed_at(events)
+    old = one(events, "aten::mul_.Tensor")["bindings"][0]["memory"]
+    moves = launches(events, "aten::resize_")
+    assert len(moves) == 2, [e["kernel"] for e in launches(events)]
+    (read_old, write_new), (read_big, write_grown) = (m["bindings"] for m in moves)
+    assert read_old == {"stream": 0, "memory": old, "range": [0, 16], "access": "read"}
+    assert write_new["range"] == [0, 16] and write_new["access"] == "write"
+    assert sizes[write_new["memory"]] == 256
+    assert read_big["range"] == [0, 40] and sizes[read_big["memory"]] == 40
+    assert write_grown["range"] == [0, 40] and sizes[write_grown["memory"]] == 56
+    for move, (src, dst) in zip(moves, ((read_old, write_new), (read_big, write_grown))):
+        at = events.index(move)
+        assert freed[src["memory"]] > at and events[at - 1]["op"] == "alloc"
+        assert events[at - 1]["memory"] == dst["memory"]
+    # The reads after each move read the new memory.
+    sums = launches(events, "aten::sum")
+    assert [s["bindings"][0]["memory"] for s in sums] == [write_new["memory"], write_grown["memory"]]
+    # The out= launch itself writes the moved storage's last 8 bytes.
+    neg = one(events, "aten::neg.out")["bindings"]
+    assert neg[-1]["memory"] == write_grown["memory"] and neg[-1]["range"] == [32, 56]
+
+
+def test_a_sparse_tensor_is_bound_by_its_indices_and_values():
+    """A sparse tensor's memory is its indices' and its values' storages:
+    the recorder used to bind none of it, so a dense -> sparse -> dense
+    round trip, or a sparse gradient's optimizer step, cut the taint."""
+    def prog():
+        y = torch.randn(4, 5).relu()
+        s = y.to_sparse()
+        s.to_dense().sum().item()
+        emb = nn.Embedding(6, 3, sparse=True)
+        opt = torch.optim.SGD(emb.parameters(), lr=0.1)
+        emb(torch.tensor([1, 4])).sum().backward()
+        opt.step()
+        emb.weight.sum().item()
+    events, _, _ = record(prog)
+    made = one(events, "aten::_to_sparse")["bindings"]
+    relu = one(events, "aten::relu")["bindings"][-1]["memory"]
+    assert made[0]["memory"] == relu and made[0]["access"] == "read"
+    parts = [b["memory"] for b in made[1:] if b["access"] == "write"]
+    assert len(parts) == 2  # indices and values
+    dense = one(events, "aten::_to_dense")["bindings"]
+    assert [b["memory"] for b in dense if b["access"] == "read"] == parts
+    # The step adds the sparse gradient into the weight: both its parts read.
+    step = one(events, "aten::add_.Tensor")["bindings"]
+    weight = step[0]["memory"]
+    assert step[0]["access"] == "read_write" and weight == one(events, "aten::embedding")["bindings"][0]["memory"]
+    assert len([b for b in step[1:] if b["access"] == "read"]) == 2
+
+
+def test_an_rnn_backward_reads_and_writes_its_forwards_workspace():
+    """The schema marks an RNN backward's workspace read, but the CPU's
+    oneDNN LSTM backward was seen to change it (and cuDNN documents its
+    reserve space as read and written): ``read_write``."""
+    rec, _ = _recorder_of(None)
+    for op, arg_name in ((torch.ops.aten.mkldnn_rnn_layer_backward.default, "workspace"),
+                         (torch.ops.aten._cudnn_rnn_backward.default, "reserve"),
+                         (torch.ops.aten.miopen_rnn_backward.default, "reserve")):
+        arg = next(a for a in op._schema.arguments if a.name == arg_name)
+        assert arg.alias_info is None  # what the schema says: read only
+        name = op._schema.name.split("::")[-1]
+        assert rec._access_for(op, name, arg, []) == "read_write", name
+
+
 def test_host_device_transfers_with_predicate():
     """float32 = device, everything else = host (the ``is_device`` hook)."""
     host = torch.randn(8, dtype=torch.float64)
