@@ -19,10 +19,21 @@ Appendix A) plus what a *recorded* log must satisfy to mean anything:
 * captures are balanced per slot, ``capture_end`` names a fresh graph id, and
   ``replay`` and ``graph_destroy`` name a graph that was captured and made:
   a window in which a launch on its slot failed is doomed and makes no
-  graph (SPEC section 6).  A window a *skip* dooms is not seen: that needs
-  the claims, which only the replay keeps;
+  graph (SPEC section 6);
+* ``profile_begin`` names a profile that is not open, ``profile_end`` one
+  that is; ``device_fault`` carries an error with a string kind and message;
+* the JSON is what the replay's parser takes: no ``NaN`` or ``Infinity``, no
+  number past a double's range, no unpaired surrogate escape, at most 127
+  levels of nesting; a ``.gz`` name (in any case) or gzip's first bytes mean
+  gzip, with nothing after the last member;
 * at the end every allocation has been freed (a recorder frees everything
   still live when it stops).
+
+What it does not see, which only the replay finds: a window a *skip* dooms
+(that needs the claims, which only the replay keeps; a later ``replay`` or
+``graph_destroy`` of its graph passes here and is bad input there), and a
+graph replayed after one of its memory ids was freed and made again smaller
+than the range the graph recorded (the recorder never reuses an id).
 
 Usage: ``check_log.py LOG [LOG...] [--expect-read] [--min OP=N]...
 [--min-streams N] [--expect-blocking] [--json]``.  Exit status 0 when every
@@ -42,9 +53,10 @@ from __future__ import annotations
 
 import argparse
 import collections
-import gzip
 import json
+import math
 import sys
+import zlib
 from typing import Dict, List, Optional
 
 U64 = 2 ** 64 - 1
@@ -55,10 +67,69 @@ KNOWN_OPS = {
     "device_fault", "sync",
 }
 MAX_LINE = 1 << 20
+# The replay's JSON parser takes at most this many levels of nesting (the
+# event's own object is the first).
+MAX_DEPTH = 127
 
 
 class LogError(Exception):
     pass
+
+
+class UnreadableLog(OSError):
+    """A log whose bytes cannot be read as the replay reads them (a broken
+    or padded gzip file)."""
+
+
+def _not_json(name):
+    raise LogError(f"malformed JSON: {name} is not a JSON number")
+
+
+def _finite(text):
+    v = float(text)
+    if math.isinf(v):
+        raise LogError(f"malformed JSON: number {text[:20]} out of range")
+    return v
+
+
+def _integer(text):
+    v = int(text)
+    try:
+        float(v)  # past u64 the replay reads a double
+    except OverflowError:
+        raise LogError(f"malformed JSON: number {text[:20]}... out of range") from None
+    return v
+
+
+def _strict(value, depth=1):
+    """Holds a parsed line to what the replay's parser takes beyond
+    Python's: strings (keys too) that are UTF-8, which an unpaired
+    surrogate escape is not, and at most ``MAX_DEPTH`` levels."""
+    if depth > MAX_DEPTH:
+        raise LogError(f"malformed JSON: nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise LogError("malformed JSON: an unpaired surrogate escape in a string") from None
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _strict(k, depth)
+            _strict(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _strict(v, depth + 1)
+
+
+def _parse(text):
+    """One line's event, parsed as the replay parses it."""
+    try:
+        ev = json.loads(text, object_pairs_hook=_no_dupes, parse_constant=_not_json,
+                        parse_float=_finite, parse_int=_integer)
+    except RecursionError:
+        raise LogError(f"malformed JSON: nested deeper than {MAX_DEPTH} levels") from None
+    _strict(ev)
+    return ev
 
 
 def _no_dupes(pairs):
@@ -87,19 +158,40 @@ def _outcome(ev, allow_dry_run):
         raise LogError("missing 'outcome'")
     if o == "ok" or (o == "dry_run" and allow_dry_run):
         return o
-    if isinstance(o, dict) and set(o) == {"failed"} and isinstance(o["failed"], dict):
-        err = o["failed"]
-        if isinstance(err.get("kind"), str) and isinstance(err.get("message"), str):
-            return "failed"
+    # Other keys beside ``failed`` are ignored, as unknown fields are.
+    if isinstance(o, dict) and _is_error(o.get("failed")):
+        return "failed"
     raise LogError(f"bad outcome {o!r}")
 
 
-def _open(path):
+def _is_error(err) -> bool:
+    return (isinstance(err, dict) and isinstance(err.get("kind"), str)
+            and isinstance(err.get("message"), str))
+
+
+def _lines(path) -> List[bytes]:
+    """The log's lines, decompressed as the replay decompresses: when the
+    name ends in ``.gz`` (in any case) or the first bytes say gzip, every
+    member, and nothing but members."""
     with open(path, "rb") as f:
-        magic = f.read(2)
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rb")
-    return open(path, "rb")
+        data = f.read()
+    if not (data[:2] == b"\x1f\x8b" or path.lower().endswith(".gz")):
+        return data.splitlines(keepends=True)
+    out = []
+    try:
+        while True:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            out.append(d.decompress(data))
+            if not d.eof:
+                raise UnreadableLog("the gzip stream ends before its member does")
+            data = d.unused_data
+            if not data:
+                break
+            if data[:2] != b"\x1f\x8b":
+                raise UnreadableLog(f"{len(data)} bytes after the last gzip member")
+    except zlib.error as e:
+        raise UnreadableLog(f"bad gzip data: {e}") from None
+    return b"".join(out).splitlines(keepends=True)
 
 
 def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]] = None,
@@ -115,6 +207,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
     doomed: Dict[int, int] = {}
     failed_captures: Dict[int, int] = {}  # graph -> that launch's line
     graphs = set()
+    profiles = set()  # open profile ids
     launch_blocking = False
     max_streams = 8
     seen_event = False
@@ -160,125 +253,141 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                 raise LogError(f"range {rng} past the end of memory {memory} "
                                f"(size {a['size']})")
 
-    with _open(path) as f:
-        for raw in f:
-            lineno += 1
-            if raw.endswith(b"\n"):
-                raw = raw[:-1]
-            if raw.endswith(b"\r"):
-                raw = raw[:-1]
-            if len(raw) > MAX_LINE:
-                err("line longer than 1 MiB")
+    for raw in _lines(path):
+        lineno += 1
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if len(raw) > MAX_LINE:
+            err("line longer than 1 MiB")
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            err("not UTF-8")
+            continue
+        if text.strip(" \t") == "" or text.startswith("#"):
+            continue
+        try:
+            ev = _parse(text)
+            if not isinstance(ev, dict):
+                raise LogError("an event must be a JSON object")
+            op = ev.get("op")
+            if op not in KNOWN_OPS:
+                raise LogError(f"unknown op {op!r}")
+            if op == "header":
+                if seen_event:
+                    raise LogError("header is not the first event")
+                if ev.get("format") != "taintworld-log" or ev.get("version") != 1 \
+                        or type(ev.get("version")) is not int:
+                    raise LogError("header must name format taintworld-log, version 1")
+                ms = _int(ev, "max_streams", required=False)
+                if ms == 0:
+                    raise LogError("max_streams 0")
+                if ms is not None:
+                    max_streams = ms
+                if _int(ev, "chain_limit", required=False) == 0:
+                    raise LogError("chain_limit 0")
+                blocking = ev.get("launch_blocking", False)
+                if type(blocking) is not bool:
+                    raise LogError("launch_blocking must be true or false")
+                launch_blocking = blocking
+                seen_event = True
+                counts["header"] += 1
                 continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                err("not UTF-8")
-                continue
-            if text.strip(" \t") == "" or text.startswith("#"):
-                continue
-            try:
-                ev = json.loads(text, object_pairs_hook=_no_dupes)
-                if not isinstance(ev, dict):
-                    raise LogError("an event must be a JSON object")
-                op = ev.get("op")
-                if op not in KNOWN_OPS:
-                    raise LogError(f"unknown op {op!r}")
-                if op == "header":
-                    if seen_event:
-                        raise LogError("header is not the first event")
-                    if ev.get("format") != "taintworld-log" or ev.get("version") != 1 \
-                            or type(ev.get("version")) is not int:
-                        raise LogError("header must name format taintworld-log, version 1")
-                    ms = _int(ev, "max_streams", required=False)
-                    if ms == 0:
-                        raise LogError("max_streams 0")
-                    if ms is not None:
-                        max_streams = ms
-                    if _int(ev, "chain_limit", required=False) == 0:
-                        raise LogError("chain_limit 0")
-                    blocking = ev.get("launch_blocking", False)
-                    if type(blocking) is not bool:
-                        raise LogError("launch_blocking must be true or false")
-                    launch_blocking = blocking
-                    seen_event = True
-                    counts["header"] += 1
-                    continue
-                if not seen_event:
-                    raise LogError("the first event is not a header")
-                counts[op] += 1
-                if op == "alloc":
-                    stream = _int(ev, "stream")
-                    memory = _int(ev, "memory")
-                    size = _int(ev, "size")
-                    if memory in live:
-                        raise LogError(f"memory {memory} is already live")
-                    if ev.get("outcome") is not None and ev.get("outcome") != "ok":
-                        _outcome(ev, False)
-                    live[memory] = {"stream": stream, "size": size}
-                    streams.add(stream)
-                    ever_alloc += 1
-                elif op == "free":
-                    memory = _int(ev, "memory")
-                    if memory not in live:
-                        raise LogError(f"free of memory {memory}, which is not live")
-                    del live[memory]
-                elif op == "launch":
-                    if not isinstance(ev.get("kernel"), str):
-                        raise LogError("launch needs a string 'kernel'")
-                    kernels.add(ev["kernel"])
-                    _int(ev, "stream")
-                    bs = ev.get("bindings")
-                    if not isinstance(bs, list):
-                        raise LogError("launch needs a 'bindings' list")
-                    for b in bs:
-                        binding(ev, b, True)
-                    if _outcome(ev, True) == "failed":
-                        counts["failed"] += 1
-                        slot = ev["stream"] % max_streams
-                        if slot in open_capture:
-                            doomed.setdefault(slot, lineno)
-                    reads_after_last_launch = 0
-                elif op in ("host_write", "read"):
-                    binding(ev, ev.get("binding"), False)
-                    if op == "read":
-                        reads_after_last_launch += 1
-                    elif _outcome(ev, False) == "failed":
-                        counts["failed"] += 1
-                elif op == "capture_begin":
-                    slot = _int(ev, "stream") % max_streams
+            if not seen_event:
+                raise LogError("the first event is not a header")
+            counts[op] += 1
+            if op == "alloc":
+                stream = _int(ev, "stream")
+                memory = _int(ev, "memory")
+                size = _int(ev, "size")
+                if memory in live:
+                    raise LogError(f"memory {memory} is already live")
+                if ev.get("outcome") is not None and ev.get("outcome") != "ok":
+                    _outcome(ev, False)
+                live[memory] = {"stream": stream, "size": size}
+                streams.add(stream)
+                ever_alloc += 1
+            elif op == "free":
+                memory = _int(ev, "memory")
+                if memory not in live:
+                    raise LogError(f"free of memory {memory}, which is not live")
+                del live[memory]
+            elif op == "launch":
+                if not isinstance(ev.get("kernel"), str):
+                    raise LogError("launch needs a string 'kernel'")
+                kernels.add(ev["kernel"])
+                _int(ev, "stream")
+                bs = ev.get("bindings")
+                if not isinstance(bs, list):
+                    raise LogError("launch needs a 'bindings' list")
+                for b in bs:
+                    binding(ev, b, True)
+                if _outcome(ev, True) == "failed":
+                    counts["failed"] += 1
+                    slot = ev["stream"] % max_streams
                     if slot in open_capture:
-                        raise LogError(f"capture already open on slot {slot} "
-                                       f"(line {open_capture[slot]})")
-                    open_capture[slot] = lineno
-                elif op == "capture_end":
-                    slot = _int(ev, "stream") % max_streams
-                    g = _int(ev, "graph")
-                    if slot not in open_capture:
-                        raise LogError(f"capture_end with no capture open on slot {slot}")
-                    if g in graphs:
-                        raise LogError(f"graph {g} is already live")
-                    del open_capture[slot]
-                    if slot in doomed:
-                        failed_captures[g] = doomed.pop(slot)
-                    else:
-                        failed_captures.pop(g, None)
-                        graphs.add(g)
-                elif op in ("replay", "graph_destroy"):
-                    g = _int(ev, "graph")
-                    if g in failed_captures:
-                        raise LogError(f"{op} of graph {g}, whose capture a failed launch "
-                                       f"(line {failed_captures[g]}) doomed: it made no graph")
-                    if g not in graphs:
-                        raise LogError(f"{op} of unknown graph {g}")
-                    if op == "graph_destroy":
-                        graphs.discard(g)
-                    elif _outcome(ev, False) == "failed":
-                        counts["failed"] += 1
-            except LogError as e:
-                err(str(e))
-            except (ValueError, TypeError) as e:
-                err(f"malformed JSON: {e}")
+                        doomed.setdefault(slot, lineno)
+                reads_after_last_launch = 0
+            elif op in ("host_write", "read"):
+                binding(ev, ev.get("binding"), False)
+                if op == "read":
+                    reads_after_last_launch += 1
+                elif _outcome(ev, False) == "failed":
+                    counts["failed"] += 1
+            elif op == "capture_begin":
+                slot = _int(ev, "stream") % max_streams
+                if slot in open_capture:
+                    raise LogError(f"capture already open on slot {slot} "
+                                   f"(line {open_capture[slot]})")
+                open_capture[slot] = lineno
+            elif op == "capture_end":
+                slot = _int(ev, "stream") % max_streams
+                g = _int(ev, "graph")
+                if slot not in open_capture:
+                    raise LogError(f"capture_end with no capture open on slot {slot}")
+                if g in graphs:
+                    raise LogError(f"graph {g} is already live")
+                del open_capture[slot]
+                if slot in doomed:
+                    failed_captures[g] = doomed.pop(slot)
+                else:
+                    failed_captures.pop(g, None)
+                    graphs.add(g)
+            elif op in ("replay", "graph_destroy"):
+                g = _int(ev, "graph")
+                if op == "replay":
+                    _int(ev, "stream", required=False)  # optional, but a u64
+                if g in failed_captures:
+                    raise LogError(f"{op} of graph {g}, whose capture a failed launch "
+                                   f"(line {failed_captures[g]}) doomed: it made no graph")
+                if g not in graphs:
+                    raise LogError(f"{op} of unknown graph {g}")
+                if op == "graph_destroy":
+                    graphs.discard(g)
+                elif _outcome(ev, False) == "failed":
+                    counts["failed"] += 1
+            elif op in ("profile_begin", "profile_end"):
+                p = _int(ev, "profile")
+                if op == "profile_begin":
+                    if p in profiles:
+                        raise LogError(f"profile {p} is already open")
+                    profiles.add(p)
+                elif p not in profiles:
+                    raise LogError(f"profile {p} is not open")
+                else:
+                    profiles.discard(p)
+            elif op == "device_fault":
+                if "error" not in ev:
+                    raise LogError("device_fault needs an 'error'")
+                if not _is_error(ev["error"]):
+                    raise LogError("a device_fault's error needs a string kind and message")
+        except LogError as e:
+            err(str(e))
+        except (ValueError, TypeError) as e:
+            err(f"malformed JSON: {e}")
     if not seen_event:
         errors.append("no header")
     if live:
@@ -339,7 +448,7 @@ def main(argv=None) -> int:
         try:
             s = check(path, expect_read=ns.expect_read, minimum=minimum,
                       min_streams=ns.min_streams, expect_blocking=ns.expect_blocking)
-        except (OSError, EOFError, gzip.BadGzipFile) as e:
+        except (OSError, EOFError) as e:
             print(f"{path}: FAIL: cannot read: {e}")
             status = 1
             continue

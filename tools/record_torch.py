@@ -405,12 +405,15 @@ def error_of(exc: BaseException) -> Tuple[dict, bool]:
     rejected: too many resources, a bad configuration), and the exception's
     class name otherwise (a ``RuntimeError`` from a check before the launch).
     ``message`` is the first line of the exception's text, cut at
-    ``_MESSAGE_CHARS`` characters.
+    ``_MESSAGE_CHARS`` characters, with any unpaired surrogate (a file
+    name's undecodable byte, as Python keeps it) written as its escape
+    text: JSON would carry it as an escape the replay rejects as no UTF-8.
     """
     text = str(exc).strip()
     line = text.splitlines()[0].strip() if text else type(exc).__name__
     if len(line) > _MESSAGE_CHARS:
         line = line[:_MESSAGE_CHARS - 1].rstrip() + "…"
+    line = line.encode("utf-8", "backslashreplace").decode("utf-8")
     lower = text.lower()
     oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
     if (oom is not None and isinstance(exc, oom)) or "can't allocate memory" in lower:

@@ -105,6 +105,75 @@ def test_check_log_rejects_bad_logs():
     assert s["errors"][0] == "line 1: launch_blocking must be true or false", s["errors"]
 
 
+def test_check_log_rejects_what_the_replay_rejects_and_passes_what_it_passes():
+    """Found by a helper running both over random and mutated logs: profile
+    events and a device fault's error went unchecked, Python's parser took
+    JSON the replay's does not, a replay's optional stream went unchecked,
+    an outcome with an extra key was refused, and a broken or padded gzip
+    file crashed the validator or passed it.  Each log here is whole but
+    for the one line named, and the error is the replay's reason."""
+    def write(lines, suffix=".jsonl"):
+        fd, path = tempfile.mkstemp(suffix=suffix)
+        with os.fdopen(fd, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    h = '{"op":"header","format":"taintworld-log","version":1}'
+    graph = ['{"op":"capture_begin","stream":0}', '{"op":"capture_end","stream":0,"graph":1}']
+    nested = lambda n: '{"op":"sync","x":' + "[" * (n - 1) + "]" * (n - 1) + "}"  # noqa: E731
+    bad = {
+        "profile 1 is already open": ['{"op":"profile_begin","profile":1}'] * 2,
+        "profile 1 is not open": ['{"op":"profile_end","profile":1}'],
+        "missing 'profile'": ['{"op":"profile_begin"}'],
+        "device_fault needs an 'error'": ['{"op":"device_fault"}'],
+        "a device_fault's error needs a string kind and message":
+            ['{"op":"device_fault","error":{"kind":"device"}}'],
+        "NaN is not a JSON number": ['{"op":"sync","x":NaN}'],
+        "Infinity is not a JSON number": ['{"op":"sync","x":-Infinity}'],
+        "number 1e400 out of range": ['{"op":"sync","x":1e400}'],
+        "out of range": ['{"op":"sync","x":' + "9" * 400 + "}"],
+        "an unpaired surrogate escape in a string": ['{"op":"sync","x":"\\udcff"}'],
+        "nested deeper than 127 levels": [nested(128)],
+        "'stream' must be an integer in 0..2^64-1, got -1":
+            graph + ['{"op":"replay","graph":1,"stream":-1,"outcome":"ok"}'],
+    }
+    for why, lines in bad.items():
+        s = check_log.check(write([h] + lines))
+        assert len(s["errors"]) == 1 and why in s["errors"][0], (why, s["errors"])
+    good = [['{"op":"profile_begin","profile":1}', '{"op":"profile_end","profile":1}',
+             '{"op":"profile_begin","profile":1}'],  # left open: the replay says nothing
+            ['{"op":"device_fault","error":{"kind":"device","message":"m"}}', '{"op":"sync"}'],
+            [nested(127), '{"op":"sync","x":123456789012345678901234567890}'],
+            graph + ['{"op":"replay","graph":1,"stream":0,"outcome":"ok"}'],
+            ['{"op":"alloc","stream":0,"memory":1,"size":8}',
+             '{"op":"launch","kernel":"k","stream":0,"bindings":[],'
+             '"outcome":{"failed":{"kind":"k","message":"m"},"note":"ignored"}}',
+             '{"op":"free","memory":1}']]
+    for lines in good:
+        s = check_log.check(write([h] + lines))
+        assert s["ok"], (lines, s["errors"])
+    # gzip as the replay reads it: by the name or the first bytes, and
+    # nothing after the last member.
+    plain_named_gz = write([h], suffix=".jsonl.GZ")
+    fd, padded = tempfile.mkstemp(suffix=".jsonl.gz")
+    with os.fdopen(fd, "wb") as f:
+        f.write(gzip.compress((h + "\n").encode()) + b"\0" * 8)
+    fd, two_members = tempfile.mkstemp(suffix=".log")
+    with os.fdopen(fd, "wb") as f:
+        f.write(gzip.compress((h + "\n").encode()) + gzip.compress(b'{"op":"sync"}\n'))
+    assert check_log.check(two_members)["ok"]
+    for path, why in ((plain_named_gz, "bad gzip data"), (padded, "8 bytes after the last gzip member")):
+        try:
+            check_log.check(path)
+        except check_log.UnreadableLog as e:
+            assert why in str(e), (path, e)
+        else:
+            raise AssertionError(f"{path} was read")
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            assert check_log.main([path]) == 1
+        assert "FAIL: cannot read" in out.getvalue()
+
+
 def test_every_shipped_recording_passes():
     paths = sorted(glob.glob(os.path.join(REAL_LOGS, "*.jsonl.gz")))
     assert len(paths) >= 11, paths

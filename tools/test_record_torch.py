@@ -437,6 +437,30 @@ def test_an_rnn_backward_reads_and_writes_its_forwards_workspace():
         assert rec._access_for(op, name, arg, []) == "read_write", name
 
 
+def test_an_undecodable_byte_in_an_error_message_is_written_as_text():
+    """Python keeps a file name's undecodable byte as an unpaired surrogate;
+    written as JSON it became an escape the replay rejects (no UTF-8), so a
+    program that met such an error made a log the replay would not read."""
+    error, _ = error_of(RuntimeError("cannot open /data/\udcff.bin"))
+    assert error == {"kind": "RuntimeError", "message": "cannot open /data/\\udcff.bin"}
+    # An operator of the test's own that fails with such a message.
+    lib = torch.library.Library("taintworld_test", "DEF")
+    lib.define("open_data(Tensor x) -> Tensor")
+
+    def open_data(x):
+        raise RuntimeError("cannot open /data/\udcff.bin")
+    lib.impl("open_data", open_data, "CPU")
+
+    def prog():
+        try:
+            torch.ops.taintworld_test.open_data(torch.zeros(4))
+        except RuntimeError:
+            pass
+    events, _, _ = record(prog)  # check_log, which rejects the escape, passes it
+    failed = [e for e in launches(events) if e["outcome"] != "ok"]
+    assert len(failed) == 1 and "\\udcff" in failed[0]["outcome"]["failed"]["message"]
+
+
 def test_host_device_transfers_with_predicate():
     """float32 = device, everything else = host (the ``is_device`` hook)."""
     host = torch.randn(8, dtype=torch.float64)
