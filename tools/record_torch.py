@@ -776,6 +776,8 @@ class Recorder:
                         m = _Member(other, ptr, nbytes, _StorageRef(st), key)
                         other.members.append(m)
                         self._by_key[key] = m
+                        if moved is not None:
+                            self._copy_moved(moved, m)
                         return m, False
                     self._cannot_record(
                         f"a storage of {nbytes} bytes overlaps allocation {other.memory}, "
@@ -793,24 +795,25 @@ class Recorder:
             cap.allocs.append(rec)
         self._emit({"op": "alloc", "stream": rec.stream, "memory": memory, "size": nbytes})
         if moved is not None:
-            self._copy_moved(moved, rec)
+            self._copy_moved(moved, m)
         return m, True
 
-    def _copy_moved(self, moved: _Member, rec: _Alloc) -> None:
-        """The storage of ``moved`` now lives in ``rec``: PyTorch copied its
-        old bytes (as many as both hold) across, written as a launch that
-        reads them and writes ``rec``'s first bytes; then the old storage's
-        place is let go (its allocation freed if nothing else holds it)."""
-        old = moved.alloc
-        n = min(moved.nbytes, rec.nbytes)
+    def _copy_moved(self, moved: _Member, now: _Member) -> None:
+        """The storage of ``moved`` is ``now``, its bytes elsewhere: PyTorch
+        copied its old bytes (as many as both places hold) across, written
+        as a launch that reads them and writes the first bytes of the new
+        place; then the old place is let go (its allocation freed if
+        nothing else holds it)."""
+        old, new = moved.alloc, now.alloc
+        n = min(moved.nbytes, now.nbytes)
         if n > 0 and not old.freed:
-            start = moved.ptr - old.ptr
+            start, to = moved.ptr - old.ptr, now.ptr - new.ptr
             self._emit({"op": "launch", "kernel": "aten::resize_", "stream": self._stream(),
                         "bindings": [
                             {"stream": old.stream, "memory": old.memory,
                              "range": [start, start + n], "access": "read"},
-                            {"stream": rec.stream, "memory": rec.memory,
-                             "range": [0, n], "access": "write"}],
+                            {"stream": new.stream, "memory": new.memory,
+                             "range": [to, to + n], "access": "write"}],
                         "outcome": "ok"})
         self._drop_member(moved)
 
