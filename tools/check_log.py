@@ -6,34 +6,36 @@ machine right after recording, so a broken recording is caught before the
 device is given back.
 
 It checks what ``taintworld replay`` would reject (SPEC.md section 9 and
-Appendix A) plus what a *recorded* log must satisfy to mean anything:
+Appendix A) plus what a *recorded* log must satisfy to mean anything.  The
+first it learns by replaying the log alongside with the oracle's replay
+(``tools/spec_oracle/oracle.py``, SPEC.md written again in Python, which
+CI holds to the crate's on every shipped log and hundreds of random ones):
+its parser reads every line, and its world takes every event, so whatever
+the replay rejects is rejected here, a window that a *skip* dooms (which
+needs the claims) and a graph replayed over a memory id made again smaller
+among them.  Where this file's own rules below say why in more words, they
+do, and they add:
 
 * every line is JSON (no duplicate keys), the header comes first and names
   ``taintworld-log`` version 1;
 * integer fields are integers in 0 .. 2^64-1;
 * ``alloc`` names a memory id that is not live; ``free`` one that is;
 * every binding names a live memory id, *allocated on the same stream id* as
-  the binding names (stricter than replay, which compares slots: a recorder
-  always names the allocation's own stream), with ``0 <= start <= end <= size``;
+  the binding names (stricter than replay, which compares slots and counts
+  a binding of memory not live as unresolved: a recorder always names the
+  allocation's own stream, and binds only what is live), with
+  ``0 <= start <= end <= size``;
 * accesses are ``read``, ``write``, ``read_write`` or ``dead``;
 * captures are balanced per slot, ``capture_end`` names a fresh graph id, and
   ``replay`` and ``graph_destroy`` name a graph that was captured and made:
-  a window in which a launch on its slot failed is doomed and makes no
-  graph (SPEC section 6);
+  a window in which a launch on its slot failed or was skipped is doomed and
+  makes no graph (SPEC section 6);
 * ``profile_begin`` names a profile that is not open, ``profile_end`` one
   that is; ``device_fault`` carries an error with a string kind and message;
-* the JSON is what the replay's parser takes: no ``NaN`` or ``Infinity``, no
-  number past a double's range, no unpaired surrogate escape, at most 127
-  levels of nesting; a ``.gz`` name (in any case) or gzip's first bytes mean
-  gzip, with nothing after the last member;
-* at the end every allocation has been freed (a recorder frees everything
-  still live when it stops).
-
-What it does not see, which only the replay finds: a window a *skip* dooms
-(that needs the claims, which only the replay keeps; a later ``replay`` or
-``graph_destroy`` of its graph passes here and is bad input there), and a
-graph replayed after one of its memory ids was freed and made again smaller
-than the range the graph recorded (the recorder never reuses an id).
+* a ``.gz`` name (in any case) or gzip's first bytes mean gzip, with
+  nothing after the last member;
+* at the end every allocation has been freed and no capture is open (a
+  recorder frees everything still live when it stops).
 
 Usage: ``check_log.py LOG [LOG...] [--expect-read] [--min OP=N]...
 [--min-streams N] [--expect-blocking] [--json]``.  Exit status 0 when every
@@ -60,7 +62,7 @@ import zlib
 from typing import Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "spec_oracle"))
-from oracle import Bad, gunzip, parse_json  # noqa: E402
+from oracle import Bad, World, gunzip, parse_json  # noqa: E402
 
 U64 = 2 ** 64 - 1
 ACCESSES = {"read", "write", "read_write", "dead"}
@@ -226,18 +228,29 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                     raise LogError("max_streams 0")
                 if ms is not None:
                     max_streams = ms
-                if _int(ev, "chain_limit", required=False) == 0:
+                chain_limit = _int(ev, "chain_limit", required=False)
+                if chain_limit == 0:
                     raise LogError("chain_limit 0")
                 blocking = ev.get("launch_blocking", False)
                 if type(blocking) is not bool:
                     raise LogError("launch_blocking must be true or false")
                 launch_blocking = blocking
+                # The replay's own state, as the oracle keeps it.
+                world = World(max_streams, chain_limit or 1024, False, set())
                 seen_event = True
                 counts["header"] += 1
                 continue
             if not seen_event:
                 raise LogError("the first event is not a header")
             counts[op] += 1
+            # What the replay makes of the line, whatever this file's own
+            # rules say of it below (a line only they reject, the replay
+            # takes, and its state moves on).
+            try:
+                world.apply(ev, lineno)
+                replay_rejects = None
+            except Bad as e:
+                replay_rejects = str(e)
             if op == "alloc":
                 stream = _int(ev, "stream")
                 memory = _int(ev, "memory")
@@ -290,18 +303,23 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                 if g in graphs:
                     raise LogError(f"graph {g} is already live")
                 del open_capture[slot]
-                if slot in doomed:
-                    failed_captures[g] = doomed.pop(slot)
-                else:
+                if g in world.graphs:
                     failed_captures.pop(g, None)
                     graphs.add(g)
+                else:
+                    # Doomed by a launch that failed (seen here) or by a
+                    # skip (which needs the claims: the replay's state).
+                    failed_captures[g] = doomed.get(slot)
+                doomed.pop(slot, None)
             elif op in ("replay", "graph_destroy"):
                 g = _int(ev, "graph")
                 if op == "replay":
                     _int(ev, "stream", required=False)  # optional, but a u64
                 if g in failed_captures:
-                    raise LogError(f"{op} of graph {g}, whose capture a failed launch "
-                                   f"(line {failed_captures[g]}) doomed: it made no graph")
+                    why = ("a skip" if failed_captures[g] is None
+                           else f"a failed launch (line {failed_captures[g]})")
+                    raise LogError(f"{op} of graph {g}, whose capture {why} doomed: "
+                                   "it made no graph")
                 if g not in graphs:
                     raise LogError(f"{op} of unknown graph {g}")
                 if op == "graph_destroy":
@@ -323,6 +341,8 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                     raise LogError("device_fault needs an 'error'")
                 if not _is_error(ev["error"]):
                     raise LogError("a device_fault's error needs a string kind and message")
+            if replay_rejects is not None:
+                raise LogError(f"the replay rejects it: {replay_rejects}")
         except LogError as e:
             err(str(e))
         except (ValueError, TypeError) as e:

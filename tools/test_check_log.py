@@ -174,6 +174,41 @@ def test_check_log_rejects_what_the_replay_rejects_and_passes_what_it_passes():
         assert "FAIL: cannot read" in out.getvalue()
 
 
+def test_check_log_follows_the_replays_state_where_a_skip_dooms_a_window():
+    """What needs the claims, which this file does not keep, the oracle's
+    replay (``tools/spec_oracle``) keeps for it: a window doomed by a skip
+    makes no graph, and a graph replayed over a memory id made again
+    smaller records a range past its end.  Both passed before, and a graph
+    id used again after a window a skip doomed was refused."""
+    def write(lines):
+        fd, path = tempfile.mkstemp(suffix=".jsonl")
+        with os.fdopen(fd, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    h = '{"op":"header","format":"taintworld-log","version":1}'
+    alloc = '{"op":"alloc","stream":0,"memory":1,"size":4}'
+    fail = ('{"op":"launch","kernel":"bad","stream":0,"bindings":[{"stream":0,"memory":1,'
+            '"access":"write"}],"outcome":{"failed":{"kind":"compile","message":"m"}}}')
+    read = ('{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,'
+            '"access":"read"}],"outcome":"ok"}')
+    begin, end = '{"op":"capture_begin","stream":0}', '{"op":"capture_end","stream":0,"graph":1}'
+    free = '{"op":"free","memory":1}'
+    # The captured read of the failed launch's bytes is a skip: no graph 1.
+    doomed = [h, alloc, fail, begin, read, end]
+    s = check_log.check(write(doomed + ['{"op":"graph_destroy","graph":1}', free]))
+    assert s["errors"] == ["line 7: graph_destroy of graph 1, whose capture a skip doomed: "
+                           "it made no graph"], s["errors"]
+    s = check_log.check(write(doomed + [begin, end, '{"op":"graph_destroy","graph":1}', free]))
+    assert s["ok"], s["errors"]  # graph 1 was never made: its id is free
+    write16 = read.replace('"read"', '"write"')
+    s = check_log.check(write([h, alloc.replace("4}", "16}"), begin, write16, end, free, alloc,
+                               '{"op":"replay","graph":1,"outcome":"ok"}',
+                               '{"op":"graph_destroy","graph":1}', free]))
+    assert s["errors"] == ["line 8: the replay rejects it: range past the end of allocation"], \
+        s["errors"]
+
+
 def test_every_shipped_recording_passes():
     paths = sorted(glob.glob(os.path.join(REAL_LOGS, "*.jsonl.gz")))
     assert len(paths) >= 11, paths
