@@ -30,13 +30,15 @@ import check_log  # noqa: E402
 REAL_LOGS = os.path.join(HERE, "..", "examples", "logs", "real")
 
 
-def test_check_log_rejects_bad_logs():
-    def write(lines):
-        fd, path = tempfile.mkstemp(suffix=".jsonl")
-        with os.fdopen(fd, "w") as f:
-            f.write("\n".join(lines) + "\n")
-        return path
+def write(lines, suffix=".jsonl"):
+    """A temporary log of ``lines``, one a line: its path."""
+    fd, path = tempfile.mkstemp(suffix=suffix)
+    with os.fdopen(fd, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
 
+
+def test_check_log_rejects_bad_logs():
     h = '{"op":"header","format":"taintworld-log","version":1}'
     good = [h, '{"op":"alloc","stream":0,"memory":1,"size":8}',
             '{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,'
@@ -112,12 +114,6 @@ def test_check_log_rejects_what_the_replay_rejects_and_passes_what_it_passes():
     an outcome with an extra key was refused, and a broken or padded gzip
     file crashed the validator or passed it.  Each log here is whole but
     for the one line named, and the error is the replay's reason."""
-    def write(lines, suffix=".jsonl"):
-        fd, path = tempfile.mkstemp(suffix=suffix)
-        with os.fdopen(fd, "w") as f:
-            f.write("\n".join(lines) + "\n")
-        return path
-
     h = '{"op":"header","format":"taintworld-log","version":1}'
     graph = ['{"op":"capture_begin","stream":0}', '{"op":"capture_end","stream":0,"graph":1}']
     nested = lambda n: '{"op":"sync","x":' + "[" * (n - 1) + "]" * (n - 1) + "}"  # noqa: E731
@@ -180,12 +176,6 @@ def test_check_log_follows_the_replays_state_where_a_skip_dooms_a_window():
     makes no graph, and a graph replayed over a memory id made again
     smaller records a range past its end.  Both passed before, and a graph
     id used again after a window a skip doomed was refused."""
-    def write(lines):
-        fd, path = tempfile.mkstemp(suffix=".jsonl")
-        with os.fdopen(fd, "w") as f:
-            f.write("\n".join(lines) + "\n")
-        return path
-
     h = '{"op":"header","format":"taintworld-log","version":1}'
     alloc = '{"op":"alloc","stream":0,"memory":1,"size":4}'
     fail = ('{"op":"launch","kernel":"bad","stream":0,"bindings":[{"stream":0,"memory":1,'

@@ -1256,6 +1256,27 @@ def test_blocking_sets_the_variable_before_the_program_runs_and_only_with_the_fl
     assert seen == ["blocking: 1", "blocking: None"], seen
 
 
+def test_every_byte_an_operator_changes_or_reads_is_in_its_launchs_bindings():
+    """The soundness probe (``tools/probe_record_torch.py``) over all its
+    cases (``tools/probe_cases.py``: three dozen programs, some 2,800
+    operators):
+    each byte an operator changed lies in a write binding of its launch,
+    each fresh output is bound, an operator with no launch changed nothing,
+    bytes outside the read bindings perturbed change no result, and no
+    allocation is freed while its storage still holds its bytes.  In a
+    process of its own, since a recorder that leaves an index out of its
+    read bindings can make the probe's perturbed re-run crash a kernel."""
+    # Its logs go into this run's temporary directory, even if it crashes.
+    r = subprocess.run([sys.executable, os.path.join(HERE, "probe_record_torch.py")],
+                       capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, TMPDIR=tempfile.gettempdir()))
+    said = (r.stdout[-6000:] + r.stderr[-3000:]).strip()
+    assert r.returncode >= 0, f"the probe crashed (signal {-r.returncode}):\n{said}"
+    assert r.returncode == 0, f"the probe's findings:\n{said}"
+    last = r.stdout.splitlines()[-1]
+    assert last.startswith("== ") and last.endswith("findings by check: {}"), said
+
+
 # ---------------------------------------------------------------- runner
 
 
