@@ -102,6 +102,13 @@ WRITES = ("write", "read_write")
 # The check of a finding that is not a violation (see the module's doc).
 NOTE = "NOTE"
 
+# Where the cases' tensors live and what the recorder takes for device
+# memory: the CPU (as CI runs it), or ``cuda`` (``--device cuda``, on a
+# machine with a GPU, for the kernels only a GPU runs: cuBLAS, cuDNN,
+# fused optimizers, attention).  The probe's own snapshots and masks stay
+# on the CPU either way.
+DEVICE = "cpu"
+
 # Operators that only reserve memory: their fresh output holds whatever the
 # allocator left there, and no launch is expected (the recorder's own
 # ``_ALLOC_ONLY``, restated so that a recorder that lost it is caught).
@@ -125,7 +132,7 @@ def _flat(value):
 
 def _strided(t) -> bool:
     return (isinstance(t, torch.Tensor) and t.layout == torch.strided
-            and t.device.type == "cpu" and not t.is_quantized)
+            and t.device.type == DEVICE and not t.is_quantized)
 
 
 def _parts(t):
@@ -135,7 +142,8 @@ def _parts(t):
     them wrong is caught; called inside the probe's handler, where neither
     mode sees the calls."""
     if isinstance(t, torch.UntypedStorage):
-        return [t]
+        # Host memory, with ``--device cuda``, is not the log's.
+        return [t] if t.device.type == DEVICE else []
     if _strided(t):
         return [t]
     try:
@@ -159,7 +167,8 @@ def _storage(x):
 
 def _bytes(st) -> torch.Tensor:
     """A copy of a storage's bytes."""
-    return torch.empty(0, dtype=torch.uint8).set_(st).clone()
+    t = torch.empty(0, dtype=torch.uint8, device=st.device).set_(st)
+    return t.clone() if t.device.type == "cpu" else t.cpu()
 
 
 def _mask(n, ranges) -> torch.Tensor:
@@ -224,6 +233,7 @@ class _Call:
         self.fresh = []         # (tensor or storage, key, byte span): results over new storages
         self.frozen = None      # the arguments, to rebuild for a re-run
         self.rng = None
+        self.device_rng = None
         self.generators = []
         self.unstrided = False  # an argument the re-run cannot rebuild (sparse)
 
@@ -393,6 +403,7 @@ class _ProbeMode(TorchDispatchMode):
                 call.keys[key] = dict(pre_ptr=st.data_ptr(), pre_n=st.nbytes(), pre=_bytes(st),
                                       pre_mem=mem, pre_base=base, arg=key in args_keys, st=st)
             call.rng = torch.get_rng_state()
+            call.device_rng = torch.cuda.get_rng_state() if DEVICE == "cuda" else None
             call.generators = [(g, g.get_state()) for g in list(args) + list(kwargs.values())
                                if isinstance(g, torch.Generator)]
             call.frozen = (_freeze(list(args)), {k: _freeze(v) for k, v in kwargs.items()})
@@ -457,7 +468,8 @@ def _rebuild(v, storages):
     if isinstance(v, _FrozenStorage):
         return storages[v.key]
     if isinstance(v, _Frozen):
-        t = torch.empty(0, dtype=v.dtype).set_(storages[v.key], v.offset, v.shape, v.stride)
+        st = storages[v.key]
+        t = torch.empty(0, dtype=v.dtype, device=st.device).set_(st, v.offset, v.shape, v.stride)
         if v.conj:
             t = torch.ops.aten._conj(t)
         if v.neg:
@@ -473,7 +485,7 @@ def _rebuild(v, storages):
 def _elements(t) -> torch.Tensor:
     """A result's values as bytes, whatever its layout in memory."""
     t = t.detach().clone().resolve_conj().resolve_neg().contiguous().reshape(-1)
-    return t.view(torch.uint8)
+    return t.view(torch.uint8).cpu()
 
 
 def _rerun(call, data):
@@ -483,14 +495,16 @@ def _rerun(call, data):
     it moved), and its non-tensor results."""
     storages, places = {}, {}
     for key, d in data.items():
-        st = torch.UntypedStorage(d.numel())
-        torch.empty(0, dtype=torch.uint8).set_(st).copy_(d)
+        st = torch.UntypedStorage(d.numel(), device=DEVICE)
+        torch.empty(0, dtype=torch.uint8, device=DEVICE).set_(st).copy_(d)
         storages[key] = st
         places[key] = (st.data_ptr(), st.nbytes())
     args, kwargs = call.frozen
     args = _rebuild(list(args), storages)
     kwargs = {k: _rebuild(v, storages) for k, v in kwargs.items()}
     torch.set_rng_state(call.rng)
+    if call.device_rng is not None:
+        torch.cuda.set_rng_state(call.device_rng)
     for g, state in call.generators:
         g.set_state(state)
     with torch.no_grad():
@@ -703,7 +717,8 @@ def _quiet_and_fixed():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+        with torch.random.fork_rng(devices=[0] if DEVICE == "cuda" else []), \
+                warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield
     finally:
@@ -724,14 +739,15 @@ def run_case(name, fn, recorder=None, log_dir=None):
         path = os.path.join(log_dir, name + ".jsonl")
         torch.manual_seed(0)
         watch = _Watch()
-        rec = recorder.Recorder(path, device="cpu")
+        rec = recorder.Recorder(path, device=DEVICE)
         found = []
         try:
             with _ProbeMode(watch):
                 with rec:
                     watch.attach(rec)
                     try:
-                        fn()
+                        with torch.device(DEVICE):
+                            fn()
                     finally:
                         watch.ending = True
         except Exception:
@@ -857,7 +873,18 @@ def main(argv=None) -> int:
     p.add_argument("--logs", help="keep the logs in this directory")
     p.add_argument("--selftest", action="store_true",
                    help="check that the probe catches recorders broken on purpose")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="run the cases on this device, the recorder recording it (default cpu)")
     ns = p.parse_args(argv)
+    global DEVICE
+    DEVICE = ns.device
+    if DEVICE == "cuda":
+        # A re-run must give the same bytes: deterministic kernels where
+        # PyTorch has them (a finding on one it has not is to be read with
+        # that in mind), and cuBLAS's workspace fixed for it.
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.backends.cudnn.benchmark = False
     # A re-run with perturbed bytes can crash a kernel that trusts them (an
     # index outside the read bindings, made wild, in a recorder that leaves
     # it out): the traceback then says so, after the last case printed,

@@ -130,6 +130,14 @@ _BACKWARD_WRITES_WORKSPACE = {
     ("miopen_rnn_backward", "reserve"),
 }
 
+# Operators that point their tensor arguments at other memory as they run
+# (``set_`` on each): cuDNN's flattening of an RNN's weights copies them
+# into one new buffer and makes each weight a view of it.  Bound after
+# the call, the weights would be the new buffer, read, and the old ones
+# unbound; their bindings are taken from views made before the call
+# (seen on an H100 by the soundness probe, ``--device cuda``).
+_REPOINTS_ARGUMENTS = {"_cudnn_rnn_flatten_weight"}
+
 # Copies that may cross between host and device.
 _COPY_OPS = {"copy_", "_copy_from", "_to_copy", "_copy_from_and_resize"}
 
@@ -176,6 +184,16 @@ def _storage_parts(t: torch.Tensor) -> List[torch.Tensor]:
     except Exception:
         pass
     return [t]
+
+
+def _views(value):
+    """An argument with each tensor in it replaced by a view of what it is
+    now, which stays so when the tensor is pointed elsewhere."""
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_views(v) for v in value)
+    return value
 
 
 def _span_elems(t: torch.Tensor) -> Tuple[int, int]:
@@ -440,18 +458,22 @@ class _Mode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        seen = (args, kwargs)
+        if _base_name(func) in _REPOINTS_ARGUMENTS:
+            # What the arguments are before the call, for the recorder.
+            seen = (_views(args), {k: _views(v) for k, v in kwargs.items()})
         try:
             out = func(*args, **kwargs)
         except Exception as failure:
             # The operator failed: recorded as failed work, then raised on
             # to the program, which may well catch it and go on.
             try:
-                self.recorder._on_failed_op(func, args, kwargs, failure)
+                self.recorder._on_failed_op(func, *seen, failure)
             except Exception as exc:
                 self.recorder._note_error(func, exc)
             raise
         try:
-            self.recorder._on_op(func, args, kwargs, out)
+            self.recorder._on_op(func, *seen, out)
         except Exception as exc:  # recording must never break the program
             self.recorder._note_error(func, exc)
         return out

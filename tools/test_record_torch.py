@@ -461,6 +461,47 @@ def test_an_undecodable_byte_in_an_error_message_is_written_as_text():
     assert len(failed) == 1 and "\\udcff" in failed[0]["outcome"]["failed"]["message"]
 
 
+def test_an_operator_that_points_its_arguments_elsewhere_is_bound_as_they_were():
+    """cuDNN's ``_cudnn_rnn_flatten_weight`` copies an RNN's weights into one
+    new buffer and points each weight at it (``set_``), so bound after the
+    call the weights were the new buffer, read, and the old memory they
+    were copied from was never bound (the soundness probe on an H100).  A
+    stand-in operator of the test's own that does the same, named among
+    ``_REPOINTS_ARGUMENTS``, must read the old weights and write the
+    buffer."""
+    import record_torch
+    lib = torch.library.Library("taintworld_test_repoint", "DEF")
+    lib.define("flatten(Tensor[] weights) -> Tensor")
+
+    def flatten(weights):
+        flat = torch.cat([w.reshape(-1) for w in weights])
+        at = 0
+        for w in weights:
+            w.set_(flat.untyped_storage(), at, w.shape)
+            at += w.numel()
+        return flat
+    lib.impl("flatten", flatten, "CPU")
+
+    def prog():
+        ws = [torch.randn(2, 3), torch.randn(4)]
+        torch.ops.taintworld_test_repoint.flatten(ws)
+        ws[1].sum().item()
+
+    record_torch._REPOINTS_ARGUMENTS.add("flatten")
+    try:
+        events, _, _ = record(prog)
+    finally:
+        record_torch._REPOINTS_ARGUMENTS.discard("flatten")
+    made = [b["memory"] for e in launches(events, "aten::randn") for b in e["bindings"]]
+    bound = one(events, "taintworld_test_repoint::flatten")["bindings"]
+    assert [(b["memory"], b["access"]) for b in bound[:2]] == [(m, "read") for m in made]
+    assert bound[2]["access"] == "write" and bound[2]["range"] == [0, 40]
+    assert bound[2]["memory"] not in made
+    # The weight read afterwards is a view of the buffer.
+    assert one(events, "aten::sum")["bindings"][0] == {
+        "stream": 0, "memory": bound[2]["memory"], "range": [24, 40], "access": "read"}
+
+
 def test_host_device_transfers_with_predicate():
     """float32 = device, everything else = host (the ``is_device`` hook)."""
     host = torch.randn(8, dtype=torch.float64)
