@@ -77,6 +77,7 @@ import faulthandler
 import importlib.util
 import json
 import os
+import runpy
 import sys
 import tempfile
 import threading
@@ -248,7 +249,8 @@ class _Watch:
     made while it runs (L1, L2)."""
 
     def __init__(self):
-        self.calls = []
+        self.calls = []         # the calls not yet checked
+        self.count = 0          # the calls checked
         self.current = None     # the call the recorder's next events belong to
         self.findings = []
         self.seen = {}          # storage key -> weak reference
@@ -356,6 +358,28 @@ class _Watch:
                 out[key] = torch.UntypedStorage._new_with_weak_ptr(w)
         return out
 
+    def settle(self):
+        """Checks the calls kept so far (``check_call``) into ``findings``
+        and lets them go, with the random state as it was: a check re-runs
+        each call from its own."""
+        if not self.calls:
+            return
+        rng = torch.get_rng_state()
+        device_rng = torch.cuda.get_rng_state() if DEVICE == "cuda" else None
+        try:
+            for call in self.calls:
+                try:
+                    self.findings.extend(check_call(call))
+                except Exception:
+                    self.findings.append(dict(check="PROBE", op=call.kernel,
+                                              detail=traceback.format_exc()[-600:]))
+        finally:
+            torch.set_rng_state(rng)
+            if device_rng is not None:
+                torch.cuda.set_rng_state(device_rng)
+        self.count += len(self.calls)
+        self.calls = []
+
     def forget_all(self):
         for w in self.seen.values():
             torch.UntypedStorage._free_weak_ref(w)
@@ -384,10 +408,15 @@ class _ProbeMode(TorchDispatchMode):
         w = self.watch
         if w.in_recorder():
             return func(*args, **kwargs)
-        call = _Call(len(w.calls), func)
+        # The calls before this one are whole (the recorder wrote their
+        # events): checked now, and their snapshots let go, so that a whole
+        # program's calls are not all held at once.
+        w.settle()
+        call = _Call(w.count, func)
         with torch.no_grad():
             found = _flat(args) + _flat(kwargs)
             call.unstrided = any(not isinstance(x, torch.UntypedStorage) and not _strided(x)
+                                 and (x.device.type == DEVICE or x.layout != torch.strided)
                                  for x in found)
             storages = {}
             for x in found:
@@ -451,9 +480,20 @@ class _FrozenStorage:
         self.key = st._cdata
 
 
+class _Host:
+    """A tensor that is not the log's memory (a host tensor, with
+    ``--device cuda``: an optimizer's step count, a scalar) as it was at
+    the call; each re-run gets a copy of its own."""
+
+    def __init__(self, t):
+        self.t = t.detach().clone()
+
+
 def _freeze(v):
     if isinstance(v, torch.Tensor):
-        return _Frozen(v) if _strided(v) else None
+        if _strided(v):
+            return _Frozen(v)
+        return _Host(v) if v.device.type != DEVICE and v.layout == torch.strided else None
     if isinstance(v, torch.UntypedStorage):
         return _FrozenStorage(v)
     if isinstance(v, list):
@@ -467,6 +507,8 @@ def _rebuild(v, storages):
     """The argument again, over ``storages`` (key -> a copy)."""
     if isinstance(v, _FrozenStorage):
         return storages[v.key]
+    if isinstance(v, _Host):
+        return v.t.clone()
     if isinstance(v, _Frozen):
         st = storages[v.key]
         t = torch.empty(0, dtype=v.dtype, device=st.device).set_(st, v.offset, v.shape, v.stride)
@@ -534,6 +576,8 @@ def _ranges(call, mem, base, nbytes, kinds):
     for ev in call.events:
         if ev["op"] == "launch":
             bindings = ev["bindings"]
+        elif ev["op"] == "host_write" and ev.get("outcome") == "ok" and "write" in kinds:
+            bindings = [dict(ev["binding"], access="write")]
         elif ev["op"] == "read" and "read" in kinds:
             bindings = [dict(ev["binding"], access="read")]
         else:
@@ -552,7 +596,9 @@ def check_call(call):
     if call.raised is not None:
         return []
     found = []
-    launches = [ev for ev in call.events if ev["op"] == "launch"]
+    # A host copy onto the device writes as a launch does (``--device cuda``).
+    launches = [ev for ev in call.events if ev["op"] == "launch"
+                or (ev["op"] == "host_write" and ev.get("outcome") == "ok")]
     reads = [ev for ev in call.events if ev["op"] == "read"]
     kernel = call.kernel
 
@@ -746,20 +792,18 @@ def run_case(name, fn, recorder=None, log_dir=None):
                 with rec:
                     watch.attach(rec)
                     try:
-                        with torch.device(DEVICE):
+                        # The cases make their tensors where the default
+                        # device is; a program puts them where it means to.
+                        with (contextlib.nullcontext() if getattr(fn, "own_device", False)
+                              else torch.device(DEVICE)):
                             fn()
                     finally:
                         watch.ending = True
         except Exception:
             found.append(dict(check="CASE", op=None, detail=traceback.format_exc()[-800:]))
         watch.current = None
+        watch.settle()
         found.extend(watch.findings)
-        for call in watch.calls:
-            try:
-                found.extend(check_call(call))
-            except Exception:
-                found.append(dict(check="PROBE", op=call.kernel,
-                                  detail=traceback.format_exc()[-600:]))
         watch.forget_all()
         if rec.errors:
             found.append(dict(check="RECORDER", op=None,
@@ -767,7 +811,21 @@ def run_case(name, fn, recorder=None, log_dir=None):
         summary = check_log.check(path)
         if not summary["ok"]:
             found.append(dict(check="CHECK_LOG", op=None, detail="; ".join(summary["errors"])[:600]))
-        return len(watch.calls), found
+        return watch.count, found
+
+
+def program_case(path):
+    """A case that runs the program at ``path`` as ``__main__`` (one of
+    ``tools/programs/``, say: what the shipped logs were recorded from)."""
+    def run():
+        argv = sys.argv
+        sys.argv = [path]
+        try:
+            runpy.run_path(path, run_name="__main__")
+        finally:
+            sys.argv = argv
+    run.own_device = True
+    return os.path.splitext(os.path.basename(path))[0], run
 
 
 def run_cases(cases=None, recorder=None, log_dir=None):
@@ -873,6 +931,9 @@ def main(argv=None) -> int:
     p.add_argument("--logs", help="keep the logs in this directory")
     p.add_argument("--selftest", action="store_true",
                    help="check that the probe catches recorders broken on purpose")
+    p.add_argument("--program", action="append", default=[], metavar="FILE",
+                   help="probe this program instead of the cases (repeatable); not one "
+                        "that captures CUDA graphs, whose captures the re-runs would join")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="run the cases on this device, the recorder recording it (default cpu)")
     ns = p.parse_args(argv)
@@ -894,6 +955,8 @@ def main(argv=None) -> int:
         return selftest()
     from probe_cases import CASES
     cases = [c for c in CASES if not ns.cases or any(s in c[0] for s in ns.cases)]
+    if ns.program:
+        cases = [program_case(path) for path in ns.program]
     recorder = load_recorder(ns.recorder) if ns.recorder else None
     if ns.logs:
         os.makedirs(ns.logs, exist_ok=True)
