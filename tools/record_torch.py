@@ -460,8 +460,13 @@ class _Mode(TorchDispatchMode):
         kwargs = kwargs or {}
         seen = (args, kwargs)
         if _base_name(func) in _REPOINTS_ARGUMENTS:
-            # What the arguments are before the call, for the recorder.
-            seen = (_views(args), {k: _views(v) for k, v in kwargs.items()})
+            # What the arguments are before the call, for the recorder
+            # (which must never break the program: the arguments as they
+            # are if a view cannot be made).
+            try:
+                seen = (_views(args), {k: _views(v) for k, v in kwargs.items()})
+            except Exception as exc:
+                self.recorder._note_error(func, exc)
         try:
             out = func(*args, **kwargs)
         except Exception as failure:
