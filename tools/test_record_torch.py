@@ -1318,6 +1318,22 @@ def test_every_byte_an_operator_changes_or_reads_is_in_its_launchs_bindings():
     assert last.startswith("== ") and last.endswith("findings by check: {}"), said
 
 
+def test_the_soundness_probe_catches_recorders_broken_on_purpose():
+    """The probe above passing is worth something only while it can fail:
+    its self-test breaks copies of the recorder (every access ``read``,
+    spans one element short, spans starting one element late,
+    ``_covers_span`` always true), and each must give findings while the
+    unbroken recorder gives none."""
+    r = subprocess.run([sys.executable, os.path.join(HERE, "probe_record_torch.py"), "--selftest"],
+                       capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, TMPDIR=tempfile.gettempdir()))
+    said = (r.stdout[-4000:] + r.stderr[-2000:]).strip()
+    assert r.returncode == 0, said
+    verdicts = [line.split(":")[0] for line in r.stdout.splitlines() if line[:4] in ("ok  ", "FAIL")]
+    assert verdicts == ["ok   nothing broken", "ok   every access read", "ok   spans one element short",
+                        "ok   _covers_span always true", "ok   spans start one element late"], said
+
+
 # ---------------------------------------------------------------- runner
 
 
