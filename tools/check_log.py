@@ -62,7 +62,7 @@ import zlib
 from typing import Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "spec_oracle"))
-from oracle import Bad, World, gunzip, parse_json  # noqa: E402
+from oracle import MAX_LINE, Bad, World, gunzip, parse_json  # noqa: E402
 
 U64 = 2 ** 64 - 1
 ACCESSES = {"read", "write", "read_write", "dead"}
@@ -71,7 +71,6 @@ KNOWN_OPS = {
     "capture_end", "replay", "graph_destroy", "profile_begin", "profile_end",
     "device_fault", "sync",
 }
-MAX_LINE = 1 << 20
 
 
 class LogError(Exception):

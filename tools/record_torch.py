@@ -778,6 +778,9 @@ class Recorder:
             else:
                 self._drop_member(m)
         self._sweep()
+        # The allocation the moved storage leaves, which is not another name
+        # for its new bytes.
+        left = moved.alloc if moved is not None else None
         cap = self._capture
         stream = self._stream()
         pooled = fresh and cap is not None and stream == cap.stream
@@ -798,7 +801,7 @@ class Recorder:
                         continue  # merged at capture_end
                     print(f"record_torch: a storage overlaps pool block {other.memory} "
                           "of a live CUDA graph; the block is freed", file=sys.stderr)
-                elif other is not (moved and moved.alloc) and self._in_use(other):
+                elif other is not left and self._in_use(other):
                     if other.ptr <= ptr and end <= other.ptr + other.nbytes:
                         # Another storage over bytes a live one holds: the
                         # same allocation, under a second name.

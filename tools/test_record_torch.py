@@ -343,10 +343,11 @@ def test_a_second_storage_over_bytes_a_live_one_holds_is_the_same_allocation():
     a = one(events, "aten::mul_.Tensor")["bindings"][0]
     assert a["range"] == [0, 32] and memory_sizes(events)[a["memory"]] == 32
     freed = _freed_at(events)
-    mul = events.index(one(events, "aten::mul.Tensor"))
+    mul_launch = one(events, "aten::mul.Tensor")
+    mul = events.index(mul_launch)
     # b's bytes are a's memory, at a's offsets, and a stays live meanwhile.
-    assert one(events, "aten::mul.Tensor")["bindings"][0]["memory"] == a["memory"]
-    assert one(events, "aten::mul.Tensor")["bindings"][0]["range"] == [0, 32]
+    assert mul_launch["bindings"][0]["memory"] == a["memory"]
+    assert mul_launch["bindings"][0]["range"] == [0, 32]
     assert [b["memory"] for b in one(events, "aten::add.Tensor")["bindings"][:2]] == [a["memory"]] * 2
     slice_read = [b for b in one(events, "aten::copy_")["bindings"] if b["access"] == "read"]
     assert slice_read == [{"stream": 0, "memory": a["memory"], "range": [8, 24], "access": "read"}]
