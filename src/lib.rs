@@ -276,10 +276,10 @@
 //! | a clean binding, one `launch` call a launch | 48.5 / 26.8 | 63.5 |
 //! | the same, beside an allocation carrying a failure | 47.5 / 34.0 | 63.5 |
 //! | a skipped launch of a chain (1 read, 1 write) | 513 / 417 | 662 |
-//! | a kernel failing again on the same buffer | 265 / 206 | 545 |
-//! | a launch of a training step with an early failure | 1,043 / 868 | 860 |
-//! | the same, its kernel names registered | 970 / 786 | 860 |
-//! | a launch of a real PyTorch step (ResNet, warm: about two allocations and two frees a launch) | 1,071 / 989 | 744 |
+//! | a kernel failing again on the same buffer | 265 / 206 | 537 |
+//! | a launch of a training step with an early failure | 1,039 / 863 | 860 |
+//! | the same, its kernel names registered | 965 / 781 | 860 |
+//! | a launch of a real PyTorch step (ResNet, warm: about two allocations and two frees a launch) | 1,068 / 989 | 744 |
 //! | a write a good graph replay releases (W1's writes, 2,500 over 1,000 allocations, nothing claimed) | 6.1 | 36.0 |
 //! | the same, the real GPT-2 step captured whole (612 writes over 180 allocations) | 5.0 | 36.2 |
 //!
