@@ -95,7 +95,8 @@ pub enum Error {
         /// The slot the binding's stream folds onto.
         slot: u64,
     },
-    /// A host write, replay or reservation given a `dry_run` outcome.
+    /// A host write or replay given a `dry_run` outcome (a log's `alloc`
+    /// line with one is refused by the log's parser, with its own message).
     #[error("{operation} cannot have a dry_run outcome")]
     DryRunOutcome {
         /// The operation.

@@ -140,8 +140,10 @@
 //!   finding out which launches took effect; for a batch of good launches
 //!   the two rules agree, which the model proptests check. What it costs
 //!   is a first pass over the batch before it settles: 10–22 % of a chain
-//!   of skips with pre-resolved rows, most of it reading the batch twice
-//!   (`docs/performance.md`).
+//!   of skips with pre-resolved rows when the sixteenth session measured
+//!   it, most of it reading the batch twice (`docs/performance-history.md`;
+//!   the pass has been made cheaper since, `docs/performance.md`, *Where
+//!   the time goes*).
 //! * **The write scope's provisional taint.** SPEC §6b is not silent: it
 //!   taints the write set with a provisional `torn_down` failure on entry
 //!   and, on a failed exit, replaces that failure's error with the real

@@ -257,7 +257,9 @@ impl Clone for World {
 }
 
 /// Everything the world holds, without the scratch buffers a call reuses
-/// (`rows`) or the stamp its rows carry (a clone draws its own):
+/// (`rows`, `ends`), the hint that orders a single launch's work
+/// (`touched_last`, never an answer) or the stamp its rows carry (a clone
+/// draws its own):
 /// two worlds in one state print the same, and a call that returns `Err`
 /// leaves the print as it was. Maps keyed by id print in id order, so a
 /// graph taken out and put back by a replay prints where it was.
@@ -770,10 +772,11 @@ impl World {
     /// Out of line, a call a batch: in line, the loop shared
     /// `launch_batch`'s registers with the settling and kept the rows'
     /// length, its allocation and the world's stores on the stack, reloading
-    /// them for every binding. Out of line, W4 with bindings counts 262.0,
-    /// W2 533.4 (265.0 and 535.4 since the settling splits a launch's rows
+    /// them for every binding. Out of line, W4 with bindings counted 262.0,
+    /// W2 533.4 (265.0 and 535.4 once the settling split a launch's rows
     /// off with a checked split rather than an unchecked sum, the same in
-    /// time, and both passes leave a row a binding).
+    /// time, and both passes left a row a binding; W2 counts 512.6 since
+    /// later changes to the skip, `docs/performance.md`).
     #[inline(never)]
     fn resolve_plain<B: Bind>(&self, launches: &[Launch<'_, B>], rows: &mut Vec<Resolved>) -> bool {
         rows.clear();

@@ -250,7 +250,7 @@ fn stopped_after_injecting(asked: &BTreeSet<u64>) -> Option<&'static str> {
 }
 
 /// The note for `--fail-launch` numbers whose launch was skipped: a skip
-/// takes precedence over the launch's outcome (SPEC Appendix A), so the
+/// takes precedence over the launch's outcome (SPEC §7), so the
 /// failure injected there changed nothing, and the report looks as if the
 /// flag had not been given. `None` when no such launch was skipped.
 fn skipped_anyway(skipped: &[SkippedInjection]) -> Option<String> {

@@ -80,8 +80,7 @@ impl Claim {
 /// those before it back into dead slots when they are fewer than those
 /// after and there are dead slots enough, and shifts the tail otherwise.
 /// A write carving 100 claims a tenth of the way into W3's 1,000 moves
-/// 100 claims instead of 800 (28,047 → 3,322 instructions); through the
-/// middle, 450 either way. The shift is nothing for the claims a buffer
+/// 100 claims instead of 800; through the middle, 450 either way. The shift is nothing for the claims a buffer
 /// usually holds but made 100,000 one-byte taints landing in descending
 /// order take 3.2–3.3 s to replay. So a set of more than [`TREE_ABOVE`]
 /// claims keeps them in a B-tree by `start` instead, where a change costs
@@ -97,7 +96,9 @@ impl Claim {
 pub struct ClaimSet {
     /// The claims, sorted by `start` — empty while they are in the tree.
     claims: SmallVec<[Claim; 1]>,
-    /// What a set of more than [`UNCOUNTED_AT`] claims keeps besides.
+    /// What a counted set (see above: one that has held more than
+    /// [`COUNTED_ABOVE`] claims and not shrunk to [`UNCOUNTED_AT`]) keeps
+    /// besides.
     large: LargePart,
 }
 

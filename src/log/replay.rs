@@ -425,7 +425,8 @@ impl Replay {
     }
 
     /// The per-failure tallies seen so far, by failure id: those of the
-    /// first [`SUMMARY_FAILURES`] failures to fail or skip a launch.
+    /// first [`SUMMARY_FAILURES`] failures to fail an operation (a launch,
+    /// host write, replay or reservation) or skip a launch.
     pub fn tallies(&self) -> &BTreeMap<u64, FailureTally> {
         &self.tallies.by_id
     }

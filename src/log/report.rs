@@ -113,7 +113,8 @@ pub enum LaunchResult {
         /// The memory id of the binding that decided the first skip.
         needed: u64,
         /// The numbers the skipped launches had when they were captured
-        /// (a replay takes no launch number, SPEC §6), in the graph's order.
+        /// (a replay takes no launch number, SPEC §7 and Appendix A), in the
+        /// graph's order.
         launches: Vec<u64>,
     },
     /// `{"host_write":true,"line","verdict":"failed","failure"}`.

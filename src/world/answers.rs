@@ -99,7 +99,10 @@ pub struct Stats {
     pub claims: u64,
     /// Failure ids minted so far.
     pub failures_minted: u64,
-    /// Bindings that did not resolve, counted over every accepted call.
+    /// Bindings that did not resolve, counted over every accepted launch,
+    /// host write, read and replay; not by
+    /// [`World::resolve_binding`](crate::World::resolve_binding), which only
+    /// asks.
     pub unresolved_bindings: u64,
     /// Skip records alive.
     pub live_records: u64,
@@ -143,8 +146,11 @@ impl<'w> FailureInfo<'w> {
 /// A look at one live skip record.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct RecordInfo<'w> {
-    /// The skipped launch's number (unique among records: one skip, one
-    /// record).
+    /// The skipped launch's number. One skip makes one record, so a number
+    /// names one record, but for checked replays
+    /// ([`World::replay_checked`](crate::World::replay_checked)): their
+    /// skips take the numbers the launches were captured with, and every
+    /// replay that skips a launch adds a record under its number.
     pub launch: u64,
     /// Its kernel.
     pub kernel: &'w str,

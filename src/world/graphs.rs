@@ -412,8 +412,10 @@ impl World {
     /// `releasing` (a good replay) leaves out the rows of live allocations
     /// that carry nothing: a release changes only claimed bytes, and no
     /// window or profile sees a good replay, so the settling would pass
-    /// them by (a good replay of W1's writes over clean memory: 44.1
-    /// instructions a write with them, 17.1 without, the baseline 36.0).
+    /// them by (when this was written, a good replay of W1's writes over
+    /// clean memory counted 44.1 instructions a write with them, 17.1
+    /// without, the baseline 36.0; such a replay, with nothing freed since
+    /// its capture, now takes its merged rows and does not come here).
     fn resolve_recorded(&mut self, launches: &Launches, releasing: bool) -> Result<(), Error> {
         self.rows.clear();
         let mut unresolved = 0u64;
