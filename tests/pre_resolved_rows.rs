@@ -435,3 +435,45 @@ fn the_systems_call_a_batch_claimed_only_when_a_row_not_left_dead_is_claimed() {
         );
     }
 }
+
+/// `systems::check_reads` on pre-resolved rows: the hit names the position
+/// of the deciding row among all the rows checked (write rows and clean
+/// reads before it included), the memory it needed, and the claim with the
+/// lowest start overlapping it. The world itself reads only `needed` and
+/// `claim` of a hit, so only a direct call sees `row`.
+#[test]
+fn check_reads_names_the_deciding_rows_position_among_all_rows_checked() {
+    use taintworld::systems::check_reads;
+    let mut world = World::default();
+    world.alloc(0, 1, 64).unwrap();
+    world.alloc(0, 2, 64).unwrap();
+    go(
+        &mut world,
+        "k",
+        &[Binding::range(0, 2, 16, 32, Access::Write)],
+        FAIL,
+    );
+    let rows = [
+        // A write over the claim is not a read.
+        row(&world, Binding::whole(0, 2, Access::Write)),
+        // A clean allocation.
+        row(&world, Binding::whole(0, 1, Access::Read)),
+        // Clean bytes of the claimed allocation.
+        row(&world, Binding::range(0, 2, 0, 16, Access::Read)),
+        // The first read overlapping the claim decides...
+        row(&world, Binding::range(0, 2, 24, 40, Access::Read)),
+        // ...not a later one.
+        row(&world, Binding::whole(0, 2, Access::Read)),
+    ];
+    let hit = check_reads(&rows, world.allocations()).expect("row 3 reads claimed bytes");
+    assert_eq!(hit.row, 3);
+    assert_eq!(hit.needed, 2);
+    assert_eq!((hit.claim.start, hit.claim.end), (16, 32));
+    // Without the deciding row, the next one decides, at its own position.
+    let hit = check_reads(&[rows[0], rows[1], rows[2], rows[4]], world.allocations())
+        .expect("the whole read overlaps the claim");
+    assert_eq!(hit.row, 3);
+    let hit = check_reads(&[rows[4], rows[3]], world.allocations()).expect("both read it");
+    assert_eq!(hit.row, 0);
+    assert_eq!(check_reads(&rows[..3], world.allocations()), None);
+}
