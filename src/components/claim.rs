@@ -80,9 +80,9 @@ impl Claim {
 /// those before it back into dead slots when they are fewer than those
 /// after and there are dead slots enough, and shifts the tail otherwise.
 /// A write carving 100 claims a tenth of the way into W3's 1,000 moves
-/// 100 claims instead of 800; through the middle, 450 either way. The shift is nothing for the claims a buffer
-/// usually holds but made 100,000 one-byte taints landing in descending
-/// order take 3.2–3.3 s to replay. So a set of more than [`TREE_ABOVE`]
+/// 100 claims instead of 800; through the middle, 450 either way. The
+/// shift is nothing for the claims a buffer usually holds but made 100,000
+/// one-byte taints landing in descending order take 3.2–3.3 s to replay. So a set of more than [`TREE_ABOVE`]
 /// claims keeps them in a B-tree by `start` instead, where a change costs
 /// O(log n) for each claim it touches, and goes back to the vector at
 /// [`FLAT_AT`]. Below that, the vector's binary search over contiguous

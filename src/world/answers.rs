@@ -99,8 +99,9 @@ pub struct Stats {
     pub claims: u64,
     /// Failure ids minted so far.
     pub failures_minted: u64,
-    /// Bindings that did not resolve, counted over every accepted launch,
-    /// host write, read and replay; not by
+    /// Bindings that did not resolve, counted over every accepted call that
+    /// binds memory (launches, host writes, reads and `read_failure`, write
+    /// scopes, replays); not by
     /// [`World::resolve_binding`](crate::World::resolve_binding), which only
     /// asks.
     pub unresolved_bindings: u64,

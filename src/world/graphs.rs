@@ -414,8 +414,9 @@ impl World {
     /// window or profile sees a good replay, so the settling would pass
     /// them by (when this was written, a good replay of W1's writes over
     /// clean memory counted 44.1 instructions a write with them, 17.1
-    /// without, the baseline 36.0; such a replay, with nothing freed since
-    /// its capture, now takes its merged rows and does not come here).
+    /// without, the baseline 36.0; such a replay, while every allocation
+    /// the graph wrote lives, now settles its merged rows and does not come
+    /// here).
     fn resolve_recorded(&mut self, launches: &Launches, releasing: bool) -> Result<(), Error> {
         self.rows.clear();
         let mut unresolved = 0u64;
