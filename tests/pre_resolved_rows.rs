@@ -5,6 +5,7 @@
 mod common;
 
 use common::{FAIL, claims, go, named, stale_row};
+use taintworld::systems::check_reads;
 use taintworld::{Access, Binding, Config, Error, Launch, Outcome, Resolved, Verdict, World};
 
 fn launch<'a>(kernel: &'a str, rows: &'a [Resolved], outcome: Outcome<'a>) -> Launch<'a, Resolved> {
@@ -443,7 +444,6 @@ fn the_systems_call_a_batch_claimed_only_when_a_row_not_left_dead_is_claimed() {
 /// `claim` of a hit, so only a direct call sees `row`.
 #[test]
 fn check_reads_names_the_deciding_rows_position_among_all_rows_checked() {
-    use taintworld::systems::check_reads;
     let mut world = World::default();
     world.alloc(0, 1, 64).unwrap();
     world.alloc(0, 2, 64).unwrap();
