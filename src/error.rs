@@ -36,7 +36,8 @@ pub enum Error {
         /// The memory id.
         memory: u64,
     },
-    /// An allocation key whose allocation was freed (or never existed):
+    /// An allocation key whose allocation was freed (or that names no
+    /// allocation of this world: see [`AllocKey`](crate::AllocKey)):
     /// named by `free`, or in strict mode by a binding or a pre-resolved
     /// row.
     #[error("allocation key {key:?} names no live allocation")]

@@ -408,8 +408,15 @@ impl<F: StreamFactory> StreamPool<F> {
     ///
     /// # Panics
     ///
-    /// When `index` is not below `num_special`, or when the factory fails.
+    /// When `index` is not below `num_special` (naming the special index,
+    /// as [`PoolError::SpecialOutOfRange`] does), or when the factory
+    /// fails.
     pub fn get_special(&mut self, index: u8) -> &mut F::Stream {
+        let num_special = self.num_special();
+        assert!(
+            index < num_special,
+            "special stream {index} is out of range: the pool has {num_special}"
+        );
         self.get_mut_index(self.max_streams + usize::from(index))
     }
 

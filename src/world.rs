@@ -259,10 +259,18 @@ impl Clone for World {
 /// Everything the world holds, without the scratch buffers a call reuses
 /// (`rows`, `ends`), the hint that orders a single launch's work
 /// (`touched_last`, never an answer) or the stamp its rows carry (a clone
-/// draws its own):
-/// two worlds in one state print the same, and a call that returns `Err`
-/// leaves the print as it was. Maps keyed by id print in id order, so a
-/// graph taken out and put back by a replay prints where it was.
+/// draws its own): a call that returns `Err` leaves the print as it
+/// was, and a clone prints as its original. Maps keyed by id print in id
+/// order, so a graph taken out and put back by a replay prints where it
+/// was.
+///
+/// Two worlds built apart by the same calls need not print the same: each
+/// hashes memory ids with a seed of its own, and the allocation store
+/// prints its memory-id index as it lies (its hasher, its entries in table
+/// order, each row's place in it), so that a call that moved the table
+/// without changing an answer still shows. To compare two worlds, compare
+/// what they answer ([`World::claims`], [`World::failures`],
+/// [`World::skip_records`]), or build the second as a clone of the first.
 impl core::fmt::Debug for World {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("World")
@@ -367,7 +375,9 @@ impl World {
         &self.allocs
     }
 
-    /// The failure graph (failures and skip records).
+    /// The failure graph (failures and skip records) — not a captured
+    /// CUDA graph, which [`has_graph`](Self::has_graph) and
+    /// [`replay`](Self::replay) name by its id.
     pub fn graph(&self) -> &FailureGraph {
         &self.graph
     }

@@ -536,7 +536,7 @@ fn get_special_panics_when_the_factory_fails() {
 }
 
 #[test]
-#[should_panic(expected = "stream slot 6 is out of range: the pool has 6")]
+#[should_panic(expected = "special stream 2 is out of range: the pool has 2")]
 fn get_special_past_num_special_panics() {
     let mut p = StreamPool::new(Factory::default(), 4, 2).unwrap();
     p.get_special(2);

@@ -324,6 +324,24 @@ fn a_row_kept_from_another_world_inside_an_allocation_here_names_that_allocation
 }
 
 #[test]
+fn a_key_from_a_world_built_apart_names_whatever_allocation_sits_at_its_slot_here() {
+    // As a row does (above): a key is a slot and a version, and no world
+    // can tell its own keys from another's.
+    let mut world = World::default();
+    world.alloc(0, 9, 64).unwrap();
+    let mut other = World::default();
+    let foreign = other.alloc(0, 5, 128).unwrap();
+    let beyond = other.alloc(0, 6, 128).unwrap();
+    assert_eq!(world.free(foreign), Ok(()));
+    assert!(world.claims(9).is_none(), "the other world's key freed memory 9");
+    // Where no allocation of this world sits at the key's slot and
+    // version, the key names nothing.
+    assert_eq!(world.free(foreign), Err(Error::UnknownKey { key: foreign }));
+    assert_eq!(world.free(beyond), Err(Error::UnknownKey { key: beyond }));
+    world.check_invariants().unwrap();
+}
+
+#[test]
 fn a_world_and_its_clone_check_each_others_later_rows_as_another_worlds() {
     // After the clone the two worlds part ways: each frees the allocation
     // and makes a new one in its slot, which takes the same key in both,

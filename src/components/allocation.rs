@@ -18,6 +18,17 @@ new_key_type! {
     /// memory id; a key outlived by its allocation resolves to nothing —
     /// until its slot has been freed 2^31 times, when the slot map's
     /// versions wrap and the key names whatever allocation then sits there.
+    ///
+    /// A key is its world's: it is a slot and a version, not a memory id,
+    /// and no world can tell its own keys from another's. A clone of a
+    /// world takes its original's keys with its allocations (what lets a
+    /// scheduler try work on a clone with the keys it holds); in a world
+    /// built apart, another world's key names whatever allocation sits at
+    /// that slot with that version, if one does, and is
+    /// [`Error::UnknownKey`](crate::Error::UnknownKey) where none does.
+    /// Rows ([`Resolved`](crate::Resolved)) carry their world's stamp, so
+    /// a row from another world has its range checked before it is used;
+    /// its key is still taken as this world's.
     pub struct AllocKey;
 }
 

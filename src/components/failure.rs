@@ -41,11 +41,30 @@ impl FailureId {
         self.0
     }
 
-    /// The id numbered `n`, for code of this crate that knows a failure
-    /// by its number (the `n`th minted).
-    #[cfg(any(feature = "cli", test))]
-    pub(crate) const fn numbered(n: u64) -> Self {
-        FailureId(n)
+    /// The id numbered `n`: the `n`th failure a world minted, as a replay
+    /// report, a log's reader or a scheduler's own records name it; `None`
+    /// for 0, which no failure is. For looking a failure up by its number
+    /// ([`World::failure`](crate::World::failure)) and for writing the
+    /// verdicts a test expects. An id no live failure has names nothing:
+    /// every call that takes one answers for it as for a pruned failure.
+    ///
+    /// ```
+    /// use taintworld::{Access, Binding, FailureId, Launch, Outcome, Verdict, World};
+    ///
+    /// let mut world = World::default();
+    /// world.alloc(0, 7, 64)?;
+    /// let out = [Binding::whole(0, 7, Access::Write)];
+    /// let outcome = Outcome::Failed { kind: "launch", message: "bad grid" };
+    /// let fill = Launch { kernel: "fill", stream: 0.into(), bindings: &out[..], outcome };
+    /// let verdict = world.launch(&fill)?.verdict;
+    /// let first = FailureId::new(1).expect("ids start at 1");
+    /// assert_eq!(verdict, Verdict::Failed(first));
+    /// assert_eq!(world.failure(first).map(|f| f.error.message.as_str()), Some("bad grid"));
+    /// assert_eq!(FailureId::new(0), None);
+    /// # Ok::<(), taintworld::Error>(())
+    /// ```
+    pub const fn new(n: u64) -> Option<Self> {
+        if n == 0 { None } else { Some(FailureId(n)) }
     }
 }
 
@@ -729,7 +748,7 @@ mod tests {
             ))
         );
         let (key, mut failures) = two_failures();
-        failures.by_id.insert(FailureId::numbered(9), key);
+        failures.by_id.insert(FailureId::new(9).unwrap(), key);
         assert_eq!(
             failures.check_index(),
             Err(String::from("the id index holds 3 ids for 2 failures"))

@@ -147,8 +147,9 @@ pub struct LogBinding {
 pub enum Outcome {
     /// It ran (or the reservation succeeded).
     Ok,
-    /// It was only planned: nothing is checked, tainted or released.
-    /// Launches only.
+    /// It was only planned: its bindings are still checked as input (a
+    /// range past its allocation's end is an error, as for any launch),
+    /// but no claim is read, tainted or released. Launches only.
     DryRun,
     /// It failed with this error; its write set now holds garbage.
     Failed(ErrorObject),

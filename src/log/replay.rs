@@ -1119,7 +1119,11 @@ fn failed_reservation(world: &World, kind: &str, message: &str) -> FailureId {
     failures
         .find(kind, World::ALLOC_KERNEL, message)
         .and_then(|key| failures.get(key))
-        .map_or(FailureId::numbered(failures.minted()), |f| f.id)
+        .map_or(
+            // At least the failure this reservation minted.
+            FailureId::new(failures.minted()).unwrap_or(FailureId::ZERO),
+            |f| f.id,
+        )
 }
 
 /// The failures `alloc` carries, each once with the bytes of `alloc`

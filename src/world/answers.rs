@@ -202,7 +202,10 @@ pub enum ScopeOutcome<T, E> {
     },
 }
 
-/// The error a write scope's body returns: what the failure records.
+/// The error a write scope's body returns: what the failure records. The
+/// failure's kernel is the scope's (the `kernel` given to
+/// [`World::scope`](crate::World::scope)), as a failed launch's is the
+/// launch's; the error supplies only its kind and message.
 pub trait ScopeError {
     /// The class of error.
     fn kind(&self) -> &str;
@@ -210,6 +213,9 @@ pub trait ScopeError {
     fn message(&self) -> &str;
 }
 
+/// Its `kernel` is not read: the failure is recorded under the scope's
+/// kernel, and [`ScopeOutcome::Failed`] hands the error back as the body
+/// returned it.
 impl ScopeError for ErrorInfo {
     fn kind(&self) -> &str {
         &self.kind
