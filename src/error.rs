@@ -86,15 +86,22 @@ pub enum Error {
         size: u64,
     },
     /// In strict mode, a binding that does not resolve: its memory id names
-    /// no live allocation, or one made on another slot. (A stale key is
-    /// [`Error::UnknownKey`].)
-    #[error("binding of memory {memory} on stream slot {slot} does not resolve (strict mode)")]
+    /// no live allocation, or one made on another slot (`made_on` tells the
+    /// two apart). (A stale key is [`Error::UnknownKey`].)
+    #[error(
+        "binding of memory {memory} on stream slot {slot} does not resolve (strict mode{})",
+        LivesOn(*.memory, *.made_on)
+    )]
     Unresolved {
         /// The memory id named, or for a live key on another slot the
         /// memory id of its allocation.
         memory: u64,
         /// The slot the binding's stream folds onto.
         slot: u64,
+        /// The slot the live allocation of `memory` was made on, when it
+        /// is another (the binding names the wrong stream); `None` when no
+        /// allocation of `memory` is live.
+        made_on: Option<u64>,
     },
     /// A host write or replay given a `dry_run` outcome (a log's `alloc`
     /// line with one is refused by the log's parser, with its own message).
@@ -186,6 +193,20 @@ impl Error {
         match self {
             Error::InBatch { index, .. } => Some(*index),
             _ => None,
+        }
+    }
+}
+
+/// What [`Error::Unresolved`]'s message adds when the memory is live on
+/// another slot: `; memory M lives on slot S`, the mistake a binding on
+/// the wrong stream makes; nothing when no allocation of it is live.
+struct LivesOn(u64, Option<u64>);
+
+impl core::fmt::Display for LivesOn {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.1 {
+            Some(slot) => write!(f, "; memory {} lives on slot {slot}", self.0),
+            None => Ok(()),
         }
     }
 }

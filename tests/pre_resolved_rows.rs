@@ -333,7 +333,10 @@ fn a_key_from_a_world_built_apart_names_whatever_allocation_sits_at_its_slot_her
     let foreign = other.alloc(0, 5, 128).unwrap();
     let beyond = other.alloc(0, 6, 128).unwrap();
     assert_eq!(world.free(foreign), Ok(()));
-    assert!(world.claims(9).is_none(), "the other world's key freed memory 9");
+    assert!(
+        world.claims(9).is_none(),
+        "the other world's key freed memory 9"
+    );
     // Where no allocation of this world sits at the key's slot and
     // version, the key names nothing.
     assert_eq!(world.free(foreign), Err(Error::UnknownKey { key: foreign }));

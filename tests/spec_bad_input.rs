@@ -399,10 +399,17 @@ fn strict_mode_rejects_an_unresolved_launch_binding() {
             outcome: FAIL,
         })
         .unwrap_err();
-    assert_eq!(err, Error::Unresolved { memory: 1, slot: 2 });
+    assert_eq!(
+        err,
+        Error::Unresolved {
+            memory: 1,
+            slot: 2,
+            made_on: Some(0)
+        }
+    );
     assert_eq!(
         err.to_string(),
-        "binding of memory 1 on stream slot 2 does not resolve (strict mode)"
+        "binding of memory 1 on stream slot 2 does not resolve (strict mode; memory 1 lives on slot 0)"
     );
     assert_eq!(snapshot(&w), before);
 }
@@ -415,14 +422,16 @@ fn strict_mode_rejects_an_unresolved_read_and_host_write() {
         w.read(&reads(0, 42)).unwrap_err(),
         Error::Unresolved {
             memory: 42,
-            slot: 0
+            slot: 0,
+            made_on: None
         }
     );
     assert_eq!(
         w.host_write(&writes(0, 42), FAIL).unwrap_err(),
         Error::Unresolved {
             memory: 42,
-            slot: 0
+            slot: 0,
+            made_on: None
         }
     );
     assert_eq!(snapshot(&w), before);
@@ -435,7 +444,11 @@ fn strict_mode_rejects_a_replay_of_memory_freed_since_capture() {
     let before = snapshot(&w);
     assert_eq!(
         w.replay(7, FAIL).unwrap_err(),
-        Error::Unresolved { memory: 3, slot: 0 }
+        Error::Unresolved {
+            memory: 3,
+            slot: 0,
+            made_on: None
+        }
     );
     assert_eq!(snapshot(&w), before);
 }
@@ -467,10 +480,15 @@ fn strict_mode_names_a_stale_key_binding_by_its_key_as_it_names_a_stale_row() {
         .resolve_binding(&Binding::whole(0, key, Access::Read))
         .unwrap()
         .expect("live");
-    // A live key named on another slot is unresolved, by its memory id.
+    // A live key named on another slot is unresolved, by its memory id,
+    // and the slot its allocation was made on.
     assert_eq!(
         w.read(&Binding::whole(1, key, Access::Read)).unwrap_err(),
-        Error::Unresolved { memory: 9, slot: 1 }
+        Error::Unresolved {
+            memory: 9,
+            slot: 1,
+            made_on: Some(0)
+        }
     );
     w.free(key).unwrap();
     let before = snapshot(&w);
@@ -630,7 +648,14 @@ fn in_a_world_without_failures_a_launch_that_cannot_fail_is_checked_as_input_all
                 end: 3,
             },
         ),
-        (reads(1, 1), Error::Unresolved { memory: 1, slot: 1 }),
+        (
+            reads(1, 1),
+            Error::Unresolved {
+                memory: 1,
+                slot: 1,
+                made_on: Some(0),
+            },
+        ),
     ];
     for outcome in [Outcome::Ok, Outcome::DryRun] {
         for (binding, expected) in &cases {
@@ -754,7 +779,14 @@ fn an_errors_inner_error_is_itself_alone_and_the_bad_launchs_in_a_batch() {
     let batch = [launch(&good[..]), launch(&bad[..])];
     let error = w_strict.launch_batch(&batch, &mut Vec::new()).unwrap_err();
     assert_eq!(error.batch_index(), Some(1));
-    assert_eq!(error.inner(), &Error::Unresolved { memory: 4, slot: 0 });
+    assert_eq!(
+        error.inner(),
+        &Error::Unresolved {
+            memory: 4,
+            slot: 0,
+            made_on: None
+        }
+    );
     // Not strict: memory 4 is only unresolved, and the batch runs.
     assert!(w.launch_batch(&batch, &mut Vec::new()).is_ok());
 }
@@ -778,7 +810,8 @@ fn in_strict_mode_an_unresolved_dead_binding_is_rejected() {
         err,
         Error::Unresolved {
             memory: 99,
-            slot: 0
+            slot: 0,
+            made_on: None
         }
     );
     assert_eq!((snapshot(&w), w.launches()), (before, launches));

@@ -340,7 +340,7 @@ impl Lifetimes {
                 Some((line, _)) => format!("{text} (freed at line {line})"),
                 None => text,
             },
-            Error::Unresolved { memory, slot } => match self.freed_on(memory, slot) {
+            Error::Unresolved { memory, slot, .. } => match self.freed_on(memory, slot) {
                 Some(line) => format!("{text} (memory {memory} was freed at line {line})"),
                 None => text,
             },

@@ -440,6 +440,7 @@ fn unresolved_error(
         _ => Error::Unresolved {
             memory: named(binding, allocs, found),
             slot,
+            made_on: found.and_then(|(key, _)| allocs.get(key)).map(|a| a.slot),
         },
     }
 }
