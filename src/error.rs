@@ -4,7 +4,10 @@
 
 use alloc::boxed::Box;
 
-/// Bad input to the world or the pool.
+/// Bad input to the world or the pool. An error about one of a launch's
+/// bindings names its memory id (or its stale key), not its place in the
+/// launch: [`World::binding_at_fault`](crate::World::binding_at_fault) says
+/// which binding it is.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

@@ -659,6 +659,48 @@ impl World {
         }))
     }
 
+    /// Which of a launch's bindings (or pre-resolved rows) `error` is
+    /// about: the first that, asked alone, is the same bad input — what a
+    /// scheduler shows beside the error (the `replay` command's
+    /// `in bindings[i]`). `None` for an error that is no single binding's
+    /// (the launch's stream, say).
+    ///
+    /// The error names the memory id (or a stale key) but not the
+    /// binding's place, because finding a launch's first bad binding costs
+    /// nothing extra only where nothing is counted; this asks again, off
+    /// the hot path. It finds the binding because the world checks a
+    /// launch's bindings in order and stops at the first that is bad
+    /// input, and a call that returns `Err` changes nothing. Ask before
+    /// the world changes. For a batch, pass the bad launch's bindings and
+    /// the error out of its wrapping ([`Error::batch_index`],
+    /// [`Error::inner`]). O(bindings).
+    ///
+    /// ```
+    /// use taintworld::{Access, Binding, Launch, Outcome, World};
+    ///
+    /// let mut world = World::default();
+    /// world.alloc(0, 1, 64)?;
+    /// world.alloc(0, 2, 16)?;
+    /// let bindings = [Binding::whole(0, 1, Access::Read), Binding::range(0, 2, 0, 32, Access::Write)];
+    /// let step = Launch { kernel: "copy", stream: 0.into(), bindings: &bindings[..], outcome: Outcome::Ok };
+    /// let error = world.launch(&step).unwrap_err();
+    /// assert_eq!(world.binding_at_fault(&bindings, &error), Some(1));
+    /// assert_eq!(error.to_string(), "range [0, 32) runs past the end of memory 2 (16 bytes)");
+    /// # Ok::<(), taintworld::Error>(())
+    /// ```
+    pub fn binding_at_fault<B: Bind>(&self, bindings: &[B], error: &Error) -> Option<usize> {
+        match B::as_rows(bindings) {
+            Some(rows) => rows.iter().position(|row| {
+                let alone =
+                    check_rows(core::slice::from_ref(row), &self.allocs, self.config.strict);
+                alone.err().as_ref() == Some(error)
+            }),
+            None => B::as_bindings(bindings)?
+                .iter()
+                .position(|binding| self.resolve_binding(binding).err().as_ref() == Some(error)),
+        }
+    }
+
     /// Registers a kernel name the scheduler launches by this very string,
     /// so that a skip of it finds its interned name by the string's address
     /// (one hash of a pointer) instead of reading and hashing the name —

@@ -816,3 +816,68 @@ fn in_strict_mode_an_unresolved_dead_binding_is_rejected() {
     );
     assert_eq!((snapshot(&w), w.launches()), (before, launches));
 }
+
+/// `World::binding_at_fault`: the error of a launch names memory, and the
+/// world says which binding it is about, for bindings, rows and a batch.
+#[test]
+fn the_world_names_the_first_bad_binding_of_a_launch_its_error_is_about() {
+    let mut w = world(false);
+    let past = Binding::range(0, 2, 0, 32, Access::Read);
+    let reversed = Binding::range(0, 3, 9, 3, Access::Write);
+    // Memory 42 does not resolve, which outside strict mode is no error.
+    let bindings = [reads(0, 1), reads(0, 42), past, reversed];
+    let launch = |bindings| Launch {
+        kernel: "k",
+        stream: 0.into(),
+        bindings,
+        outcome: Outcome::Ok,
+    };
+    let error = w.launch(&launch(&bindings[..])).unwrap_err();
+    assert_eq!(w.binding_at_fault(&bindings, &error), Some(2));
+    let error = w.launch(&launch(&bindings[3..])).unwrap_err();
+    assert_eq!(w.binding_at_fault(&bindings[3..], &error), Some(0));
+    // A binding's stream out of range is that binding's error; the
+    // launch's own stream is no binding's, and names none.
+    let special = [
+        reads(0, 1),
+        Binding::whole(StreamRef::Special(5), 1, Access::Read),
+    ];
+    let error = w.launch(&launch(&special[..])).unwrap_err();
+    assert!(matches!(error, Error::SpecialOutOfRange { index: 5, .. }));
+    assert_eq!(w.binding_at_fault(&special, &error), Some(1));
+    let own = Launch {
+        stream: StreamRef::Special(5),
+        ..launch(&special[..1])
+    };
+    let error = w.launch(&own).unwrap_err();
+    assert!(matches!(error, Error::SpecialOutOfRange { index: 5, .. }));
+    assert_eq!(w.binding_at_fault(&special[..1], &error), None);
+    // In a batch: the bad launch's bindings, and its error unwrapped.
+    let good = [reads(0, 3)];
+    let batch = [launch(&good[..]), launch(&bindings[..])];
+    let error = w.launch_batch(&batch, &mut Vec::new()).unwrap_err();
+    assert_eq!(error.batch_index(), Some(1));
+    assert_eq!(w.binding_at_fault(&bindings, error.inner()), Some(2));
+    assert_eq!(w.binding_at_fault(&bindings, &error), None);
+
+    // Rows: a stale one in strict mode, among good ones.
+    let mut strict = world(true);
+    let rows = [
+        strict.resolve_binding(&reads(0, 1)).unwrap().unwrap(),
+        strict.resolve_binding(&reads(0, 3)).unwrap().unwrap(),
+        stale_row(&mut strict),
+    ];
+    let error = strict
+        .launch(&Launch {
+            kernel: "k",
+            stream: 0.into(),
+            bindings: &rows[..],
+            outcome: Outcome::Ok,
+        })
+        .unwrap_err();
+    assert!(matches!(error, Error::UnknownKey { .. }), "{error:?}");
+    assert_eq!(strict.binding_at_fault(&rows, &error), Some(2));
+    // In strict mode an unresolved binding is bad input, and is named.
+    let error = strict.launch(&launch(&bindings[..])).unwrap_err();
+    assert_eq!(strict.binding_at_fault(&bindings, &error), Some(1));
+}

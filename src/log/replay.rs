@@ -1053,16 +1053,12 @@ pub fn replay(
 /// A launch's error, naming the binding it is about as the parser names
 /// a binding's own errors (`in bindings[i]`): a range past its
 /// allocation's end, or in strict mode a binding that does not resolve, is
-/// found only by the world. The world checks bindings in order and stops
-/// at the first that is bad input, so the first binding that, asked alone,
-/// gets the same error is the one; an error no binding gets alone (the
+/// found only by the world, which names the binding when asked
+/// ([`World::binding_at_fault`]); an error no binding gets alone (the
 /// launch's own stream) names none. A binding of freed memory says where
 /// it was freed, as [`Lifetimes::text`] does.
 fn in_binding(world: &World, error: Error, bindings: &[Binding], lifetimes: &Lifetimes) -> String {
-    let text = match bindings
-        .iter()
-        .position(|b| world.resolve_binding(b).err().as_ref() == Some(&error))
-    {
+    let text = match world.binding_at_fault(bindings, &error) {
         Some(i) => format!("{error} in bindings[{i}]"),
         None => error.to_string(),
     };
