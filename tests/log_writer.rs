@@ -387,3 +387,112 @@ fn flushing_the_writer_flushes_every_event_written_so_far_to_its_output() {
         ("{\"op\":\"sync\"}\n{\"op\":\"sync\"}\n".to_string(), 0)
     );
 }
+
+/// A scheduler that records what it hands its own world — bindings by key
+/// and by id, a failure, a skip — writes a log that `replay` takes to the
+/// same verdicts and the same claims.
+#[test]
+fn a_scheduler_records_its_own_launches_and_the_log_replays_to_the_same_world() {
+    use taintworld::{Binding, Launch, Verdict, World};
+
+    let mut world = World::default();
+    let mut events = Vec::new();
+    let alloc = |world: &mut World, events: &mut Vec<Event>, memory| {
+        events.push(Event::Alloc {
+            stream: 0,
+            memory,
+            size: 64,
+            outcome: None,
+        });
+        world.alloc(0, memory, 64).unwrap()
+    };
+    let input = alloc(&mut world, &mut events, 1);
+    alloc(&mut world, &mut events, 2);
+    alloc(&mut world, &mut events, 3);
+    let steps = [
+        (
+            "fill",
+            vec![Binding::whole(0, input, Access::Write)],
+            taintworld::Outcome::Failed {
+                kind: "compile",
+                message: "bad PTX",
+            },
+        ),
+        (
+            "gelu",
+            vec![
+                Binding::whole(0, input, Access::Read),
+                Binding::range(0, 2, 0, 32, Access::Write),
+            ],
+            taintworld::Outcome::Ok,
+        ),
+        (
+            "copy",
+            vec![Binding::whole(0, 3, Access::Write)],
+            taintworld::Outcome::DryRun,
+        ),
+    ];
+    let mut verdicts = Vec::new();
+    for (kernel, bindings, outcome) in &steps {
+        let launch = Launch {
+            kernel,
+            stream: 0.into(),
+            bindings: &bindings[..],
+            outcome: *outcome,
+        };
+        verdicts.push(world.launch(&launch).unwrap().verdict);
+        events.push(Event::Launch {
+            kernel: (*kernel).to_owned(),
+            stream: 0,
+            bindings: bindings
+                .iter()
+                .map(|b| LogBinding::of(b, &world).expect("a regular stream, a live key"))
+                .collect(),
+            outcome: Outcome::from(*outcome),
+        });
+    }
+    assert!(matches!(
+        verdicts[..],
+        [
+            Verdict::Failed(_),
+            Verdict::Skipped { needed: 1, .. },
+            Verdict::DryRun
+        ]
+    ));
+
+    let log = written(&events);
+    let mut replay = taintworld::log::Replay::new(Default::default());
+    for line in LogReader::new(log.as_bytes()) {
+        replay.apply(line.unwrap()).unwrap();
+    }
+    let (report, replayed) = replay.finish();
+    let replayed = replayed.expect("a world");
+    assert_eq!(
+        (
+            report.verdicts.failed,
+            report.verdicts.skipped,
+            report.verdicts.dry_run
+        ),
+        (1, 1, 1)
+    );
+    for memory in 1..=3 {
+        let claims = |w: &World| {
+            w.claims(memory)
+                .map(|c| c.map(|c| (c.start, c.end, c.failure)).collect::<Vec<_>>())
+        };
+        assert_eq!(claims(&replayed), claims(&world), "memory {memory}");
+    }
+    assert_eq!(
+        replayed.claims(2).unwrap().count(),
+        1,
+        "gelu's skip tainted its output"
+    );
+    // What a log cannot name.
+    let special = Binding::whole(taintworld::StreamRef::Special(0), 1, Access::Read);
+    assert_eq!(LogBinding::of(&special, &world), None);
+    world.free(input).unwrap();
+    assert_eq!(
+        LogBinding::of(&Binding::whole(0, input, Access::Read), &world),
+        None
+    );
+}

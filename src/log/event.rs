@@ -165,3 +165,69 @@ pub struct ErrorObject {
     /// The driver's words; part of a failure's identity.
     pub message: String,
 }
+
+/// A log's binding as the world takes it: its memory id on its regular
+/// stream id, as the `replay` command hands each binding over.
+impl From<&LogBinding> for crate::Binding {
+    fn from(binding: &LogBinding) -> Self {
+        crate::Binding {
+            stream: crate::StreamRef::Id(binding.stream),
+            memory: crate::MemoryRef::Id(binding.memory),
+            range: binding.range,
+            access: binding.access,
+        }
+    }
+}
+
+impl LogBinding {
+    /// `binding` as a log names it, for a scheduler that records its own
+    /// launches ([`LogWriter`](crate::log::LogWriter)): a key becomes the
+    /// memory id of the allocation `world` holds under it. `None` where a
+    /// log cannot name the binding: a special stream (logs name regular
+    /// stream ids), or a key that names no live allocation of `world`.
+    /// Ask before the allocation is freed.
+    pub fn of(binding: &crate::Binding, world: &crate::World) -> Option<LogBinding> {
+        let stream = match binding.stream {
+            crate::StreamRef::Id(id) => id,
+            crate::StreamRef::Special(_) => return None,
+        };
+        let memory = match binding.memory {
+            crate::MemoryRef::Id(memory) => memory,
+            crate::MemoryRef::Key(key) => world.allocations().get(key)?.memory,
+        };
+        Some(LogBinding {
+            stream,
+            memory,
+            range: binding.range,
+            access: binding.access,
+        })
+    }
+}
+
+/// A log's outcome as the world takes it, borrowing the error's words.
+impl<'a> From<&'a Outcome> for crate::Outcome<'a> {
+    fn from(outcome: &'a Outcome) -> Self {
+        match outcome {
+            Outcome::Ok => crate::Outcome::Ok,
+            Outcome::DryRun => crate::Outcome::DryRun,
+            Outcome::Failed(e) => crate::Outcome::Failed {
+                kind: &e.kind,
+                message: &e.message,
+            },
+        }
+    }
+}
+
+/// The world's outcome as a log records it.
+impl From<crate::Outcome<'_>> for Outcome {
+    fn from(outcome: crate::Outcome<'_>) -> Self {
+        match outcome {
+            crate::Outcome::Ok => Outcome::Ok,
+            crate::Outcome::DryRun => Outcome::DryRun,
+            crate::Outcome::Failed { kind, message } => Outcome::Failed(ErrorObject {
+                kind: kind.into(),
+                message: message.into(),
+            }),
+        }
+    }
+}

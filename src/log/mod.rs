@@ -13,7 +13,13 @@
 //!   log's length; a bad line is a [`LineError`], a broken file an
 //!   [`std::io::Error`], so the caller can tell "reject this line" from "stop".
 //! * [`LogWriter`] writes [`Event`]s back in exactly the form the reader
-//!   accepts, so an embedding scheduler can record its own launches.
+//!   accepts, so an embedding scheduler can record its own launches:
+//!   [`LogBinding::of`] names a world's [`Binding`](crate::Binding) as a
+//!   log does (a key by its allocation's memory id), and the two
+//!   `Outcome`s convert each way (`From`). The root's `Outcome`,
+//!   `LaunchResult`, `ReadResult` and the other answers share their names
+//!   with this module's report and event types, which are the log's
+//!   spelling of them: import one set and name the other by its path.
 //! * [`Report`] is the replay report as plain data, and
 //!   [`Report::write_json`] its one byte layout.
 //!

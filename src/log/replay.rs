@@ -11,8 +11,8 @@ use crate::log::{
     ReadResult as LogRead, Rejected, Report, SyncEntry, TaintReport as LogTaint,
 };
 use crate::{
-    Allocation, Binding, CaptureResult, Config, Error, ErrorInfo, FailureId, Launch, MemoryRef,
-    Outcome, ProfileResult, ReadResult, StreamRef, SyncResult, TaintReport, Verdict, World,
+    Allocation, Binding, CaptureResult, Config, Error, ErrorInfo, FailureId, Launch, Outcome,
+    ProfileResult, ReadResult, StreamRef, SyncResult, TaintReport, Verdict, World,
 };
 
 /// How a replay is run: the command line's options.
@@ -736,23 +736,19 @@ impl Replay {
                 outcome,
             } => {
                 self.bindings.clear();
-                self.bindings.extend(bindings.iter().map(to_binding));
+                self.bindings.extend(bindings.iter().map(Binding::from));
                 let number = world.launches();
                 let injected = self.options.fail_launches.contains(&number);
                 // An injected failure makes a dry run a launch that is
                 // checked, so its skip is the injection's doing.
                 let skipped_anyway = injected && !matches!(outcome, LogOutcome::DryRun);
-                let outcome = match (&outcome, injected) {
-                    (_, true) => Outcome::Failed {
+                let outcome = if injected {
+                    Outcome::Failed {
                         kind: "injected",
                         message: "injected failure",
-                    },
-                    (LogOutcome::Ok, false) => Outcome::Ok,
-                    (LogOutcome::DryRun, false) => Outcome::DryRun,
-                    (LogOutcome::Failed(e), false) => Outcome::Failed {
-                        kind: &e.kind,
-                        message: &e.message,
-                    },
+                    }
+                } else {
+                    Outcome::from(&outcome)
                 };
                 let result = world
                     .launch(&Launch {
@@ -807,9 +803,9 @@ impl Replay {
                 }
             }
             Event::HostWrite { binding, outcome } => {
-                let outcome = log_outcome(&outcome);
+                let outcome = Outcome::from(&outcome);
                 let verdict = world
-                    .host_write(&to_binding(&binding), outcome)
+                    .host_write(&Binding::from(&binding), outcome)
                     .map_err(|e| self.lifetimes.explain(e))?;
                 if let Verdict::Failed(f) = verdict {
                     let error = || error_of(outcome, World::HOST_WRITE_KERNEL);
@@ -830,7 +826,7 @@ impl Replay {
             {
                 // The summary has all the reports it shows: the cheap
                 // question does (same resolution, same errors, same count).
-                let read = to_binding(&binding);
+                let read = Binding::from(&binding);
                 if world
                     .read_failure(&read)
                     .map_err(|e| self.lifetimes.explain(e))?
@@ -855,7 +851,7 @@ impl Replay {
             }
             Event::Read { binding } => {
                 let result = match world
-                    .read(&to_binding(&binding))
+                    .read(&Binding::from(&binding))
                     .map_err(|e| self.lifetimes.explain(e))?
                 {
                     ReadResult::Clean => LogRead::Clean,
@@ -927,13 +923,13 @@ impl Replay {
                 // and listed in the replay's entry.
                 let mut skips = Vec::new();
                 let verdict = if self.options.checked_replays {
-                    world.replay_checked_each(graph, log_outcome(&outcome), |r| {
+                    world.replay_checked_each(graph, Outcome::from(&outcome), |r| {
                         if let Verdict::Skipped { failure, .. } = r.verdict {
                             skips.push((r.launch, failure));
                         }
                     })
                 } else {
-                    world.replay(graph, log_outcome(&outcome))
+                    world.replay(graph, Outcome::from(&outcome))
                 }
                 .map_err(|e| self.lifetimes.explain(e))?;
                 for &(_, failure) in &skips {
@@ -952,7 +948,7 @@ impl Replay {
                     }
                 }
                 if let Verdict::Failed(f) = verdict {
-                    let error = || error_of(log_outcome(&outcome), &World::graph_kernel(graph));
+                    let error = || error_of(Outcome::from(&outcome), &World::graph_kernel(graph));
                     tally(&mut self.tallies, world, f, false, error);
                     self.failed_host_ops += 1;
                     if keep {
@@ -1063,26 +1059,6 @@ fn in_binding(world: &World, error: Error, bindings: &[Binding], lifetimes: &Lif
         None => error.to_string(),
     };
     lifetimes.text(error, text)
-}
-
-fn to_binding(b: &LogBinding) -> Binding {
-    Binding {
-        stream: StreamRef::Id(b.stream),
-        memory: MemoryRef::Id(b.memory),
-        range: b.range,
-        access: b.access,
-    }
-}
-
-fn log_outcome(o: &LogOutcome) -> Outcome<'_> {
-    match o {
-        LogOutcome::Ok => Outcome::Ok,
-        LogOutcome::DryRun => Outcome::DryRun,
-        LogOutcome::Failed(e) => Outcome::Failed {
-            kind: &e.kind,
-            message: &e.message,
-        },
-    }
 }
 
 fn taint(r: TaintReport) -> LogTaint {
