@@ -577,7 +577,8 @@ pub fn taint_with<'a, F>(
 /// last carrier elsewhere — even one of this same error, which gets a new
 /// id here — stays, and takes a [`taint_with`] of its id, until the caller
 /// prunes the graph ([`FailureGraph::prune`]), as the seed's `taint` left
-/// it. Returns its id.
+/// it. Returns its id — which names nothing any more when the failure was
+/// minted here and claimed nothing.
 pub fn taint<'a, F>(
     pool: &mut StreamPool<F>,
     error: ErrorInfo,
