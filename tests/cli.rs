@@ -682,7 +682,29 @@ fn checked_replays_skip_a_replay_that_reads_what_a_failed_one_left() {
         text.contains("\n1 graph replay skipped a launch that read tainted bytes\n"),
         "{text}"
     );
-    assert!(text.contains("skipped 2 launches"), "{text}");
+    assert!(
+        text.contains("skipped 2 launches, all captured ones in graph replays)"),
+        "{text}"
+    );
+    // A launch of the log's own reading the replay's output is skipped too,
+    // and counted apart from the captured ones.
+    let mut lines: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    lines.push(r#"{"op":"launch","kernel":"use","stream":0,"bindings":[{"stream":0,"memory":3,"access":"read"},{"stream":0,"memory":1,"access":"write"}],"outcome":"ok"}"#.to_owned());
+    let mixed = log_of(
+        &dir,
+        "stateful_graph_then_a_launch.jsonl",
+        &lines.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let text = summary_of_with(&["--checked-replays"], &mixed);
+    assert!(text.contains("1 skipped, 0 dry runs"), "{text}");
+    assert!(
+        text.contains("skipped 3 launches, 2 of them captured ones in graph replays"),
+        "{text}"
+    );
 
     let r = report(&["replay", "--json", path]);
     assert_eq!(r["reads"][0]["result"], "clean");
@@ -872,12 +894,27 @@ fn a_negative_number_for_any_numeric_option_is_named_as_its_value() {
     }
 }
 
+/// `taintworld replay -` with `input` on its standard input.
+#[cfg(unix)]
+fn replayed_from_stdin(input: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+        .args(["replay", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// `-` replays standard input, plain or gzipped, as the file itself.
 #[cfg(unix)]
 #[test]
 fn a_log_named_dash_is_read_from_standard_input_gzipped_or_not() {
     use std::io::Write;
-    use std::process::Stdio;
     let log = examples().join("skip_chain_three_kernels.jsonl");
     let plain = std::fs::read(&log).unwrap();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -885,15 +922,7 @@ fn a_log_named_dash_is_read_from_standard_input_gzipped_or_not() {
     let zipped = gz.finish().unwrap();
     let from_file = ran_ok(&["replay", log.to_str().unwrap()]);
     for input in [plain, zipped] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
-            .args(["replay", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the binary runs");
-        child.stdin.take().unwrap().write_all(&input).unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = replayed_from_stdin(&input);
         assert!(
             out.status.success(),
             "{}",
@@ -1196,7 +1225,7 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
         "failure 2: out_of_memory in alloc: empty (1 occurrence, skipped 0 launches)",
         "line 2: read of memory 1 is tainted by failure 1 (out_of_memory in alloc: cudaMalloc)",
         // The read of memory 99 answers `unresolved`, not the fault.
-        "line 13: read of memory 99 did not resolve (no live allocation of that id on the stream it names)",
+        "line 13: read of memory 99 did not resolve (no allocation of that id was live)",
         "1 profile invalid",
         // The first fault wins.
         "line 9: device fault (device: illegal address); 1 read and 1 sync after it answered device_fault",
@@ -1416,8 +1445,8 @@ fn the_summary_names_each_unresolved_read_by_line_and_memory_and_counts_past_fiv
     let summary = summary_of(&two);
     assert!(
         summary.contains(
-            "line 3: read of memory 7 did not resolve (no live allocation of that id on the stream it names)\n\
-             line 4: read of memory 1 did not resolve (no live allocation of that id on the stream it names)\n"
+            "line 3: read of memory 7 did not resolve (no allocation of that id was live)\n\
+             line 4: read of memory 1 did not resolve (it was live on slot 0, not on the read's stream's slot)\n"
         ),
         "{summary}"
     );
@@ -1720,8 +1749,8 @@ fn freed_memory_named_again_is_said_to_have_been_freed_and_where() {
     assert!(
         summary.contains(
             "line 4: read of memory 1 did not resolve (it was freed at line 3)\n\
-             line 5: read of memory 3 did not resolve (no live allocation of that id on the stream it names)\n\
-             line 6: read of memory 1 did not resolve (no live allocation of that id on the stream it names)\n"
+             line 5: read of memory 3 did not resolve (no allocation of that id was live)\n\
+             line 6: read of memory 1 did not resolve (no allocation of that id was live)\n"
         ),
         "{summary}"
     );
@@ -1932,4 +1961,91 @@ fn a_replay_of_a_graph_whose_capture_an_injection_failed_names_the_capture_and_s
         "error: line 5: graph 7 is not a live graph (its capture failed at line 4, \
          with failure 1, and made no graph)\n"
     );
+}
+
+/// The `--fail-launch` note blames the injection only when one took effect
+/// before the bad line: not for a launch number the replay never reached,
+/// nor for one that was skipped anyway (its failure changed nothing).
+#[test]
+fn the_fail_launch_note_is_given_only_when_an_injection_took_effect_before_the_bad_line() {
+    let dir = Scratch::new();
+    let lines = [
+        r#"{"op":"alloc","stream":0,"memory":1,"size":16}"#,
+        r#"{"op":"alloc","stream":0,"memory":2,"size":16}"#,
+        r#"{"op":"launch","kernel":"fill","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":{"failed":{"kind":"launch","message":"m"}}}"#,
+        r#"{"op":"launch","kernel":"copy","stream":0,"bindings":[{"stream":0,"memory":1,"access":"read"},{"stream":0,"memory":2,"access":"write"}],"outcome":"ok"}"#,
+        r#"{"op":"launch","kernel":"bad","stream":0,"bindings":[{"stream":0,"memory":1,"range":[0,99],"access":"read"}],"outcome":"ok"}"#,
+        r#"{"op":"launch","kernel":"late","stream":0,"bindings":[{"stream":0,"memory":2,"access":"write"}],"outcome":"ok"}"#,
+    ];
+    let log = log_of(&dir, "bad_range.jsonl", &lines);
+    let log = log.to_str().unwrap();
+    let error =
+        "error: line 5: range [0, 99) runs past the end of memory 1 (16 bytes) in bindings[0]\n";
+    let stderr = |flags: &[&str]| {
+        let mut args = vec!["replay"];
+        args.extend_from_slice(flags);
+        args.push(log);
+        let out = taintworld(&args);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    // Launch 2 is the bad line's, which takes no number; 50 is past the log;
+    // launch 1 reads memory 1, which launch 0 tainted, so it is skipped
+    // whatever its outcome.
+    for flags in [
+        &[][..],
+        &["--fail-launch", "2"],
+        &["--fail-launch", "50"],
+        &["--fail-launch", "1"],
+    ] {
+        assert_eq!(stderr(flags), error, "{flags:?}");
+    }
+    // Launch 0 failed in the log already; injected, it fails again, which
+    // took effect: the note is given.
+    let noted = stderr(&["--fail-launch", "0"]);
+    assert!(noted.starts_with(error), "{noted}");
+    assert!(
+        noted.contains("note: --fail-launch: the injected failures"),
+        "{noted}"
+    );
+}
+
+/// A gzip log cut short is bad input whole (the lines before the cut were
+/// replayed, but there is no report); the error says it stops early and
+/// a note says how to replay what it holds. From standard input there is
+/// no file name to give, and no note.
+#[test]
+fn a_gzip_log_cut_short_says_so_and_how_to_replay_the_lines_it_holds() {
+    use std::io::Write;
+    let dir = Scratch::new();
+    let plain = std::fs::read(examples().join("skip_chain_three_kernels.jsonl")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::none());
+    gz.write_all(&plain).unwrap();
+    let zipped = gz.finish().unwrap();
+    let cut = dir.path("cut.jsonl.gz");
+    std::fs::write(&cut, &zipped[..zipped.len() / 2]).unwrap();
+    let cut = cut.to_str().unwrap();
+    let out = taintworld(&["replay", "--keep-going", cut]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("the gzip data stops early (the file is cut short, or empty)\n"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(&format!(
+            "note: a gzip log cut short is bad input whole; to replay the lines it holds, \
+             decompress them and replay those: zcat {cut} | taintworld replay - --keep-going\n"
+        )),
+        "{err}"
+    );
+    #[cfg(unix)]
+    {
+        let out = replayed_from_stdin(&zipped[..zipped.len() / 2]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("the gzip data stops early"), "{err}");
+        assert!(!err.contains("note:"), "{err}");
+    }
 }

@@ -994,7 +994,7 @@ fn a_range_must_be_an_array_of_exactly_two_integers() {
     for (range, message) in [
         (
             "[1]",
-            "must be an array of exactly two integers, not 1 elements",
+            "must be an array of exactly two integers, not 1 element",
         ),
         (
             "[]",
@@ -1567,13 +1567,47 @@ fn a_truncated_gz_file_names_the_last_line_read_whole() {
     );
 }
 
+/// The error says the name is what made it gzip, rather than the
+/// decoder's "invalid gzip header" (or, for a file shorter than a gzip
+/// header, "unexpected end of file").
 #[test]
-fn a_file_that_is_not_gzip_but_named_gz_is_an_io_error() {
-    let path = temp_path("not-gzip.jsonl.gz");
-    std::fs::write(&path, SMALL_LOG).unwrap();
-    let mut reader = LogReader::open(&path).unwrap();
-    assert!(reader.next().unwrap().is_err());
-    assert!(reader.next().is_none());
+fn a_file_that_is_not_gzip_but_named_gz_is_an_io_error_that_says_so() {
+    for (name, bytes) in [
+        ("not-gzip.jsonl.gz", SMALL_LOG.as_bytes()),
+        ("short.GZ", b"{}\n"),
+    ] {
+        let path = temp_path(name);
+        std::fs::write(&path, bytes).unwrap();
+        let mut reader = LogReader::open(&path).unwrap();
+        let error = reader.next().unwrap().unwrap_err().to_string();
+        assert!(
+            error.ends_with(
+                "before its first line: its name ends in .gz, but it does not start as gzip \
+                 does (0x1f 0x8b): a plain log needs a name without .gz"
+            ),
+            "{name}: {error}"
+        );
+        assert!(reader.next().is_none());
+    }
+}
+
+/// A line with a carriage return inside (a file with old Mac line ends
+/// reads as one line) and a comment whose `#` is not its first character
+/// are malformed JSON whose errors say what is likely wrong.
+#[test]
+fn malformed_lines_that_look_like_a_comment_or_hold_a_carriage_return_say_so() {
+    let lines = "{\"op\":\"sync\"}\r{\"op\":\"sync\"}\n  # a note\n";
+    let errors: Vec<String> = LogReader::new(lines.as_bytes())
+        .map(|line| line.unwrap().event.unwrap_err().to_string())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "malformed JSON: trailing characters at column 15 (the line holds a carriage return: \
+             a log's lines end in \\n or \\r\\n, not \\r alone)",
+            "malformed JSON: expected value at column 3 (a comment's '#' must be the line's first character)",
+        ]
+    );
 }
 
 /// A `.gz` log is whole gzip members and nothing else: an empty file, or
@@ -1615,7 +1649,8 @@ fn bytes_after_the_last_gz_member_are_named_as_such_not_as_a_cut_file() {
         (
             "cut.jsonl.gz",
             &member[..6],
-            "after line 1: unexpected end of file",
+            "after line 1: unexpected end of file: the gzip data stops early \
+             (the file is cut short, or empty)",
         ),
     ] {
         let path = temp_path(name);

@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use taintworld::log::{
     Event, GenOptions, LogReader, LogWriter, ReadResult, Replay, ReplayError, ReplayOptions,
-    Report, Shape, SkippedInjection, generate, gzip_named, replay,
+    Report, Shape, SkippedInjection, generate, gzip_named,
 };
 
 #[derive(Parser)]
@@ -40,7 +40,10 @@ enum Command {
         /// The log; `-` reads standard input (where the system names it
         /// `/dev/stdin`).
         log: PathBuf,
-        /// Process launch N as if it failed (repeatable).
+        /// Process launch N as if it failed (repeatable). A launch inside
+        /// a capture window fails its capture, which then makes no graph,
+        /// so the log's later replays of that graph become bad input: add
+        /// `--keep-going` to list them and replay the rest.
         #[arg(long = "fail-launch", value_name = "N", allow_negative_numbers = true)]
         fail_launch: Vec<u64>,
         /// Print the SPEC §8 report as one line of JSON instead of a summary.
@@ -81,7 +84,10 @@ enum Command {
         /// How many streams.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=u64::MAX), allow_negative_numbers = true)]
         streams: u64,
-        /// Probability that a launch fails, from 0 to 1.
+        /// Probability that a launch's outcome is a failure, from 0 to 1.
+        /// A launch that reads poisoned bytes is skipped whatever its
+        /// outcome, so where launches read earlier outputs (chain,
+        /// training-step) one early failure skips nearly all the rest.
         #[arg(long, default_value_t = 0.0, value_parser = probability, allow_negative_numbers = true)]
         fail_rate: f64,
         /// The workload's shape.
@@ -206,15 +212,27 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     let progress = Progress::new(REPLAY_BAR, 0);
     let reader = LogReader::open_with(path, |file| progress.wrap(file))
         .map_err(|e| format!("error: {e}"))?;
-    let replayed = replay(reader, options, |line| {
+    let mut replay = Replay::new(options);
+    let replayed = replay.apply_all(reader, |line| {
         progress.tick(line, |bar| bar.set_message(HumanCount(line).to_string()));
     });
     progress.finish();
-    let replay = replayed.map_err(|e| match e {
-        ReplayError::BadLine { line, error } => match stopped_after_injecting(&asked) {
+    replayed.map_err(|e| match e {
+        ReplayError::BadLine { line, error } => match stopped_after_injecting(&replay) {
             Some(note) => format!("error: line {line}: {error}\n{note}"),
             None => format!("error: line {line}: {error}"),
         },
+        ReplayError::Io(e)
+            if e.kind() == io::ErrorKind::UnexpectedEof && path != Path::new("/dev/stdin") =>
+        {
+            // Only the gzip decoder ends a read so: the file is cut short.
+            format!(
+                "error: {e}\nnote: a gzip log cut short is bad input whole; to replay the \
+                 lines it holds, decompress them and replay those: \
+                 zcat {} | taintworld replay - --keep-going",
+                path.display()
+            )
+        }
         ReplayError::Io(e) => format!("error: {e}"),
     })?;
     // The summary's parts, which `--json` does not print, are not made.
@@ -240,9 +258,11 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
 /// a log recorded without the injected failures can hold lines that only
 /// they make bad input — a replay of a graph whose capture they failed,
 /// which made no graph (SPEC §6) — and `--keep-going` lists such lines and
-/// replays the rest. `None` when nothing was injected.
-fn stopped_after_injecting(asked: &BTreeSet<u64>) -> Option<&'static str> {
-    (!asked.is_empty()).then_some(
+/// replays the rest. `None` when no injection took effect before the bad
+/// line: none was asked for, every launch asked for lies past it, or each
+/// was skipped anyway.
+fn stopped_after_injecting(replay: &Replay) -> Option<&'static str> {
+    replay.injected().next().is_some().then_some(
         "note: --fail-launch: the injected failures can make a later line bad input \
          (a replay of a graph whose capture they failed, which made no graph); \
          --keep-going lists such lines and replays the rest",
@@ -398,6 +418,18 @@ fn known_size(file: &File) -> Option<u64> {
 /// How many hops of a chain the summary prints before eliding.
 const CHAIN_SHOWN: usize = 12;
 
+/// Why a read shown in the summary did not resolve, as far as the replay
+/// knew.
+enum Unresolved {
+    /// Its memory was freed at this line (and not made again since).
+    FreedAt(u64),
+    /// Its memory was live on this slot, not the one the read named.
+    LiveOn(u64),
+    /// No allocation of its memory id was live, and no free of it is
+    /// remembered.
+    NotLive,
+}
+
 /// The human summary's parts that the report does not keep (without
 /// `--json` its lists are empty).
 struct Summary {
@@ -409,7 +441,7 @@ struct Summary {
     tainted_reads: u64,
     /// The unresolved reads shown, each with the line that freed its
     /// memory when the replay knows it.
-    unresolved: Vec<(taintworld::log::ReadEntry, Option<u64>)>,
+    unresolved: Vec<(taintworld::log::ReadEntry, Unresolved)>,
     /// Unresolved reads in all, shown or not.
     unresolved_reads: u64,
     failed_captures: u64,
@@ -444,7 +476,15 @@ impl Summary {
             unresolved: replay
                 .unresolved_reads()
                 .take(taintworld::log::SUMMARY_READS)
-                .map(|r| (r.clone(), replay.unresolved_read_freed_at(r.line)))
+                .map(|r| {
+                    let why = match replay.unresolved_read_live_on(r.line) {
+                        Some(slot) => Unresolved::LiveOn(slot),
+                        None => replay
+                            .unresolved_read_freed_at(r.line)
+                            .map_or(Unresolved::NotLive, Unresolved::FreedAt),
+                    };
+                    (r.clone(), why)
+                })
                 .collect(),
             unresolved_reads: replay.unresolved_read_count(),
             failed_captures: replay.failed_captures(),
@@ -483,6 +523,11 @@ impl Summary {
                 Count(t.occurrences, "occurrence", "occurrences"),
                 Count(t.skipped, "launch", "launches"),
             )?;
+            match t.skipped_in_replays {
+                0 => {}
+                n if n == t.skipped => write!(out, ", all captured ones in graph replays")?,
+                n => write!(out, ", {n} of them captured ones in graph replays")?,
+            }
             match freed_while_tainted(t.freed, t.freed_bytes) {
                 Some(freed) => writeln!(out, "; {freed})")?,
                 None => writeln!(out, ")")?,
@@ -544,18 +589,19 @@ impl Summary {
         reads_left_out(&mut out, self.tainted_reads, self.reads.len(), more)?;
         // A read the log asked for gets an answer here even when it has
         // none to give: its memory was not live on the stream it named.
-        for (read, freed) in &self.unresolved {
+        for (read, why) in &self.unresolved {
             let (line, memory) = (read.line, read.memory);
-            match freed {
-                Some(freed) => writeln!(
-                    out,
-                    "line {line}: read of memory {memory} did not resolve (it was freed at line {freed})"
-                )?,
-                None => writeln!(
-                    out,
-                    "line {line}: read of memory {memory} did not resolve (no live allocation of that id on the stream it names)"
-                )?,
-            }
+            let because = match why {
+                Unresolved::FreedAt(freed) => format!("it was freed at line {freed}"),
+                Unresolved::LiveOn(slot) => {
+                    format!("it was live on slot {slot}, not on the read's stream's slot")
+                }
+                Unresolved::NotLive => "no allocation of that id was live".to_owned(),
+            };
+            writeln!(
+                out,
+                "line {line}: read of memory {memory} did not resolve ({because})"
+            )?;
         }
         let more = ("more unresolved read", "more unresolved reads");
         reads_left_out(&mut out, self.unresolved_reads, self.unresolved.len(), more)?;

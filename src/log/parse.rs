@@ -100,6 +100,16 @@ fn malformed(text: &str, e: &serde_json::Error) -> String {
             "malformed JSON: the line starts with a byte-order mark (U+FEFF), which a log line may not ({what})"
         );
     }
+    if text.trim_start_matches([' ', '\t']).starts_with('#') {
+        return format!(
+            "malformed JSON: {what} (a comment's '#' must be the line's first character)"
+        );
+    }
+    if text.contains('\r') {
+        return format!(
+            "malformed JSON: {what} (the line holds a carriage return: a log's lines end in \\n or \\r\\n, not \\r alone)"
+        );
+    }
     format!("malformed JSON: {what}")
 }
 
@@ -1064,8 +1074,9 @@ fn finish_binding(
             Some((start, end))
         }
         Some(RawRange::Len(n)) => {
+            let elements = if n == 1 { "element" } else { "elements" };
             return Err(format!(
-                "field \"range\"{ctx} must be an array of exactly two integers, not {n} elements"
+                "field \"range\"{ctx} must be an array of exactly two integers, not {n} {elements}"
             ));
         }
         Some(RawRange::Other(shape)) => {

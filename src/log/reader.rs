@@ -308,16 +308,35 @@ impl LogReader<Box<dyn BufRead + Send>> {
             .map_err(|e| {
                 io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display()))
             })?;
+        // Read as gzip for its name, a plain file fails on its first bytes,
+        // which the error then says, rather than the decoder's "invalid
+        // gzip header".
+        let plain = named && head.len() == GZIP_MAGIC.len() && head != GZIP_MAGIC;
         let gzip = named || head == GZIP_MAGIC;
         let file = BufReader::with_capacity(1 << 16, io::Cursor::new(head).chain(file));
         let inner: Box<dyn BufRead + Send> = if gzip {
-            Box::new(BufReader::with_capacity(1 << 16, Members::new(file)))
+            Box::new(BufReader::with_capacity(1 << 16, Members::new(file, plain)))
         } else {
             Box::new(file)
         };
         let mut reader = LogReader::new(inner);
         reader.path = Some(path.to_owned());
         Ok(reader)
+    }
+}
+
+/// The decoder's error, saying what an end come too soon means: the
+/// decoder's own words ("unexpected end of file", "incomplete deflate
+/// stream") name no cause. The kind stays [`io::ErrorKind::UnexpectedEof`],
+/// which tells a caller the file is cut short.
+fn cut_short(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        io::Error::new(
+            e.kind(),
+            format!("{e}: the gzip data stops early (the file is cut short, or empty)"),
+        )
+    } else {
+        e
     }
 }
 
@@ -331,12 +350,30 @@ struct Members<R: BufRead> {
     /// The member being read. Always `Some` between calls: an ended
     /// member is taken out and its reader handed to the next.
     member: Option<flate2::bufread::GzDecoder<R>>,
+    /// Whether the file is read as gzip for its name only, its first two
+    /// bytes not gzip's: its first error says so.
+    plain: bool,
 }
 
 impl<R: BufRead> Members<R> {
-    fn new(compressed: R) -> Self {
+    fn new(compressed: R, plain: bool) -> Self {
         Members {
             member: Some(flate2::bufread::GzDecoder::new(compressed)),
+            plain,
+        }
+    }
+
+    /// The decoder's error `e`, saying what it means where the decoder's
+    /// words name no cause.
+    fn why(&self, e: io::Error) -> io::Error {
+        if self.plain {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "its name ends in .gz, but it does not start as gzip does (0x1f 0x8b): \
+                 a plain log needs a name without .gz",
+            )
+        } else {
+            cut_short(e)
         }
     }
 }
@@ -350,7 +387,10 @@ impl<R: BufRead> Read for Members<R> {
             let Some(member) = self.member.as_mut() else {
                 return Ok(0);
             };
-            let n = member.read(buf)?;
+            let n = match member.read(buf) {
+                Ok(n) => n,
+                Err(e) => return Err(self.why(e)),
+            };
             if n > 0 {
                 return Ok(n);
             }

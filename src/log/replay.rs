@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::io;
 
+use crate::components::stream::fold;
 use crate::log::{
     CaptureEntry, CaptureResult as LogCapture, Event, FinalState, LaunchResult as Entry, Line,
     LogBinding, Outcome as LogOutcome, ProfileEntry, ProfileResult as LogProfile, ReadEntry,
@@ -77,6 +78,10 @@ pub struct FailureTally {
     pub occurrences: u64,
     /// Launches it skipped.
     pub skipped: u64,
+    /// Of those, the captured launches that graph replays skipped
+    /// (`--checked-replays`): counted apart from the log's launches, whose
+    /// verdicts the report counts, so the two can be told apart.
+    pub skipped_in_replays: u64,
     /// Allocations freed while they carried it: buffers whose contents
     /// it had made garbage when the program let them go (a training
     /// step's log frees most of what a failure poisoned before it ends).
@@ -216,16 +221,22 @@ pub struct Replay {
     /// Per unresolved read of the first [`SUMMARY_READS`] (by line): where
     /// its memory was freed, if [`Lifetimes`] knew.
     freed_reads: BTreeMap<u64, u64>,
+    /// Per unresolved read of the first [`SUMMARY_READS`] (by line) whose
+    /// memory was live on another slot then: that slot.
+    elsewhere_reads: BTreeMap<u64, u64>,
 }
 
 /// What the replay remembers of the ids that were live once: the last
 /// [`REMEMBERED_LIFETIMES`] allocations and frees, and apart from them the
-/// last as many graph endings (a capture that failed, a `graph_destroy`),
-/// so that an error about an id that is not live can say why.
+/// last as many graphs made and ended (a capture that made one or failed,
+/// a `graph_destroy`), so that an error about an id that is not live, or
+/// is live already, can say why; and the line that opened each open
+/// capture window, by slot.
 #[derive(Debug, Default)]
 struct Lifetimes {
     memory: Newest<MemoryEntry>,
-    graphs: Newest<GraphEnd>,
+    graphs: Newest<GraphEntry>,
+    windows: HashMap<u64, u64>,
 }
 
 /// The newest allocation or free of one memory id.
@@ -236,13 +247,23 @@ struct MemoryEntry {
     freed: Option<u64>,
 }
 
-/// Why a graph id stopped being live, or never became so.
+/// The newest thing that happened to one graph id, and its line.
 #[derive(Clone, Copy, Debug)]
-struct GraphEnd {
+struct GraphEntry {
     line: u64,
-    /// `Some(failure)` for a capture that ended `capture_failed`, which
-    /// made no graph; `None` for a `graph_destroy`.
-    capture_failed: Option<u64>,
+    event: GraphEvent,
+}
+
+/// How a graph id became live, stopped being live, or never became so.
+#[derive(Clone, Copy, Debug)]
+enum GraphEvent {
+    /// A capture ended well and made the graph.
+    Made,
+    /// A capture ended `capture_failed` with this failure, and made no
+    /// graph.
+    CaptureFailed(u64),
+    /// A `graph_destroy`.
+    Destroyed,
 }
 
 /// The last [`REMEMBERED_LIFETIMES`] entries made, and for each id among
@@ -301,16 +322,21 @@ impl Lifetimes {
         self.memory.remember(memory, MemoryEntry { line, freed });
     }
 
-    /// Remembers that graph id `graph` ended at `line`: its capture failed
-    /// with failure `capture_failed`, or (`None`) it was destroyed.
-    fn graph_ended(&mut self, graph: u64, line: u64, capture_failed: Option<u64>) {
-        self.graphs.remember(
-            graph,
-            GraphEnd {
+    /// Remembers what happened to graph id `graph` at `line`.
+    fn graph_at(&mut self, graph: u64, line: u64, event: GraphEvent) {
+        self.graphs.remember(graph, GraphEntry { line, event });
+    }
+
+    /// The line that made graph `graph`, if that is the newest thing
+    /// remembered of it.
+    fn graph_made_at(&self, graph: u64) -> Option<u64> {
+        match self.graphs.get(graph)? {
+            GraphEntry {
                 line,
-                capture_failed,
-            },
-        );
+                event: GraphEvent::Made,
+            } => Some(*line),
+            _ => None,
+        }
     }
 
     /// The line that freed `memory` and the slot it had been made on, if
@@ -345,17 +371,33 @@ impl Lifetimes {
                 None => text,
             },
             Error::UnknownGraph { graph } => match self.graphs.get(graph) {
-                Some(GraphEnd {
+                Some(GraphEntry {
                     line,
-                    capture_failed: Some(failure),
+                    event: GraphEvent::CaptureFailed(failure),
                 }) => format!(
                     "{text} (its capture failed at line {line}, with failure {failure}, \
                      and made no graph)"
                 ),
-                Some(GraphEnd {
+                Some(GraphEntry {
                     line,
-                    capture_failed: None,
+                    event: GraphEvent::Destroyed,
                 }) => format!("{text} (destroyed at line {line})"),
+                _ => text,
+            },
+            Error::GraphLive { graph } => match self.graph_made_at(graph) {
+                Some(line) => {
+                    format!("{text} (made at line {line}; a graph_destroy of it frees the id)")
+                }
+                None => text,
+            },
+            Error::DuplicateMemory { memory } => match self.memory.get(memory) {
+                Some(MemoryEntry { line, freed: None }) => {
+                    format!("{text} (allocated at line {line})")
+                }
+                _ => text,
+            },
+            Error::CaptureOpen { slot, .. } => match self.windows.get(&slot) {
+                Some(line) => format!("{text} (opened at line {line})"),
                 None => text,
             },
             _ => text,
@@ -366,6 +408,25 @@ impl Lifetimes {
     /// gives a replayed line becomes that line's error.
     fn explain(&self, error: Error) -> String {
         let text = error.to_string();
+        self.text(error, text)
+    }
+
+    /// [`explain`](Self::explain) of a replay of graph `graph`: an error
+    /// about one of its recorded bindings (a range past the end of an id
+    /// made again smaller since the capture, or in strict mode a binding
+    /// that no longer resolves) is about lines before the replay's, so it
+    /// names the graph, and where it was made when that is remembered.
+    fn in_graph(&self, graph: u64, error: Error) -> String {
+        let mut text = error.to_string();
+        if matches!(
+            error,
+            Error::RangePastEnd { .. } | Error::RangeReversed { .. } | Error::Unresolved { .. }
+        ) {
+            text = match self.graph_made_at(graph) {
+                Some(line) => format!("{text} in graph {graph} (made at line {line})"),
+                None => format!("{text} in graph {graph}"),
+            };
+        }
         self.text(error, text)
     }
 }
@@ -416,6 +477,7 @@ impl Replay {
             bindings: Vec::new(),
             lifetimes: Lifetimes::default(),
             freed_reads: BTreeMap::new(),
+            elsewhere_reads: BTreeMap::new(),
         }
     }
 
@@ -494,11 +556,21 @@ impl Replay {
         self.freed_reads.get(&line).copied()
     }
 
-    /// Keeps where the memory of the unresolved read at `line` (of
-    /// `binding`) was freed, if that is known and the read is one of the
-    /// first [`SUMMARY_READS`] unresolved (the summary shows no more), for
+    /// The slot the memory of the unresolved read at `line` was live on
+    /// when the read named another — a read on the wrong stream — for one
+    /// of the first [`SUMMARY_READS`] reads that did not resolve. `None`
+    /// for any other line, and for a read whose memory was not live.
+    pub fn unresolved_read_live_on(&self, line: u64) -> Option<u64> {
+        self.elsewhere_reads.get(&line).copied()
+    }
+
+    /// Keeps why the unresolved read at `line` (of `binding`) did not
+    /// resolve, if the read is one of the first [`SUMMARY_READS`]
+    /// unresolved (the summary shows no more): the slot its memory is live
+    /// on, for [`unresolved_read_live_on`](Self::unresolved_read_live_on),
+    /// or where it was freed, if that is known, for
     /// [`unresolved_read_freed_at`](Self::unresolved_read_freed_at).
-    fn note_freed_read(&mut self, line: u64, binding: &LogBinding) {
+    fn note_unresolved_read(&mut self, line: u64, binding: &LogBinding) {
         if self.unresolved > SUMMARY_READS as u64 {
             return;
         }
@@ -508,7 +580,12 @@ impl Replay {
         let Ok(slot) = world.streams().slot_of(StreamRef::Id(binding.stream)) else {
             return;
         };
-        if let Some(freed) = self.lifetimes.freed_on(binding.memory, slot) {
+        let allocations = world.allocations();
+        if let Some(live) = allocations.key_of(binding.memory) {
+            if let Some(allocation) = allocations.get(live) {
+                self.elsewhere_reads.insert(line, allocation.slot);
+            }
+        } else if let Some(freed) = self.lifetimes.freed_on(binding.memory, slot) {
             self.freed_reads.insert(line, freed);
         }
     }
@@ -845,7 +922,7 @@ impl Replay {
                             memory: binding.memory,
                             result: LogRead::Unresolved,
                         });
-                        self.note_freed_read(line, &binding);
+                        self.note_unresolved_read(line, &binding);
                     }
                 }
             }
@@ -890,25 +967,34 @@ impl Replay {
                     false
                 };
                 if kept_unresolved {
-                    self.note_freed_read(line, &binding);
+                    self.note_unresolved_read(line, &binding);
                 }
             }
-            Event::CaptureBegin { stream } => world
-                .capture_begin(stream)
-                .map_err(|e| self.lifetimes.explain(e))?,
+            Event::CaptureBegin { stream } => {
+                world
+                    .capture_begin(stream)
+                    .map_err(|e| self.lifetimes.explain(e))?;
+                let slot = fold(stream, world.config().max_streams);
+                self.lifetimes.windows.insert(slot, line);
+            }
             Event::CaptureEnd { stream, graph } => {
                 let result = match world
                     .capture_end(stream, graph)
                     .map_err(|e| self.lifetimes.explain(e))?
                 {
-                    CaptureResult::Ok => LogCapture::Ok,
+                    CaptureResult::Ok => {
+                        self.lifetimes.graph_at(graph, line, GraphEvent::Made);
+                        LogCapture::Ok
+                    }
                     CaptureResult::Failed(report) => {
                         self.failed_captures += 1;
-                        self.lifetimes
-                            .graph_ended(graph, line, Some(report.failure.get()));
+                        let failed = GraphEvent::CaptureFailed(report.failure.get());
+                        self.lifetimes.graph_at(graph, line, failed);
                         LogCapture::Failed(taint(report))
                     }
                 };
+                let slot = fold(stream, world.config().max_streams);
+                self.lifetimes.windows.remove(&slot);
                 if keep {
                     self.report.captures.push(CaptureEntry {
                         line,
@@ -931,9 +1017,12 @@ impl Replay {
                 } else {
                     world.replay(graph, Outcome::from(&outcome))
                 }
-                .map_err(|e| self.lifetimes.explain(e))?;
+                .map_err(|e| self.lifetimes.in_graph(graph, e))?;
                 for &(_, failure) in &skips {
                     tally(&mut self.tallies, world, failure, true, ErrorInfo::default);
+                    if let Some(t) = self.tallies.by_id.get_mut(&failure.get()) {
+                        t.skipped_in_replays += 1;
+                    }
                 }
                 if let Verdict::Skipped { failure, needed } = verdict {
                     self.skipped_replays += 1;
@@ -964,7 +1053,7 @@ impl Replay {
                 world
                     .graph_destroy(graph)
                     .map_err(|e| self.lifetimes.explain(e))?;
-                self.lifetimes.graph_ended(graph, line, None);
+                self.lifetimes.graph_at(graph, line, GraphEvent::Destroyed);
             }
             Event::ProfileBegin { profile } => world
                 .profile_begin(profile)
@@ -1008,6 +1097,37 @@ impl Replay {
         Ok(())
     }
 
+    /// [`apply`](Self::apply)s every line `lines` yields; `progress` is
+    /// called after each line with its number. Stops at the first bad line
+    /// unless `keep_going`, leaving the replay as it was after the line
+    /// before, so that a caller can still ask it what was replayed.
+    pub fn apply_all(
+        &mut self,
+        lines: impl Iterator<Item = io::Result<Line>>,
+        mut progress: impl FnMut(u64),
+    ) -> Result<(), ReplayError> {
+        for line in lines {
+            let line = line?;
+            let number = line.number;
+            self.apply(line)?;
+            progress(number);
+        }
+        Ok(())
+    }
+
+    /// The launch numbers `--fail-launch` asked for (`fail_launches`)
+    /// whose launch has been replayed and failed by the injection: not
+    /// past the launches replayed so far, and not skipped anyway
+    /// ([`skipped_injections`](Self::skipped_injections)).
+    pub fn injected(&self) -> impl Iterator<Item = u64> + '_ {
+        let replayed = self.world.as_ref().map_or(0, World::launches);
+        self.options
+            .fail_launches
+            .range(..replayed)
+            .copied()
+            .filter(|n| !self.skipped_injections.iter().any(|s| s.launch == *n))
+    }
+
     /// The report, with the world's final state filled in.
     pub fn finish(mut self) -> (Report, Option<World>) {
         if self.world.is_none() {
@@ -1034,15 +1154,10 @@ impl Replay {
 pub fn replay(
     lines: impl Iterator<Item = io::Result<Line>>,
     options: ReplayOptions,
-    mut progress: impl FnMut(u64),
+    progress: impl FnMut(u64),
 ) -> Result<Replay, ReplayError> {
     let mut replay = Replay::new(options);
-    for line in lines {
-        let line = line?;
-        let number = line.number;
-        replay.apply(line)?;
-        progress(number);
-    }
+    replay.apply_all(lines, progress)?;
     Ok(replay)
 }
 
@@ -1182,6 +1297,7 @@ fn tally(
             error: info.map_or_else(error, |f| f.error.clone()),
             occurrences: 0,
             skipped: 0,
+            skipped_in_replays: 0,
             freed: 0,
             freed_bytes: 0,
         });
@@ -1351,11 +1467,17 @@ mod tests {
             for line in [14, 16, 18] {
                 assert_eq!(r.unresolved_read_freed_at(line), None, "line {line}");
             }
+            // Only line 18's memory was live (on slot 0) when it was read,
+            // and that read is past the first five unresolved.
+            for line in [5, 6, 12, 13, 15, 18] {
+                assert_eq!(r.unresolved_read_live_on(line), None, "line {line}");
+            }
         }
     }
 
     /// In strict mode a graph replay that binds freed memory says where it
-    /// was freed, as a launch does.
+    /// was freed, as a launch does, and names the graph and where it was
+    /// made, since the binding is on that line and not the replay's.
     #[test]
     fn a_strict_replay_of_a_graph_over_freed_memory_says_where_it_was_freed() {
         let lines = [
@@ -1376,7 +1498,7 @@ mod tests {
                 assert_eq!(
                     error,
                     "binding of memory 1 on stream slot 0 does not resolve (strict mode) \
-                     (memory 1 was freed at line 5)"
+                     in graph 1 (made at line 4) (memory 1 was freed at line 5)"
                 );
             }
             other => panic!("not the replay's bad line: {:?}", other.err()),
@@ -1415,10 +1537,76 @@ mod tests {
         assert_eq!(last_error(&lines), "graph 4 is not a live graph");
     }
 
-    /// Graph endings are remembered apart from allocations and frees, and
-    /// as many of them: a failed capture stays named however many memory
-    /// ids come and go, until REMEMBERED_LIFETIMES later graph endings
-    /// push it out.
+    /// An id that is live already, and a capture window that is open
+    /// already, are named with the line that made them so; a replay's
+    /// error about one of its graph's recorded bindings names the graph
+    /// and the line that made it, since the binding is not on the
+    /// replay's line.
+    #[test]
+    fn errors_about_what_is_live_or_open_already_name_the_line_that_made_it() {
+        let made = vec![
+            alloc(1),
+            capture_begin(),
+            launch("k", &[(1, "write")], false),
+            capture_end(7),
+        ];
+        let with = |more: &[String]| [made.clone(), more.to_vec()].concat();
+        assert_eq!(
+            last_error(&with(&[alloc(1)])),
+            "memory 1 is already a live allocation (allocated at line 1)"
+        );
+        assert_eq!(
+            last_error(&with(&[capture_begin(), capture_begin()])),
+            "stream 0 (slot 0) already has an open capture window (opened at line 5)"
+        );
+        assert_eq!(
+            last_error(&with(&[capture_begin(), capture_end(7)])),
+            "graph 7 is already live (made at line 4; a graph_destroy of it frees the id)"
+        );
+        // Memory 1 made again, smaller: the graph's write runs past its end.
+        let smaller = r#"{"op":"alloc","stream":0,"memory":1,"size":8}"#.to_string();
+        assert_eq!(
+            last_error(&with(&[free(1), smaller, replay_of(7)])),
+            "range [0, 16) runs past the end of memory 1 (8 bytes) in graph 7 (made at line 4)"
+        );
+        // A window ended and opened again is named by its new line; an id
+        // freed and made again, by its new allocation.
+        let again = with(&[
+            free(1),
+            alloc(1),
+            capture_begin(),
+            capture_end(8),
+            capture_begin(),
+        ]);
+        assert_eq!(
+            last_error(&[again.clone(), vec![capture_begin()]].concat()),
+            "stream 0 (slot 0) already has an open capture window (opened at line 9)"
+        );
+        assert_eq!(
+            last_error(&[again, vec![alloc(1)]].concat()),
+            "memory 1 is already a live allocation (allocated at line 6)"
+        );
+    }
+
+    /// A read on the wrong stream of memory live elsewhere is told apart
+    /// from one of memory not live: the slot it lives on is kept.
+    #[test]
+    fn an_unresolved_read_of_memory_live_on_another_slot_knows_the_slot() {
+        let on_slot_1 = r#"{"op":"read","binding":{"stream":1,"memory":1}}"#.to_string();
+        let r = replayed(
+            &[alloc(1), on_slot_1, read(9)].join("\n"),
+            ReplayOptions::default(),
+        )
+        .expect("a valid log");
+        assert_eq!(r.unresolved_read_live_on(2), Some(0));
+        assert_eq!(r.unresolved_read_freed_at(2), None);
+        assert_eq!(r.unresolved_read_live_on(3), None);
+    }
+
+    /// Graphs made and ended are remembered apart from allocations and
+    /// frees, and as many of them: a failed capture stays named however
+    /// many memory ids come and go, until REMEMBERED_LIFETIMES later graphs
+    /// made or ended push it out.
     #[test]
     fn a_failed_capture_is_named_until_as_many_graph_endings_as_are_remembered_follow() {
         let mut lines = vec![
@@ -1437,14 +1625,15 @@ mod tests {
             "graph 1 is not a live graph (its capture failed at line 4, with failure 1, \
              and made no graph)"
         );
-        // REMEMBERED_LIFETIMES - 1 more graph endings (graphs made and
-        // destroyed) leave it remembered; one more forgets it.
+        // REMEMBERED_LIFETIMES - 1 more graphs made or destroyed (each made
+        // and destroyed is two) leave it remembered; one more forgets it.
         lines.pop();
         let made_and_destroyed =
             |graph: u64| [capture_begin(), capture_end(graph), graph_destroy(graph)];
-        for graph in 0..REMEMBERED_LIFETIMES as u64 - 1 {
+        for graph in 0..REMEMBERED_LIFETIMES as u64 / 2 - 1 {
             lines.extend(made_and_destroyed(1_000 + graph));
         }
+        lines.extend([capture_begin(), capture_end(99)]);
         lines.push(replay_of(1));
         assert!(
             last_error(&lines)
@@ -1453,7 +1642,7 @@ mod tests {
             last_error(&lines)
         );
         lines.pop();
-        lines.extend(made_and_destroyed(99));
+        lines.push(graph_destroy(99));
         lines.push(replay_of(1));
         assert_eq!(last_error(&lines), "graph 1 is not a live graph");
     }
