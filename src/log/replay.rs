@@ -216,7 +216,9 @@ pub struct Replay {
     /// Reads and syncs that answered the device fault.
     fault_answers: FaultAnswers,
     bindings: Vec<Binding>,
-    /// The last allocations and frees, to say where a dead id was freed.
+    /// The last allocations, frees and graphs made and ended, and the
+    /// open capture windows: to say where an id died, or was made when it
+    /// is live already.
     lifetimes: Lifetimes,
     /// Per unresolved read of the first [`SUMMARY_READS`] (by line): where
     /// its memory was freed, if [`Lifetimes`] knew.
