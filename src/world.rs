@@ -666,11 +666,11 @@ impl World {
     /// (the launch's stream, say).
     ///
     /// The error names the memory id (or a stale key) but not the
-    /// binding's place, because finding a launch's first bad binding costs
-    /// nothing extra only where nothing is counted; this asks again, off
-    /// the hot path. It finds the binding because the world checks a
-    /// launch's bindings in order and stops at the first that is bad
-    /// input, and a call that returns `Err` changes nothing. Ask before
+    /// binding's place: carrying a position through the resolution loops
+    /// would cost every launch, where this asks again only after an
+    /// error. It finds the binding because the world checks a launch's
+    /// bindings in order and stops at the first that is bad input, and a
+    /// call that returns `Err` changes nothing. Ask before
     /// the world changes. For a batch, pass the bad launch's bindings and
     /// the error out of its wrapping ([`Error::batch_index`],
     /// [`Error::inner`]). O(bindings).

@@ -425,8 +425,8 @@ enum Unresolved {
     FreedAt(u64),
     /// Its memory was live on this slot, not the one the read named.
     LiveOn(u64),
-    /// No allocation of its memory id was live, and no free of it is
-    /// remembered.
+    /// No allocation of its memory id was live, and no free of it on the
+    /// read's slot is remembered.
     NotLive,
 }
 
@@ -439,8 +439,8 @@ struct Summary {
     reads: Vec<taintworld::log::ReadEntry>,
     /// Tainted reads in all, shown or not.
     tainted_reads: u64,
-    /// The unresolved reads shown, each with the line that freed its
-    /// memory when the replay knows it.
+    /// The unresolved reads shown, each with why it did not resolve, as
+    /// far as the replay knew.
     unresolved: Vec<(taintworld::log::ReadEntry, Unresolved)>,
     /// Unresolved reads in all, shown or not.
     unresolved_reads: u64,
