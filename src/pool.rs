@@ -413,10 +413,11 @@ impl<F: StreamFactory> StreamPool<F> {
     /// fails.
     pub fn get_special(&mut self, index: u8) -> &mut F::Stream {
         let num_special = self.num_special();
-        assert!(
-            index < num_special,
-            "special stream {index} is out of range: the pool has {num_special}"
-        );
+        if index >= num_special {
+            // The message of the error `get_or_create_special` returns.
+            let error = PoolError::<()>::SpecialOutOfRange { index, num_special };
+            panic!("{error}");
+        }
         self.get_mut_index(self.max_streams + usize::from(index))
     }
 

@@ -325,21 +325,6 @@ impl LogReader<Box<dyn BufRead + Send>> {
     }
 }
 
-/// The decoder's error, saying what an end come too soon means: the
-/// decoder's own words ("unexpected end of file", "incomplete deflate
-/// stream") name no cause. The kind stays [`io::ErrorKind::UnexpectedEof`],
-/// which tells a caller the file is cut short.
-fn cut_short(e: io::Error) -> io::Error {
-    if e.kind() == io::ErrorKind::UnexpectedEof {
-        io::Error::new(
-            e.kind(),
-            format!("{e}: the gzip data stops early (the file is cut short, or empty)"),
-        )
-    } else {
-        e
-    }
-}
-
 /// Gzip members one after another, decompressed as one stream, as
 /// `flate2`'s `MultiGzDecoder` reads them — except that what follows a
 /// member must be another member or the end: anything else is an error
@@ -364,7 +349,10 @@ impl<R: BufRead> Members<R> {
     }
 
     /// The decoder's error `e`, saying what it means where the decoder's
-    /// words name no cause.
+    /// own words ("invalid gzip header", "unexpected end of file",
+    /// "incomplete deflate stream") name no cause. An end come too soon
+    /// keeps its kind, [`io::ErrorKind::UnexpectedEof`], which tells a
+    /// caller the file is cut short.
     fn why(&self, e: io::Error) -> io::Error {
         if self.plain {
             io::Error::new(
@@ -372,8 +360,13 @@ impl<R: BufRead> Members<R> {
                 "its name ends in .gz, but it does not start as gzip does (0x1f 0x8b): \
                  a plain log needs a name without .gz",
             )
+        } else if e.kind() == io::ErrorKind::UnexpectedEof {
+            io::Error::new(
+                e.kind(),
+                format!("{e}: the gzip data stops early (the file is cut short, or empty)"),
+            )
         } else {
-            cut_short(e)
+            e
         }
     }
 }

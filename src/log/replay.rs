@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::io;
 
-use crate::components::stream::fold;
 use crate::log::{
     CaptureEntry, CaptureResult as LogCapture, Event, FinalState, LaunchResult as Entry, Line,
     LogBinding, Outcome as LogOutcome, ProfileEntry, ProfileResult as LogProfile, ReadEntry,
@@ -583,10 +582,11 @@ impl Replay {
             return;
         };
         let allocations = world.allocations();
-        if let Some(live) = allocations.key_of(binding.memory) {
-            if let Some(allocation) = allocations.get(live) {
-                self.elsewhere_reads.insert(line, allocation.slot);
-            }
+        let live = allocations
+            .key_of(binding.memory)
+            .and_then(|key| allocations.get(key));
+        if let Some(allocation) = live {
+            self.elsewhere_reads.insert(line, allocation.slot);
         } else if let Some(freed) = self.lifetimes.freed_on(binding.memory, slot) {
             self.freed_reads.insert(line, freed);
         }
@@ -787,7 +787,7 @@ impl Replay {
                     self.lifetimes.remember(memory, line, None);
                     let error = || ErrorInfo::new(&e.kind, World::ALLOC_KERNEL, &e.message);
                     let f = failed_reservation(world, &e.kind, &e.message);
-                    tally(&mut self.tallies, world, f, false, error);
+                    tally(&mut self.tallies, world, f, Tallied::Failure, error);
                 }
                 _ => {
                     world
@@ -853,7 +853,7 @@ impl Replay {
                     Verdict::Failed(f) => {
                         self.report.verdicts.failed += 1;
                         let error = || error_of(outcome, &kernel);
-                        tally(&mut self.tallies, world, f, false, error);
+                        tally(&mut self.tallies, world, f, Tallied::Failure, error);
                         Some(Entry::Failed {
                             launch: result.launch,
                             line,
@@ -868,7 +868,13 @@ impl Replay {
                                 line,
                             });
                         }
-                        tally(&mut self.tallies, world, failure, true, ErrorInfo::default);
+                        tally(
+                            &mut self.tallies,
+                            world,
+                            failure,
+                            Tallied::Skip,
+                            ErrorInfo::default,
+                        );
                         Some(Entry::Skipped {
                             launch: result.launch,
                             line,
@@ -888,7 +894,7 @@ impl Replay {
                     .map_err(|e| self.lifetimes.explain(e))?;
                 if let Verdict::Failed(f) = verdict {
                     let error = || error_of(outcome, World::HOST_WRITE_KERNEL);
-                    tally(&mut self.tallies, world, f, false, error);
+                    tally(&mut self.tallies, world, f, Tallied::Failure, error);
                     self.failed_host_ops += 1;
                     if keep {
                         self.report.launch_results.push(Entry::HostWriteFailed {
@@ -976,8 +982,11 @@ impl Replay {
                 world
                     .capture_begin(stream)
                     .map_err(|e| self.lifetimes.explain(e))?;
-                let slot = fold(stream, world.config().max_streams);
-                self.lifetimes.windows.insert(slot, line);
+                // The slot the world folded the stream onto, as every
+                // note of this replay finds it.
+                if let Ok(slot) = world.streams().slot_of(StreamRef::Id(stream)) {
+                    self.lifetimes.windows.insert(slot, line);
+                }
             }
             Event::CaptureEnd { stream, graph } => {
                 let result = match world
@@ -995,8 +1004,9 @@ impl Replay {
                         LogCapture::Failed(taint(report))
                     }
                 };
-                let slot = fold(stream, world.config().max_streams);
-                self.lifetimes.windows.remove(&slot);
+                if let Ok(slot) = world.streams().slot_of(StreamRef::Id(stream)) {
+                    self.lifetimes.windows.remove(&slot);
+                }
                 if keep {
                     self.report.captures.push(CaptureEntry {
                         line,
@@ -1021,10 +1031,8 @@ impl Replay {
                 }
                 .map_err(|e| self.lifetimes.in_graph(graph, e))?;
                 for &(_, failure) in &skips {
-                    tally(&mut self.tallies, world, failure, true, ErrorInfo::default);
-                    if let Some(t) = self.tallies.by_id.get_mut(&failure.get()) {
-                        t.skipped_in_replays += 1;
-                    }
+                    let what = Tallied::ReplaySkip;
+                    tally(&mut self.tallies, world, failure, what, ErrorInfo::default);
                 }
                 if let Verdict::Skipped { failure, needed } = verdict {
                     self.skipped_replays += 1;
@@ -1040,7 +1048,7 @@ impl Replay {
                 }
                 if let Verdict::Failed(f) = verdict {
                     let error = || error_of(Outcome::from(&outcome), &World::graph_kernel(graph));
-                    tally(&mut self.tallies, world, f, false, error);
+                    tally(&mut self.tallies, world, f, Tallied::Failure, error);
                     self.failed_host_ops += 1;
                     if keep {
                         self.report.launch_results.push(Entry::ReplayFailed {
@@ -1272,6 +1280,17 @@ fn freed_tainted(tallies: &mut Tallies, carried: &[(u64, u64)]) {
     }
 }
 
+/// What [`tally`] notes of a failure.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tallied {
+    /// An operation failed with it.
+    Failure,
+    /// A launch of the log read it and was skipped.
+    Skip,
+    /// A captured launch read it and was skipped in a checked replay.
+    ReplaySkip,
+}
+
 /// Notes a failed or skipping outcome of failure `id` for the summary;
 /// `error` is the failure's error when the world has already pruned it
 /// (a failure that claimed nothing is gone by the time it is tallied).
@@ -1279,9 +1298,10 @@ fn tally(
     tallies: &mut Tallies,
     world: &World,
     id: FailureId,
-    skip: bool,
+    what: Tallied,
     error: impl FnOnce() -> ErrorInfo,
 ) {
+    let skip = what != Tallied::Failure;
     if tallies.by_id.len() >= SUMMARY_FAILURES && !tallies.by_id.contains_key(&id.get()) {
         let untallied = &mut tallies.untallied;
         if skip {
@@ -1311,6 +1331,9 @@ fn tally(
     }
     if skip {
         entry.skipped += 1;
+    }
+    if what == Tallied::ReplaySkip {
+        entry.skipped_in_replays += 1;
     }
 }
 
