@@ -37,7 +37,24 @@
 //! * [`StreamMemory`] takes the [`FailureGraph`] in `failure` too: claims
 //!   hold the graph's keys, and the public [`FailureId`] lives in the graph.
 //! * [`taint`] finds or mints its failure by identity (SPEC §4) and returns
-//!   its id.
+//!   its id. The seed's `taint` inserted a new failure on every call; here,
+//!   while some allocation still carries (or something pins) a failure of
+//!   the same `(kind, kernel, message)`, `taint` takes that failure again,
+//!   one more occurrence, and returns its id. Bytes already carrying it
+//!   keep it, and a read of them names the first occurrence's id. A
+//!   backend that kept a map from failure id to the launch that failed
+//!   keys it by the error instead, or counts [`Failure::occurrences`](crate::Failure::occurrences).
+//! * [`StreamPool::get_or_create_special`] fails in two ways — an index
+//!   past `num_special` (the seed's precondition) and the factory's error —
+//!   so it returns a [`PoolError`] wrapping the factory's error, where
+//!   [`StreamPool::get_or_create`] returns the factory's error itself.
+//! * [`taint`], [`taint_with`] and [`written`] act on every binding they
+//!   are handed, whatever its [`Access`](crate::Access), as the seed's,
+//!   whose bindings had none: the caller picks the write set. Only
+//!   [`read_failure`] looks at the access, checking the bindings that read.
+//! * [`StreamId`] converts into the [`StreamRef`] a [`Binding`] names its
+//!   stream by, where the seed's binding held the runtime's stream id
+//!   itself: `Binding::whole(StreamId { value: 3 }, memory, access)`.
 //!
 //! ```
 //! use taintworld::pool::{self, StreamAllocations, StreamFactory, StreamId, StreamMemory, StreamPool};
@@ -85,6 +102,14 @@ use crate::graph::FailureGraph;
 pub struct StreamId {
     /// The id.
     pub value: u64,
+}
+
+/// A regular stream, by the id the runtime names it by: what a
+/// [`Binding`]'s `stream` holds where the seed's binding held the id.
+impl From<StreamId> for StreamRef {
+    fn from(id: StreamId) -> Self {
+        StreamRef::Id(id.value)
+    }
 }
 
 /// What a launch's read-set check found: the failure claiming an input, the
@@ -140,9 +165,11 @@ pub trait StreamMemory {
     /// lowest start), if one does.
     fn failure(&self, binding: &Binding, graph: &FailureGraph) -> Option<FailureId>;
 
-    /// Points the bytes `binding` names at `failure` (set, never add). A
-    /// `failure` no longer in the graph (pruned) names nothing and taints
-    /// nothing ([`taint_with`]).
+    /// Points the bytes `binding` names at `failure` (set, never add).
+    /// [`StreamAllocations`] takes a `failure` no longer in the graph
+    /// (pruned) as naming nothing and taints nothing ([`taint_with`]); an
+    /// implementation of its own is handed the id as it is and should do
+    /// the same, since a claim set only counts failures the graph holds.
     fn taint(&mut self, binding: &Binding, failure: FailureId, graph: &mut FailureGraph);
 
     /// The bytes `binding` names have a writer again: releases every claim
@@ -172,7 +199,9 @@ pub struct PoolAllocation {
 /// The pool path has no error channel in `taint` and `written`, as in the
 /// seed: a binding of an unknown memory id is not this stream's to answer
 /// for and is left alone, and a range reaching past the allocation is
-/// clamped to it. (The world path rejects both as bad input.) Bindings
+/// clamped to it. (The world path rejects a range past the end as bad
+/// input, and an unknown memory id too in strict mode; otherwise it counts
+/// such a binding unresolved and runs the launch, SPEC §2.) Bindings
 /// naming an [`AllocKey`](crate::AllocKey) are the world's and are left
 /// alone here too.
 ///
@@ -550,7 +579,9 @@ where
 ///
 /// `failure` must still be in the graph: an id pruned since (nothing held
 /// it when the caller last called [`FailureGraph::prune`]) names no error
-/// any more, so it taints nothing and the bytes keep what they carried. A
+/// any more, so [`StreamAllocations`] taints nothing with it and the bytes
+/// keep what they carried (a [`StreamMemory`] of the caller's own is handed
+/// the id as it is, see [`StreamMemory::taint`]). A
 /// failure that lost its last carrier but was not pruned yet is held again
 /// by this taint, and found by its error again ([`taint`] reuses it). To
 /// taint after a prune, taint by the error with [`taint`], which finds or

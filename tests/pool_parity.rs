@@ -603,6 +603,37 @@ fn taint_and_taint_with_take_every_binding_of_the_call() {
 }
 
 #[test]
+fn a_runtimes_stream_id_converts_into_the_stream_a_binding_names() {
+    let (mut p, mut g) = fresh(0);
+    p.get_mut(&id(6)).memory.alloc(1, 16).unwrap();
+    let out = Binding::whole(id(6), 1, Access::Write);
+    assert_eq!(out.stream, StreamRef::Id(6));
+    taint_as(&mut p, &mut g, ("compile", "fill"), &[out]);
+    // 6 folds onto slot 2, where the memory was allocated.
+    assert_eq!(claims(&p, &g, 2, 1), [(0, 16, 1)]);
+}
+
+#[test]
+fn the_free_functions_take_each_binding_whatever_its_access_and_only_the_read_check_looks_at_it() {
+    let (mut p, mut g) = fresh(0);
+    p.get_mut(&id(0)).memory.alloc(1, 16).unwrap();
+    let dead = Binding::whole(0, 1, Access::Dead);
+    let read = Binding::range(0, 1, 0, 8, Access::Read);
+    let f = taint_as(&mut p, &mut g, ("compile", "fill"), &[dead]);
+    assert_eq!(claims(&p, &g, 0, 1), [(0, 16, 1)]);
+    // The read check passes over the dead binding and finds the claim
+    // through the one that reads.
+    assert_eq!(pool::read_failure(&p, [&dead].into_iter(), &g), None);
+    assert_eq!(
+        pool::read_failure(&p, [&read].into_iter(), &g).map(|r| r.failure),
+        Some(f)
+    );
+    // `written` of a binding that only reads still releases its bytes.
+    pool::written(&mut p, [&read].into_iter(), &mut g);
+    assert_eq!(claims(&p, &g, 0, 1), [(8, 16, 1)]);
+}
+
+#[test]
 fn taint_prunes_its_failure_when_its_bindings_claimed_nothing() {
     let (mut p, mut g) = fresh(0);
     p.get_mut(&id(0)).memory.alloc(1, 16).unwrap();
