@@ -600,11 +600,12 @@ fn a_long_chain_in_the_summary_shows_twelve_newest_hops_then_how_many_are_left_o
 #[test]
 fn the_summary_counts_failed_captures_and_failed_host_writes_or_replays_only_when_there_are_some() {
     let dir = Scratch::new();
-    // One capture doomed by a skip and one failed graph replay.
+    // One capture doomed by a skip and one failed graph replay, each with
+    // its line.
     let text = summary_of(&examples().join("capture_doomed_by_skip.jsonl"));
-    assert!(text.contains("\n1 capture failed\n"), "{text}");
+    assert!(text.contains("\n1 capture failed, at line 13\n"), "{text}");
     assert!(
-        text.contains("\n1 host write or graph replay failed\n"),
+        text.contains("\n1 host write or graph replay failed, at line 21\n"),
         "{text}"
     );
 
@@ -619,7 +620,9 @@ fn the_summary_counts_failed_captures_and_failed_host_writes_or_replays_only_whe
     std::fs::write(&log, lines.join("\n") + "\n").unwrap();
     let text = summary_of(&log);
     assert!(
-        text.contains("\n2 host writes or graph replays failed\n"),
+        text.contains(
+            "\n2 host writes or graph replays failed, the first at line 2 (--json lists them)\n"
+        ),
         "{text}"
     );
     assert!(!text.contains("capture"), "{text}");
@@ -679,7 +682,7 @@ fn checked_replays_skip_a_replay_that_reads_what_a_failed_one_left() {
     );
     let text = summary_of_with(&["--checked-replays"], &log);
     assert!(
-        text.contains("\n1 graph replay skipped a launch that read tainted bytes\n"),
+        text.contains("\n1 graph replay skipped a launch that read tainted bytes, at line 9\n"),
         "{text}"
     );
     assert!(
@@ -1226,7 +1229,7 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
         "line 2: read of memory 1 is tainted by failure 1 (out_of_memory in alloc: cudaMalloc)",
         // The read of memory 99 answers `unresolved`, not the fault.
         "line 13: read of memory 99 did not resolve (no allocation of that id was live)",
-        "1 profile invalid",
+        "1 profile invalid, at line 8",
         // The first fault wins.
         "line 9: device fault (device: illegal address); 1 read and 1 sync after it answered device_fault",
         "1 unresolved binding",
@@ -1934,7 +1937,7 @@ fn a_replay_of_a_graph_whose_capture_an_injection_failed_names_the_capture_and_s
     );
 
     let text = summary_of_with(&["--fail-launch", "0", "--keep-going"], Path::new(log));
-    assert!(text.contains("\n1 capture failed\n"), "{text}");
+    assert!(text.contains("\n1 capture failed, at line 4\n"), "{text}");
     assert!(
         text.contains(
             "2 lines rejected:\n    \

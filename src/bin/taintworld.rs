@@ -448,6 +448,8 @@ struct Summary {
     failed_host_ops: u64,
     skipped_replays: u64,
     invalid_profiles: u64,
+    /// Where the first of each of the four counts above happened.
+    first_lines: taintworld::log::FirstLines,
     device_fault: Option<(u64, taintworld::ErrorInfo)>,
     fault_answers: taintworld::log::FaultAnswers,
     /// What the first live failures taint at the end, and the rest.
@@ -491,6 +493,7 @@ impl Summary {
             failed_host_ops: replay.failed_host_writes_and_replays(),
             skipped_replays: replay.skipped_replays(),
             invalid_profiles: replay.invalid_profiles(),
+            first_lines: replay.first_lines(),
             device_fault: replay.device_fault(),
             fault_answers: replay.fault_answers(),
             poisoned: replay.poisoned(taintworld::log::SUMMARY_FAILURES),
@@ -605,9 +608,11 @@ impl Summary {
         }
         let more = ("more unresolved read", "more unresolved reads");
         reads_left_out(&mut out, self.unresolved_reads, self.unresolved.len(), more)?;
+        let first = &self.first_lines;
         if self.failed_captures > 0 {
             let captures = Count(self.failed_captures, "capture", "captures");
-            writeln!(out, "{captures} failed")?;
+            let at = AtLines(self.failed_captures, first.failed_capture);
+            writeln!(out, "{captures} failed{at}")?;
         }
         if self.failed_host_ops > 0 {
             let ops = Count(
@@ -615,15 +620,21 @@ impl Summary {
                 "host write or graph replay",
                 "host writes or graph replays",
             );
-            writeln!(out, "{ops} failed")?;
+            let at = AtLines(self.failed_host_ops, first.failed_host_op);
+            writeln!(out, "{ops} failed{at}")?;
         }
         if self.skipped_replays > 0 {
             let replays = Count(self.skipped_replays, "graph replay", "graph replays");
-            writeln!(out, "{replays} skipped a launch that read tainted bytes")?;
+            let at = AtLines(self.skipped_replays, first.skipped_replay);
+            writeln!(
+                out,
+                "{replays} skipped a launch that read tainted bytes{at}"
+            )?;
         }
         if self.invalid_profiles > 0 {
             let profiles = Count(self.invalid_profiles, "profile", "profiles");
-            writeln!(out, "{profiles} invalid")?;
+            let at = AtLines(self.invalid_profiles, first.invalid_profile);
+            writeln!(out, "{profiles} invalid{at}")?;
         }
         if let Some((line, e)) = &self.device_fault {
             let answers = self.fault_answers;
@@ -756,6 +767,21 @@ impl<N: fmt::Display + PartialEq + From<u8>> fmt::Display for Count<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Count(n, one, many) = self;
         write!(f, "{n} {}", if *n == N::from(1) { one } else { many })
+    }
+}
+
+/// Where the summary's counted outcomes happened, after their count: `, at
+/// line 4` for one, `, the first at line 4 (--json lists them)` for more,
+/// nothing when the line is not known.
+struct AtLines(u64, Option<u64>);
+
+impl fmt::Display for AtLines {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            AtLines(_, None) => Ok(()),
+            AtLines(1, Some(line)) => write!(f, ", at line {line}"),
+            AtLines(_, Some(line)) => write!(f, ", the first at line {line} (--json lists them)"),
+        }
     }
 }
 

@@ -209,6 +209,8 @@ pub struct Replay {
     skipped_replays: u64,
     /// Profiles that ended invalid, counted whether or not lists are kept.
     invalid_profiles: u64,
+    /// Where the first of each of the four counts above happened.
+    first_lines: FirstLines,
     /// The line of the device fault, if one happened (the world keeps
     /// its error: SPEC §6, the first fault wins).
     fault_line: Option<u64>,
@@ -453,6 +455,22 @@ pub struct FaultAnswers {
     pub syncs: u64,
 }
 
+/// The line of the first of each outcome a replay counts for the summary
+/// but lists only in the report ([`Replay::failed_captures`] and the three
+/// counts beside it), kept whether or not lists are: where a reader of the
+/// summary starts looking.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FirstLines {
+    /// The first `capture_end` that ended `capture_failed`.
+    pub failed_capture: Option<u64>,
+    /// The first host write or graph replay that failed.
+    pub failed_host_op: Option<u64>,
+    /// The first checked graph replay that skipped a launch.
+    pub skipped_replay: Option<u64>,
+    /// The first `profile_end` that ended invalid.
+    pub invalid_profile: Option<u64>,
+}
+
 impl Replay {
     /// A replay with `options`; the world is made when the first event
     /// shows whether there is a header.
@@ -473,6 +491,7 @@ impl Replay {
             failed_host_ops: 0,
             skipped_replays: 0,
             invalid_profiles: 0,
+            first_lines: FirstLines::default(),
             fault_line: None,
             fault_answers: FaultAnswers::default(),
             bindings: Vec::new(),
@@ -672,6 +691,13 @@ impl Replay {
     /// How many profiles have ended invalid, whether or not lists are kept.
     pub fn invalid_profiles(&self) -> u64 {
         self.invalid_profiles
+    }
+
+    /// The line of the first failed capture, failed host write or graph
+    /// replay, skipping checked replay and invalid profile, whether or not
+    /// lists are kept.
+    pub fn first_lines(&self) -> FirstLines {
+        self.first_lines
     }
 
     /// The device fault, if one happened, with its line: the first
@@ -896,6 +922,7 @@ impl Replay {
                     let error = || error_of(outcome, World::HOST_WRITE_KERNEL);
                     tally(&mut self.tallies, world, f, Tallied::Failure, error);
                     self.failed_host_ops += 1;
+                    self.first_lines.failed_host_op.get_or_insert(line);
                     if keep {
                         self.report.launch_results.push(Entry::HostWriteFailed {
                             line,
@@ -999,6 +1026,7 @@ impl Replay {
                     }
                     CaptureResult::Failed(report) => {
                         self.failed_captures += 1;
+                        self.first_lines.failed_capture.get_or_insert(line);
                         let failed = GraphEvent::CaptureFailed(report.failure.get());
                         self.lifetimes.graph_at(graph, line, failed);
                         LogCapture::Failed(taint(report))
@@ -1036,6 +1064,7 @@ impl Replay {
                 }
                 if let Verdict::Skipped { failure, needed } = verdict {
                     self.skipped_replays += 1;
+                    self.first_lines.skipped_replay.get_or_insert(line);
                     if keep {
                         self.report.launch_results.push(Entry::ReplaySkipped {
                             graph,
@@ -1050,6 +1079,7 @@ impl Replay {
                     let error = || error_of(Outcome::from(&outcome), &World::graph_kernel(graph));
                     tally(&mut self.tallies, world, f, Tallied::Failure, error);
                     self.failed_host_ops += 1;
+                    self.first_lines.failed_host_op.get_or_insert(line);
                     if keep {
                         self.report.launch_results.push(Entry::ReplayFailed {
                             graph,
@@ -1076,6 +1106,7 @@ impl Replay {
                     ProfileResult::Valid => LogProfile::Valid,
                     ProfileResult::Invalid { failure, error: e } => {
                         self.invalid_profiles += 1;
+                        self.first_lines.invalid_profile.get_or_insert(line);
                         LogProfile::Invalid {
                             failure: failure.get(),
                             error: e,
