@@ -53,9 +53,9 @@
 //! the same buffers again and again can resolve each binding once with
 //! [`World::resolve_binding`] and launch with the [`Resolved`] rows it keeps
 //! (`Launch<'_, Resolved>`, see [`Bind`]), as the seed's runtime keeps a
-//! buffer's cached location. A row names its allocation by key, and only a
-//! world makes rows, checking the range when it makes one (an allocation's
-//! size stays while its key lives) and stamping the row as its own. On
+//! buffer's cached location. A row names its allocation by key; whatever
+//! makes one checks its range then (an allocation's size stays while its
+//! key lives), and a world stamps the rows it makes as its own. On
 //! every launch the world still checks that the key is live — and,
 //! wherever the launch may change claims or the row is not its own, the
 //! range again (a fresh row of its own excepted, below), so that a row kept from another world is bad input past an

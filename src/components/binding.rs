@@ -143,9 +143,13 @@ impl Binding {
 /// replay runs — binds only fresh rows; one that frees as it goes pays
 /// the look-up for the rows it made before its last free.
 ///
-/// Only a world makes rows (the fields are private, read through the
-/// methods), it checks the range when it makes one, and it stamps the row
-/// as its own: `start <= end <= size` holds from then on in that world,
+/// Rows are made only by a world ([`World::resolve_binding`](crate::World::resolve_binding))
+/// or by the systems that resolve bindings ([`resolve_owner`](crate::systems::resolve_owner),
+/// [`resolve_each`](crate::systems::resolve_each)) — the fields are private,
+/// read through the methods — and each checks the range when it makes one.
+/// Only a world stamps a row as its own (a system's rows carry no stamp,
+/// and a world checks their range on every launch, as another world's):
+/// for its own rows `start <= end <= size` holds from then on in that world,
 /// because the size stays while the key lives. So a world checks its own
 /// row by its key alone (and its stamp, one compare). A row kept from
 /// *another* world — or from the world this one was cloned from — names

@@ -477,7 +477,10 @@ impl ClaimSet {
     }
 
     /// How many bytes carry a failure: at most the allocation's size, since
-    /// claims are disjoint ranges of it (so the sum never saturates).
+    /// claims are disjoint ranges of it (so the sum never saturates) — as
+    /// long as nothing tainted a range past the end, which no world does
+    /// and a system handed an unchecked row can ([What they
+    /// trust](crate::systems#what-they-trust)).
     pub fn tainted_bytes(&self) -> u64 {
         self.iter()
             .fold(0u64, |n, c| n.saturating_add(c.end - c.start))

@@ -13,6 +13,10 @@ use crate::components::record::Records;
 /// Cost: per row one slot-map look-up and a binary search; no heap
 /// allocation while each allocation's claims fit inline or have room.
 ///
+/// Trusts its input: each row's range inside its allocation, `failure` in
+/// `failures` and `origin` a live record (see
+/// [What they trust](crate::systems#what-they-trust)).
+///
 /// [`ClaimSet::taint`]: crate::components::claim::ClaimSet::taint
 #[inline(always)]
 pub fn apply_taint(

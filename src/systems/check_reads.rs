@@ -25,6 +25,9 @@ pub struct ReadHit {
 /// search over the allocation's claims otherwise. Reads nothing but the
 /// allocations. Always in line: it is the first thing every launch does,
 /// and a call costs a small launch a tenth of its instructions.
+///
+/// Trusts each row's range to lie inside its allocation (see
+/// [What they trust](crate::systems#what-they-trust)).
 #[inline(always)]
 pub fn check_reads(rows: &[Resolved], allocs: &Allocations) -> Option<ReadHit> {
     for (i, row) in rows.iter().enumerate() {

@@ -11,6 +11,9 @@ use crate::components::record::Records;
 ///
 /// Cost: per row one slot-map look-up and one length check when the
 /// allocation is clean (the common case); a binary search otherwise.
+///
+/// Trusts each row's range to lie inside its allocation (see
+/// [What they trust](crate::systems#what-they-trust)).
 pub fn release_written(
     rows: &[Resolved],
     allocs: &mut Allocations,
