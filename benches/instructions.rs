@@ -63,6 +63,13 @@ const SIZE: usize = 10_000;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` runs every bench target with `--bench`, after whatever
+    // filter and criterion options it was given: those are the `systems`
+    // bench's, and this one has nothing to do then. The scripts run its
+    // executable directly, with no flag.
+    if args.iter().any(|a| a.starts_with('-')) {
+        return;
+    }
     let (workload, side, iterations, n) = match args.as_slice() {
         [w, s, iterations, rest @ ..] => (
             w.as_str(),
@@ -70,8 +77,13 @@ fn main() {
             iterations.parse::<usize>().unwrap_or(0),
             rest.first().and_then(|n| n.parse().ok()).unwrap_or(SIZE),
         ),
-        // `cargo bench` runs every bench target with `--bench`: nothing to do.
-        _ => return,
+        _ => {
+            eprintln!(
+                "usage: instructions WORKLOAD crate|rows|baseline ITERATIONS [SIZE] \
+                 (run through scripts/instruction-counts, under callgrind)"
+            );
+            std::process::exit(2);
+        }
     };
     let w5_shaped = W5_SHAPED.iter().find(|(name, ..)| *name == workload);
     let units = match (workload, w5_shaped) {

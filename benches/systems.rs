@@ -1,8 +1,10 @@
-//! The systems under the workloads of issue 5, each run on the crate — its
-//! launches binding `Binding`s (`crate`) and pre-resolved rows
-//! (`crate_rows`) — and on the seed-shaped baseline in the same process, so
-//! every median has a ratio from one run. `scripts/bench-summary` prints
-//! the table.
+//! The workloads of issue 5, each run on the crate — its launches binding
+//! `Binding`s (`crate`) and pre-resolved rows (`crate_rows`), through the
+//! world's launch calls — and on the seed-shaped baseline in the same
+//! process, so every median has a ratio from one run.
+//! `scripts/bench-summary` prints the table. Beside them, each of the five
+//! systems called alone on a world's stores (`systems_alone_per_binding`,
+//! no baseline), as a microbenchmark of one system calls it.
 //!
 //! Every group's throughput is its unit of work (a binding, a skipped
 //! launch, a check, a launch), so criterion's per-element time is the figure
@@ -19,9 +21,12 @@ use criterion::measurement::WallTime;
 use criterion::{
     BatchSize, BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main,
 };
-use taintworld::systems::check_reads;
+use taintworld::systems::{
+    apply_taint, check_reads, prune_failures, release_written, resolve_owner,
+};
 use taintworld::{
-    Allocations, Bind, Launch, LaunchResult, Outcome, Resolved, StreamRef, Verdict, World,
+    Allocations, Bind, FailureGraph, Launch, LaunchResult, Origin, Outcome, Resolved, StreamRef,
+    Verdict, World,
 };
 
 use workloads::{
@@ -164,6 +169,105 @@ fn bare_check(launches: &[Launch<'_, Resolved>], allocs: &Allocations) -> bool {
                 .iter()
                 .all(|row| allocs.footprint(row.alloc()).is_some())
     })
+}
+
+/// Each of the five systems alone, called on a world's stores as
+/// `taintworld::systems` says a benchmark of one does, over W1's bindings
+/// (3 reads + 1 write a launch over 1,000 allocations) taken as one batch;
+/// per binding. Not a workload of issue 5 (no baseline, no target): the
+/// parts that W1, W2 and W4 time together, one by one.
+///
+/// * `resolve_owner`: the bindings into rows, nothing claimed.
+/// * `check_reads`: the rows against clean allocations (every row read,
+///   no claim met).
+/// * `apply_taint`: the written rows tainted with one failure at the root,
+///   from clean allocations.
+/// * `release_written`: the same rows released from those claims.
+/// * `prune_failures`: the failure that release left carrying nothing,
+///   removed (one failure a call, whatever the batch).
+///
+/// The systems that change the stores run on copies made before each call
+/// and left out of the time (criterion's `iter_batched`), cloned from one
+/// world at one moment so that their keys agree.
+fn systems_alone(c: &mut Criterion) {
+    let mut group = c.benchmark_group("systems_alone_per_binding");
+    for n in SIZES {
+        let (pair, prepared) = w1_clean(n);
+        let world = &pair.world;
+        let bindings = prepared.bindings.all();
+        let rows = prepared.rows.all();
+        group.throughput(Throughput::Elements(bindings.len() as u64));
+
+        let mut resolved = Vec::with_capacity(bindings.len());
+        group.bench_function(BenchmarkId::new("resolve_owner", n), |b| {
+            b.iter(|| {
+                resolved.clear();
+                resolve_owner(
+                    black_box(bindings),
+                    world.streams(),
+                    world.allocations(),
+                    false,
+                    &mut resolved,
+                )
+            })
+        });
+        assert_eq!(resolved.len(), rows.len(), "every W1 binding resolves");
+
+        group.bench_function(BenchmarkId::new("check_reads", n), |b| {
+            b.iter(|| check_reads(black_box(rows), world.allocations()))
+        });
+        assert!(check_reads(rows, world.allocations()).is_none());
+
+        // The stores each call starts from: clean, with the failure minted;
+        // then tainted; then released, the failure waiting to be pruned.
+        let clean = {
+            let mut graph = world.graph().clone();
+            let failure = graph.failures.find_or_mint("launch", "clean", "failed");
+            (world.allocations().clone(), graph, failure)
+        };
+        let taint = |(mut allocs, mut graph, failure): (Allocations, FailureGraph, _)| {
+            let g = &mut graph;
+            apply_taint(
+                rows,
+                &mut allocs,
+                &mut g.failures,
+                &mut g.records,
+                failure,
+                Origin::Root,
+            );
+            (allocs, graph, failure)
+        };
+        let release = |(mut allocs, mut graph, failure): (Allocations, FailureGraph, _)| {
+            let g = &mut graph;
+            release_written(rows, &mut allocs, &mut g.failures, &mut g.records);
+            (allocs, graph, failure)
+        };
+        let tainted = taint(clean.clone());
+        let released = release(tainted.clone());
+        assert!(tainted.0.iter().any(|(_, a)| !a.claims.is_empty()));
+        assert!(released.0.iter().all(|(_, a)| a.claims.is_empty()));
+
+        group.bench_function(BenchmarkId::new("apply_taint", n), |b| {
+            b.iter_batched(|| clean.clone(), taint, BatchSize::LargeInput)
+        });
+        group.bench_function(BenchmarkId::new("release_written", n), |b| {
+            b.iter_batched(|| tainted.clone(), release, BatchSize::LargeInput)
+        });
+        group.throughput(Throughput::Elements(1));
+        group.bench_function(BenchmarkId::new("prune_failures", n), |b| {
+            b.iter_batched(
+                || released.1.clone(),
+                |mut graph| {
+                    let pruned = prune_failures(&mut graph.failures, &mut graph.records);
+                    (graph, pruned)
+                },
+                BatchSize::LargeInput,
+            )
+        });
+        let mut graph = released.1.clone();
+        assert_eq!(prune_failures(&mut graph.failures, &mut graph.records), 1);
+    }
+    group.finish();
 }
 
 /// W1's launches one `World::launch` call at a time, as a scheduler that
@@ -571,6 +675,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = w1, w1_floor, w1_single, w2, w3, w4, w5, w5_real_logs, graph_replays
+    targets = w1, w1_floor, w1_single, w2, w3, w4, w5, w5_real_logs, graph_replays, systems_alone
 }
 criterion_main!(benches);

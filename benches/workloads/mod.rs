@@ -149,6 +149,11 @@ impl<T> Flat<T> {
         &self.items[start..self.ends[i]]
     }
 
+    /// Every launch's bindings as one slice, in order.
+    pub fn all(&self) -> &[T] {
+        &self.items
+    }
+
     /// Every launch's bindings, in order.
     pub fn iter(&self) -> impl Iterator<Item = &[T]> {
         (0..self.ends.len()).map(|i| self.get(i))
