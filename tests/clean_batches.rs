@@ -3,15 +3,18 @@
 //! and binds bindings of the common shape (a key, the allocation's own slot,
 //! a range inside it) or good pre-resolved rows, and a counting pass
 //! otherwise. Either way the batch must give exactly what one launch at a
-//! time gives (SPEC §10, invariant 5): the same results, the same counters,
-//! and for bad input anywhere, an error and a world left as it was. The
+//! time gives (SPEC §10, invariant 5): the same results, the same counters
+//! and the same state (claims, failures, skip records), and for bad input
+//! anywhere, an error and a world left as it was. The
 //! same launches, some of them failing, in a world where something is
 //! claimed take the full path, whose first pass resolves plain bindings in
 //! one loop and hands the batch to the general one at the first binding
 //! that is not plain: they must agree with one launch at a time too.
 
+mod model;
 mod scale;
 
+use model::bridge::state;
 use proptest::prelude::*;
 use taintworld::{
     Access, Bind, Binding, Config, Launch, LaunchResult, MemoryRef, Outcome, Resolved, StreamRef,
@@ -206,7 +209,7 @@ fn batch_matches_one_at_a_time<B: Bind>(
     batch: &[Launch<'_, B>],
     batch_on_copy: bool,
 ) -> Result<(), TestCaseError> {
-    let before = world.stats();
+    let before = (world.stats(), state(world));
     let mut copy = world.clone();
     let (single, batched) = if batch_on_copy {
         (world, &mut copy)
@@ -224,11 +227,14 @@ fn batch_matches_one_at_a_time<B: Bind>(
             prop_assert!(got.is_ok(), "the batch was rejected: {:?}", got);
             prop_assert_eq!(results, expected);
             prop_assert_eq!(batched.stats(), single.stats());
+            // And the same state: every claim with its failure and origin,
+            // every failure's counts, every skip record.
+            prop_assert_eq!(state(batched), state(single));
         }
         Err(()) => {
             prop_assert!(got.is_err(), "a batch with a bad launch was accepted");
             prop_assert!(results.is_empty());
-            prop_assert_eq!(batched.stats(), before);
+            prop_assert_eq!((batched.stats(), state(batched)), before);
         }
     }
     Ok(())

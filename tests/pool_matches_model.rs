@@ -266,9 +266,11 @@ impl Model {
     }
 
     /// What `read_failure` must answer: the first read-visible binding
-    /// with a claimed byte, its failure and memory.
+    /// with a claimed byte, its failure and memory. Which accesses read is
+    /// spelled here, not asked of the crate's `Access::reads`.
     fn read(&mut self, bindings: &[Binding]) -> Option<(u64, u64)> {
-        bindings.iter().filter(|b| b.access.reads()).find_map(|b| {
+        let reads = |b: &&Binding| matches!(b.access, Access::Read | Access::ReadWrite);
+        bindings.iter().filter(reads).find_map(|b| {
             let MemoryRef::Id(m) = b.memory else {
                 return None;
             };

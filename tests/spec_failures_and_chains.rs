@@ -168,6 +168,33 @@ fn a_skip_record_names_its_launch_kernel_needed_memory_and_cause() {
 }
 
 #[test]
+fn skip_records_of_a_failure_lists_its_own_records_and_none_of_anothers() {
+    let mut w = world(Config::default(), 1..=5);
+    go(&mut w, "fill", &[writes(0, 1)], FAIL);
+    let other = Outcome::Failed {
+        kind: "copy",
+        message: "host copy failed",
+    };
+    go(&mut w, "load", &[writes(0, 3)], other);
+    go(&mut w, "gelu", &[reads(0, 1), writes(0, 2)], Outcome::Ok);
+    go(&mut w, "norm", &[reads(0, 3), writes(0, 4)], Outcome::Ok);
+    go(&mut w, "loss", &[reads(0, 4), writes(0, 5)], Outcome::Ok);
+    let ids: Vec<_> = w.failures().map(|f| f.id).collect();
+    assert_eq!(ids.len(), 2);
+    let kernels = |id| {
+        let mut k: Vec<&str> = w.skip_records_of(id).map(|r| r.kernel).collect();
+        k.sort_unstable();
+        k
+    };
+    let fill = w.failures().find(|f| f.error.kernel == "fill").unwrap().id;
+    let load = w.failures().find(|f| f.error.kernel == "load").unwrap().id;
+    assert_eq!(kernels(fill), ["gelu"]);
+    assert_eq!(kernels(load), ["loss", "norm"]);
+    assert!(w.skip_records_of(fill).all(|r| r.failure == fill));
+    assert_eq!(w.skip_records().count(), 3);
+}
+
+#[test]
 fn a_tainted_read_reports_the_chain_newest_first_ending_at_the_launch_that_read_root_bytes() {
     let mut w = world(Config::default(), 1..=3);
     go(&mut w, "fill", &[writes(0, 1)], FAIL);
