@@ -1613,6 +1613,14 @@ impl World {
         self.skip_records().filter(move |r| r.failure == id)
     }
 
+    /// How many bindings have not resolved so far:
+    /// [`Stats::unresolved_bindings`], without the O(allocations) sums of
+    /// [`stats`](Self::stats). O(1), for a caller that asks after every
+    /// call which one had a binding that did not resolve.
+    pub fn unresolved_bindings(&self) -> u64 {
+        self.unresolved
+    }
+
     /// The counters. O(allocations) for the claim and byte counts, which are
     /// summed on demand rather than kept on the hot path.
     pub fn stats(&self) -> Stats {
@@ -1754,8 +1762,10 @@ mod tests {
         // as unresolved once its key is looked up.
         world.free(3).unwrap();
         assert!(!world.stamp.fresh(&doomed) && !world.stamp.fresh(&again));
+        assert_eq!(world.unresolved_bindings(), 0);
         assert_eq!(copy(&mut world, doomed), Verdict::Ran);
         assert_eq!(world.stats().unresolved_bindings, 1);
+        assert_eq!(world.unresolved_bindings(), 1);
     }
 
     /// A row the world no longer vouches for after a redraw of its stamp

@@ -186,7 +186,10 @@ fn the_summary_counts_unresolved_bindings_only_when_there_are_some() {
         String::from_utf8(out.stdout).unwrap()
     };
     let folding = summary("folding_streams.jsonl");
-    assert!(folding.contains("\n2 unresolved bindings\n"), "{folding}");
+    assert!(
+        folding.contains("\n2 unresolved bindings, the first at line 10\n"),
+        "{folding}"
+    );
     let chain = summary("skip_chain_three_kernels.jsonl");
     assert!(
         !chain.contains("unresolved") && !chain.contains("rejected"),
@@ -1232,7 +1235,7 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
         "1 profile invalid, at line 8",
         // The first fault wins.
         "line 9: device fault (device: illegal address); 1 read and 1 sync after it answered device_fault",
-        "1 unresolved binding",
+        "1 unresolved binding, at line 13",
         "final: 1 live failure, 2 tainted allocations, 4104 tainted bytes, 2 claims",
         "failure 1 taints memory 1, 3 (2 allocations, 4104 bytes)",
     ];
@@ -1480,7 +1483,10 @@ fn the_summary_names_each_unresolved_read_by_line_and_memory_and_counts_past_fiv
         summary.contains("… 2 more unresolved reads (--json lists every read)"),
         "{summary}"
     );
-    assert!(summary.contains("\n7 unresolved bindings\n"), "{summary}");
+    assert!(
+        summary.contains("\n7 unresolved bindings, the first at line 3\n"),
+        "{summary}"
+    );
 }
 
 #[test]

@@ -611,7 +611,7 @@ impl Summary {
         let first = &self.first_lines;
         if self.failed_captures > 0 {
             let captures = Count(self.failed_captures, "capture", "captures");
-            let at = AtLines(self.failed_captures, first.failed_capture);
+            let at = AtLines(self.failed_captures, first.failed_capture, true);
             writeln!(out, "{captures} failed{at}")?;
         }
         if self.failed_host_ops > 0 {
@@ -620,12 +620,12 @@ impl Summary {
                 "host write or graph replay",
                 "host writes or graph replays",
             );
-            let at = AtLines(self.failed_host_ops, first.failed_host_op);
+            let at = AtLines(self.failed_host_ops, first.failed_host_op, true);
             writeln!(out, "{ops} failed{at}")?;
         }
         if self.skipped_replays > 0 {
             let replays = Count(self.skipped_replays, "graph replay", "graph replays");
-            let at = AtLines(self.skipped_replays, first.skipped_replay);
+            let at = AtLines(self.skipped_replays, first.skipped_replay, true);
             writeln!(
                 out,
                 "{replays} skipped a launch that read tainted bytes{at}"
@@ -633,7 +633,7 @@ impl Summary {
         }
         if self.invalid_profiles > 0 {
             let profiles = Count(self.invalid_profiles, "profile", "profiles");
-            let at = AtLines(self.invalid_profiles, first.invalid_profile);
+            let at = AtLines(self.invalid_profiles, first.invalid_profile, true);
             writeln!(out, "{profiles} invalid{at}")?;
         }
         if let Some((line, e)) = &self.device_fault {
@@ -653,7 +653,9 @@ impl Summary {
                 "unresolved binding",
                 "unresolved bindings",
             );
-            writeln!(out, "{unresolved}")?;
+            // The report lists no bindings to point to: the line alone.
+            let at = AtLines(report.unresolved_bindings, first.unresolved_binding, false);
+            writeln!(out, "{unresolved}{at}")?;
         }
         let f = &report.final_state;
         writeln!(
@@ -771,16 +773,23 @@ impl<N: fmt::Display + PartialEq + From<u8>> fmt::Display for Count<N> {
 }
 
 /// Where the summary's counted outcomes happened, after their count: `, at
-/// line 4` for one, `, the first at line 4 (--json lists them)` for more,
-/// nothing when the line is not known.
-struct AtLines(u64, Option<u64>);
+/// line 4` for one; for more, `, the first at line 4`, and ` (--json lists
+/// them)` where the report lists them (the third field); nothing when the
+/// line is not known.
+struct AtLines(u64, Option<u64>, bool);
 
 impl fmt::Display for AtLines {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            AtLines(_, None) => Ok(()),
-            AtLines(1, Some(line)) => write!(f, ", at line {line}"),
-            AtLines(_, Some(line)) => write!(f, ", the first at line {line} (--json lists them)"),
+            AtLines(_, None, _) => Ok(()),
+            AtLines(1, Some(line), _) => write!(f, ", at line {line}"),
+            AtLines(_, Some(line), listed) => {
+                write!(f, ", the first at line {line}")?;
+                if listed {
+                    write!(f, " (--json lists them)")?;
+                }
+                Ok(())
+            }
         }
     }
 }

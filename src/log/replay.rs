@@ -456,9 +456,10 @@ pub struct FaultAnswers {
 }
 
 /// The line of the first of each outcome a replay counts for the summary
-/// but lists only in the report ([`Replay::failed_captures`] and the three
-/// counts beside it), kept whether or not lists are: where a reader of the
-/// summary starts looking.
+/// but lists only in the report, or not at all ([`Replay::failed_captures`]
+/// and the three counts beside it, and the report's
+/// `unresolved_bindings`), kept whether or not lists are: where a reader of
+/// the summary starts looking.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FirstLines {
     /// The first `capture_end` that ended `capture_failed`.
@@ -469,6 +470,9 @@ pub struct FirstLines {
     pub skipped_replay: Option<u64>,
     /// The first `profile_end` that ended invalid.
     pub invalid_profile: Option<u64>,
+    /// The first line with a binding that did not resolve (the report's
+    /// `unresolved_bindings`).
+    pub unresolved_binding: Option<u64>,
 }
 
 impl Replay {
@@ -694,8 +698,8 @@ impl Replay {
     }
 
     /// The line of the first failed capture, failed host write or graph
-    /// replay, skipping checked replay and invalid profile, whether or not
-    /// lists are kept.
+    /// replay, skipping checked replay, invalid profile and binding that did
+    /// not resolve, whether or not lists are kept.
     pub fn first_lines(&self) -> FirstLines {
         self.first_lines
     }
@@ -798,6 +802,7 @@ impl Replay {
             return Err("no world".into());
         };
         let keep = self.options.keep_lists;
+        let unresolved = world.unresolved_bindings();
         match event {
             Event::Header(_) => return Err("header must be the first event".into()),
             Event::Alloc {
@@ -1134,6 +1139,13 @@ impl Replay {
                     self.report.syncs.push(SyncEntry { line, result });
                 }
             }
+        }
+        if self
+            .world
+            .as_ref()
+            .is_some_and(|w| w.unresolved_bindings() > unresolved)
+        {
+            self.first_lines.unresolved_binding.get_or_insert(line);
         }
         Ok(())
     }
