@@ -448,7 +448,8 @@ struct Summary {
     failed_host_ops: u64,
     skipped_replays: u64,
     invalid_profiles: u64,
-    /// Where the first of each of the four counts above happened.
+    /// Where the first of each of the four counts above happened, and the
+    /// first unresolved binding.
     first_lines: taintworld::log::FirstLines,
     device_fault: Option<(u64, taintworld::ErrorInfo)>,
     fault_answers: taintworld::log::FaultAnswers,

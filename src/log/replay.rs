@@ -209,7 +209,8 @@ pub struct Replay {
     skipped_replays: u64,
     /// Profiles that ended invalid, counted whether or not lists are kept.
     invalid_profiles: u64,
-    /// Where the first of each of the four counts above happened.
+    /// Where the first of each of the four counts above happened, and the
+    /// first binding that did not resolve.
     first_lines: FirstLines,
     /// The line of the device fault, if one happened (the world keeps
     /// its error: SPEC §6, the first fault wins).
@@ -697,9 +698,10 @@ impl Replay {
         self.invalid_profiles
     }
 
-    /// The line of the first failed capture, failed host write or graph
-    /// replay, skipping checked replay, invalid profile and binding that did
-    /// not resolve, whether or not lists are kept.
+    /// The line of the first failed capture, of the first failed host
+    /// write or graph replay, of the first checked replay that skipped, of
+    /// the first invalid profile and of the first binding that did not
+    /// resolve, whether or not lists are kept.
     pub fn first_lines(&self) -> FirstLines {
         self.first_lines
     }
