@@ -609,33 +609,44 @@ impl Summary {
         }
         let more = ("more unresolved read", "more unresolved reads");
         reads_left_out(&mut out, self.unresolved_reads, self.unresolved.len(), more)?;
+        // The outcomes counted here and listed by --json, each with the
+        // line of its first: (count, first, one, many, what happened).
         let first = &self.first_lines;
-        if self.failed_captures > 0 {
-            let captures = Count(self.failed_captures, "capture", "captures");
-            let at = AtLines(self.failed_captures, first.failed_capture, true);
-            writeln!(out, "{captures} failed{at}")?;
-        }
-        if self.failed_host_ops > 0 {
-            let ops = Count(
+        let counted = [
+            (
+                self.failed_captures,
+                first.failed_capture,
+                "capture",
+                "captures",
+                "failed",
+            ),
+            (
                 self.failed_host_ops,
+                first.failed_host_op,
                 "host write or graph replay",
                 "host writes or graph replays",
-            );
-            let at = AtLines(self.failed_host_ops, first.failed_host_op, true);
-            writeln!(out, "{ops} failed{at}")?;
-        }
-        if self.skipped_replays > 0 {
-            let replays = Count(self.skipped_replays, "graph replay", "graph replays");
-            let at = AtLines(self.skipped_replays, first.skipped_replay, true);
-            writeln!(
-                out,
-                "{replays} skipped a launch that read tainted bytes{at}"
-            )?;
-        }
-        if self.invalid_profiles > 0 {
-            let profiles = Count(self.invalid_profiles, "profile", "profiles");
-            let at = AtLines(self.invalid_profiles, first.invalid_profile, true);
-            writeln!(out, "{profiles} invalid{at}")?;
+                "failed",
+            ),
+            (
+                self.skipped_replays,
+                first.skipped_replay,
+                "graph replay",
+                "graph replays",
+                "skipped a launch that read tainted bytes",
+            ),
+            (
+                self.invalid_profiles,
+                first.invalid_profile,
+                "profile",
+                "profiles",
+                "invalid",
+            ),
+        ];
+        for (n, at, one, many, what) in counted {
+            if n > 0 {
+                let at = AtLines(n, at, true);
+                writeln!(out, "{} {what}{at}", Count(n, one, many))?;
+            }
         }
         if let Some((line, e)) = &self.device_fault {
             let answers = self.fault_answers;

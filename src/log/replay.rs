@@ -202,16 +202,16 @@ pub struct Replay {
     skipped_injections: Vec<SkippedInjection>,
     /// Failed captures, and failed host writes and graph replays, counted
     /// for the summary whether or not the lists are kept.
-    failed_captures: u64,
-    failed_host_ops: u64,
+    failed_captures: Counted,
+    failed_host_ops: Counted,
     /// Checked replays that skipped a launch, counted whether or not lists
     /// are kept.
-    skipped_replays: u64,
+    skipped_replays: Counted,
     /// Profiles that ended invalid, counted whether or not lists are kept.
-    invalid_profiles: u64,
-    /// Where the first of each of the four counts above happened, and the
-    /// first binding that did not resolve.
-    first_lines: FirstLines,
+    invalid_profiles: Counted,
+    /// The line of the first binding that did not resolve (the world
+    /// counts them).
+    first_unresolved_binding: Option<u64>,
     /// The line of the device fault, if one happened (the world keeps
     /// its error: SPEC §6, the first fault wins).
     fault_line: Option<u64>,
@@ -222,12 +222,33 @@ pub struct Replay {
     /// open capture windows: to say where an id died, or was made when it
     /// is live already.
     lifetimes: Lifetimes,
-    /// Per unresolved read of the first [`SUMMARY_READS`] (by line): where
-    /// its memory was freed, if [`Lifetimes`] knew.
-    freed_reads: BTreeMap<u64, u64>,
-    /// Per unresolved read of the first [`SUMMARY_READS`] (by line) whose
-    /// memory was live on another slot then: that slot.
-    elsewhere_reads: BTreeMap<u64, u64>,
+    /// Per unresolved read of the first [`SUMMARY_READS`] (by line): why
+    /// it did not resolve, where that is known.
+    unresolved_why: BTreeMap<u64, UnresolvedWhy>,
+}
+
+/// How many times an outcome happened, and the line of the first.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counted {
+    count: u64,
+    first: Option<u64>,
+}
+
+impl Counted {
+    /// One more, at `line`.
+    fn note(&mut self, line: u64) {
+        self.count += 1;
+        self.first.get_or_insert(line);
+    }
+}
+
+/// Why an unresolved read did not resolve, as far as the replay knew.
+#[derive(Clone, Copy, Debug)]
+enum UnresolvedWhy {
+    /// Its memory was freed at this line.
+    FreedAt(u64),
+    /// Its memory was live on this slot, not the read's.
+    LiveOn(u64),
 }
 
 /// What the replay remembers of the ids that were live once: the last
@@ -492,17 +513,16 @@ impl Replay {
             first_unresolved: Vec::new(),
             unresolved: 0,
             skipped_injections: Vec::new(),
-            failed_captures: 0,
-            failed_host_ops: 0,
-            skipped_replays: 0,
-            invalid_profiles: 0,
-            first_lines: FirstLines::default(),
+            failed_captures: Counted::default(),
+            failed_host_ops: Counted::default(),
+            skipped_replays: Counted::default(),
+            invalid_profiles: Counted::default(),
+            first_unresolved_binding: None,
             fault_line: None,
             fault_answers: FaultAnswers::default(),
             bindings: Vec::new(),
             lifetimes: Lifetimes::default(),
-            freed_reads: BTreeMap::new(),
-            elsewhere_reads: BTreeMap::new(),
+            unresolved_why: BTreeMap::new(),
         }
     }
 
@@ -578,7 +598,10 @@ impl Replay {
     /// resolved either). `None` for any other line, and for a read whose
     /// memory is live on another stream or was never allocated.
     pub fn unresolved_read_freed_at(&self, line: u64) -> Option<u64> {
-        self.freed_reads.get(&line).copied()
+        match self.unresolved_why.get(&line)? {
+            UnresolvedWhy::FreedAt(freed) => Some(*freed),
+            UnresolvedWhy::LiveOn(_) => None,
+        }
     }
 
     /// The slot the memory of the unresolved read at `line` was live on
@@ -586,7 +609,10 @@ impl Replay {
     /// of the first [`SUMMARY_READS`] reads that did not resolve. `None`
     /// for any other line, and for a read whose memory was not live.
     pub fn unresolved_read_live_on(&self, line: u64) -> Option<u64> {
-        self.elsewhere_reads.get(&line).copied()
+        match self.unresolved_why.get(&line)? {
+            UnresolvedWhy::LiveOn(slot) => Some(*slot),
+            UnresolvedWhy::FreedAt(_) => None,
+        }
     }
 
     /// Keeps why the unresolved read at `line` (of `binding`) did not
@@ -609,10 +635,15 @@ impl Replay {
         let live = allocations
             .key_of(binding.memory)
             .and_then(|key| allocations.get(key));
-        if let Some(allocation) = live {
-            self.elsewhere_reads.insert(line, allocation.slot);
-        } else if let Some(freed) = self.lifetimes.freed_on(binding.memory, slot) {
-            self.freed_reads.insert(line, freed);
+        let why = match live {
+            Some(allocation) => Some(UnresolvedWhy::LiveOn(allocation.slot)),
+            None => self
+                .lifetimes
+                .freed_on(binding.memory, slot)
+                .map(UnresolvedWhy::FreedAt),
+        };
+        if let Some(why) = why {
+            self.unresolved_why.insert(line, why);
         }
     }
 
@@ -678,24 +709,24 @@ impl Replay {
 
     /// How many captures have ended failed, whether or not lists are kept.
     pub fn failed_captures(&self) -> u64 {
-        self.failed_captures
+        self.failed_captures.count
     }
 
     /// How many host writes and graph replays have failed, whether or not
     /// lists are kept.
     pub fn failed_host_writes_and_replays(&self) -> u64 {
-        self.failed_host_ops
+        self.failed_host_ops.count
     }
 
     /// How many checked replays ([`ReplayOptions::checked_replays`]) have
     /// skipped a launch, whether or not lists are kept.
     pub fn skipped_replays(&self) -> u64 {
-        self.skipped_replays
+        self.skipped_replays.count
     }
 
     /// How many profiles have ended invalid, whether or not lists are kept.
     pub fn invalid_profiles(&self) -> u64 {
-        self.invalid_profiles
+        self.invalid_profiles.count
     }
 
     /// The line of the first failed capture, of the first failed host
@@ -703,7 +734,13 @@ impl Replay {
     /// the first invalid profile and of the first binding that did not
     /// resolve, whether or not lists are kept.
     pub fn first_lines(&self) -> FirstLines {
-        self.first_lines
+        FirstLines {
+            failed_capture: self.failed_captures.first,
+            failed_host_op: self.failed_host_ops.first,
+            skipped_replay: self.skipped_replays.first,
+            invalid_profile: self.invalid_profiles.first,
+            unresolved_binding: self.first_unresolved_binding,
+        }
     }
 
     /// The device fault, if one happened, with its line: the first
@@ -928,8 +965,7 @@ impl Replay {
                 if let Verdict::Failed(f) = verdict {
                     let error = || error_of(outcome, World::HOST_WRITE_KERNEL);
                     tally(&mut self.tallies, world, f, Tallied::Failure, error);
-                    self.failed_host_ops += 1;
-                    self.first_lines.failed_host_op.get_or_insert(line);
+                    self.failed_host_ops.note(line);
                     if keep {
                         self.report.launch_results.push(Entry::HostWriteFailed {
                             line,
@@ -1032,8 +1068,7 @@ impl Replay {
                         LogCapture::Ok
                     }
                     CaptureResult::Failed(report) => {
-                        self.failed_captures += 1;
-                        self.first_lines.failed_capture.get_or_insert(line);
+                        self.failed_captures.note(line);
                         let failed = GraphEvent::CaptureFailed(report.failure.get());
                         self.lifetimes.graph_at(graph, line, failed);
                         LogCapture::Failed(taint(report))
@@ -1070,8 +1105,7 @@ impl Replay {
                     tally(&mut self.tallies, world, failure, what, ErrorInfo::default);
                 }
                 if let Verdict::Skipped { failure, needed } = verdict {
-                    self.skipped_replays += 1;
-                    self.first_lines.skipped_replay.get_or_insert(line);
+                    self.skipped_replays.note(line);
                     if keep {
                         self.report.launch_results.push(Entry::ReplaySkipped {
                             graph,
@@ -1085,8 +1119,7 @@ impl Replay {
                 if let Verdict::Failed(f) = verdict {
                     let error = || error_of(Outcome::from(&outcome), &World::graph_kernel(graph));
                     tally(&mut self.tallies, world, f, Tallied::Failure, error);
-                    self.failed_host_ops += 1;
-                    self.first_lines.failed_host_op.get_or_insert(line);
+                    self.failed_host_ops.note(line);
                     if keep {
                         self.report.launch_results.push(Entry::ReplayFailed {
                             graph,
@@ -1112,8 +1145,7 @@ impl Replay {
                 {
                     ProfileResult::Valid => LogProfile::Valid,
                     ProfileResult::Invalid { failure, error: e } => {
-                        self.invalid_profiles += 1;
-                        self.first_lines.invalid_profile.get_or_insert(line);
+                        self.invalid_profiles.note(line);
                         LogProfile::Invalid {
                             failure: failure.get(),
                             error: e,
@@ -1147,7 +1179,7 @@ impl Replay {
             .as_ref()
             .is_some_and(|w| w.unresolved_bindings() > unresolved)
         {
-            self.first_lines.unresolved_binding.get_or_insert(line);
+            self.first_unresolved_binding.get_or_insert(line);
         }
         Ok(())
     }
