@@ -192,18 +192,30 @@ impl Streams {
 }
 
 /// `id % max_streams`, without the division when the id is already a slot.
+/// A `max_streams` of 0, which no store holds (a world and the pool reject
+/// it, SPEC §1), folds every id onto slot 0 rather than dividing by zero:
+/// this is public, and nothing reachable from input panics.
 #[inline]
 pub fn fold(id: u64, max_streams: u64) -> u64 {
     if id < max_streams {
         id
     } else {
-        id % max_streams
+        id.checked_rem(max_streams).unwrap_or(0)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fold_takes_the_id_modulo_the_slots_and_zero_slots_fold_onto_slot_zero() {
+        assert_eq!(fold(3, 8), 3);
+        assert_eq!(fold(13, 8), 5);
+        assert_eq!(fold(u64::MAX, 8), 7);
+        assert_eq!(fold(5, 0), 0);
+        assert_eq!(fold(0, 0), 0);
+    }
 
     /// A footprint keeps a slot's low 32 bits, so a world is wide exactly
     /// when some slot (regular or special) is 2^32 or more.
