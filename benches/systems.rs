@@ -221,7 +221,7 @@ fn systems_alone(c: &mut Criterion) {
         // The stores each call starts from: clean, with the failure minted;
         // then tainted; then released, the failure waiting to be pruned.
         let clean = {
-            let mut graph = world.graph().clone();
+            let mut graph = world.failure_graph().clone();
             let failure = graph.failures.find_or_mint("launch", "clean", "failed");
             (world.allocations().clone(), graph, failure)
         };

@@ -217,6 +217,27 @@
 //!   (SPEC §10, 5). Targets without atomic compare-and-swap get no stamps
 //!   and check every row's range; CI runs the tests that way too (`--cfg
 //!   taintworld_no_stamps`).
+//! * The notes make components plain data with all behaviour in systems,
+//!   and let nothing but the world hold two stores at once. The stores
+//!   keep their own operations here, and two of them take other stores:
+//!   a claim set's taint, release and clear (and the allocation store's,
+//!   which call them) take the failure and record stores, because every
+//!   claim made or dropped moves its failure's carrier count and its
+//!   record's references in the same step, and a system that changed the
+//!   claims and left the counts to a second pass would leave a moment in
+//!   which SPEC §10's counts are wrong. The dead-chain walk, which
+//!   touches records alone, is the record store's own operation, which
+//!   `prune_failures` calls. `apply_taint` and
+//!   `release_written` are therefore short loops over rows that hand each
+//!   row to the store, and the claim set is shared by the world and the
+//!   seed-shaped [`pool`].
+//! * The notes put a stream's capture window on the stream entity. The
+//!   world holds the open windows in one map keyed by slot instead, so
+//!   that every launch asks "is any window open?" with one emptiness check
+//!   (`World::quiet`) rather than a look at its stream; a
+//!   [`Stream`](components::stream::Stream) holds only its slot and whether
+//!   it is special, and the stream store answers which slots are
+//!   initialized.
 //! * Claims are rows inside their allocation, not entities of a slot map of
 //!   their own (above). A fragmented allocation is still a sorted vector
 //!   searched in O(log n) up to 4,096 claims, and a B-tree beyond; the
@@ -226,7 +247,9 @@
 //!   40 ns, though a baseline binary-searching the same ranges is about as
 //!   fast on W3's random reads at 10k checks and faster at 100k when the
 //!   bench only counts the answers (baseline / crate 1.15×, 0.99× and
-//!   0.70× at 1k, 10k and 100k checks in the latest set): the crate's
+//!   0.70× at 1k, 10k and 100k checks in the latest set on the EPYC,
+//!   1.06×, 0.73× and 0.72× in the sixty-seventh session's on the Xeon,
+//!   `docs/performance.md`): the crate's
 //!   check jumps on its answer, which random answers mispredict, and the
 //!   baseline's counted answer compiles to conditional moves. With each
 //!   answer acted on, as a caller that skips or runs a launch acts on it,
@@ -235,8 +258,9 @@
 //!   side (those before it go into dead slots at the vector's front), so
 //!   a write carving through 100 claims near either end of W3's 1,000
 //!   moves few; through the middle it moves 450 either way, and ran at
-//!   0.83–0.88× the baseline's speed in the last three sets of runs (the
-//!   baseline's ranges are 16 bytes to the crate's 32-byte claims). A
+//!   0.84× the baseline's speed in the latest set on the EPYC and at 1.03×
+//!   and 0.90× in the two later sets on the Xeon (the baseline's ranges
+//!   are 16 bytes to the crate's 32-byte claims). A
 //!   change finds its window's end by galloping from the window's start,
 //!   so a write touching a claim or two does not search the rest of the
 //!   set (`docs/performance.md`).
@@ -306,10 +330,15 @@
 //! * `std` (default): builds the library against `std` rather than `core`
 //!   and `alloc` alone. It changes neither the API nor the behaviour: the
 //!   error types are `core::error::Error`s, which `std` names
-//!   `std::error::Error`, in every build. `cli` needs it.
-//! * `cli` (default): the launch-log reader and writer, the replay report,
-//!   and the `taintworld` command. Without default features the library is
-//!   `no_std` + `alloc`.
+//!   `std::error::Error`, in every build. `log` needs it.
+//! * `log` (default, through `cli`): the `log` module — the launch-log
+//!   reader and writer, the replay and its report, the log generator —
+//!   with `serde`, `serde_json`, `flate2`, `memchr` and `rand` behind it,
+//!   for a scheduler that records its own launches without the command
+//!   line's crates.
+//! * `cli` (default): `log`, and the `taintworld` command with `clap` and
+//!   `indicatif`. Without default features the library is `no_std` +
+//!   `alloc`.
 
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
@@ -324,7 +353,7 @@ pub mod pool;
 pub mod systems;
 pub mod world;
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 pub mod log;
 
 pub use components::allocation::{AllocKey, Allocation, Allocations};

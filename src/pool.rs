@@ -137,8 +137,8 @@ pub trait StreamFactory {
     ///
     /// # Errors
     ///
-    /// When the backend cannot create a stream, e.g. on a device that is
-    /// poisoned.
+    /// When the backend cannot create a stream, e.g. on a device an earlier fault
+    /// left unusable.
     fn create(&mut self) -> Result<Self::Stream, Self::Error>;
 }
 

@@ -375,9 +375,16 @@ impl World {
         &self.allocs
     }
 
-    /// The failure graph (failures and skip records) — not a captured
-    /// CUDA graph, which [`has_graph`](Self::has_graph) and
-    /// [`replay`](Self::replay) name by its id.
+    /// The failure graph: the failures and the skip records that carry
+    /// their provenance. (A captured CUDA graph is another thing, which
+    /// [`has_graph`](Self::has_graph) and [`replay`](Self::replay) name by
+    /// its id.)
+    pub fn failure_graph(&self) -> &FailureGraph {
+        &self.graph
+    }
+
+    /// The failure graph, under the name it had first.
+    #[deprecated(note = "renamed `failure_graph`: `graph` read as a captured CUDA graph")]
     pub fn graph(&self) -> &FailureGraph {
         &self.graph
     }
@@ -538,7 +545,7 @@ impl World {
                 // does not fail reads clean bytes and runs (or is only
                 // checked), and needs no rows — only its input checked, as
                 // in a clean batch.
-                let unresolved = self.count_unclaimed(launch)?;
+                let unresolved = self.count_unresolved_when_quiet(launch)?;
                 self.unresolved = self.unresolved.saturating_add(unresolved);
                 return Ok(self.numbered(ran_or_dry(launch.outcome)));
             }
@@ -573,7 +580,7 @@ impl World {
     /// when they were made); others are looked at again to count stale
     /// ones or name the error.
     #[inline(always)]
-    fn count_unclaimed<B: Bind>(&self, launch: &Launch<'_, B>) -> Result<u64, Error> {
+    fn count_unresolved_when_quiet<B: Bind>(&self, launch: &Launch<'_, B>) -> Result<u64, Error> {
         if let StreamRef::Special(_) = launch.stream {
             self.streams.slot_of(launch.stream)?;
         }
@@ -916,7 +923,9 @@ impl World {
     /// that the plain clean batch stays small.
     #[inline(never)]
     fn count_batch<B: Bind>(&mut self, launches: &[Launch<'_, B>]) -> Result<(), Error> {
-        let unresolved = self.check_batch(launches, |launch, _| self.count_unclaimed(launch))?;
+        let unresolved = self.check_batch(launches, |launch, _| {
+            self.count_unresolved_when_quiet(launch)
+        })?;
         self.unresolved = self.unresolved.saturating_add(unresolved);
         Ok(())
     }
@@ -1278,7 +1287,7 @@ impl World {
     fn prune(&mut self) {
         let g = &mut self.graph;
         // Most launches leave nothing to prune: two length checks.
-        if g.records.has_unreferenced() || g.failures.has_unclaimed() {
+        if g.records.has_unreferenced() || g.failures.has_unheld() {
             prune_failures(&mut g.failures, &mut g.records);
         }
     }
@@ -1336,14 +1345,14 @@ impl World {
         if let Some(fault) = &self.fault {
             return Ok(ReadResult::DeviceFault(fault.clone()));
         }
-        let claim = self
-            .allocs
-            .get(row.alloc)
-            .and_then(|a| a.claims.first_overlap(row.start, row.end).copied());
-        Ok(match claim {
-            None => ReadResult::Clean,
-            Some(claim) => ReadResult::Tainted(self.report(claim.failure, claim.origin)),
-        })
+        // The same check a launch's read set gets, so that a host read and
+        // a launch answer from one rule (SPEC §3 step 3).
+        Ok(
+            match check_reads(core::slice::from_ref(&row), &self.allocs) {
+                None => ReadResult::Clean,
+                Some(hit) => ReadResult::Tainted(self.report(hit.claim.failure, hit.claim.origin)),
+            },
+        )
     }
 
     /// What a scheduler asks before every host read: the failure the bytes

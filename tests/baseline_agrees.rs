@@ -4,12 +4,12 @@
 //! run both ways the benches run it: binding `Binding`s and binding
 //! pre-resolved rows.
 //!
-//! W5 and the real steps are logs, generated or recorded, which the `cli`
+//! W5 and the real steps are logs, generated or recorded, which the `log`
 //! feature reads; the benches, which Cargo.toml builds only with it, share
 //! their workloads with this file. Built without it (`cargo test
 //! --no-default-features`) the file holds no tests.
 
-#![cfg(feature = "cli")]
+#![cfg(feature = "log")]
 
 #[path = "../benches/baseline/mod.rs"]
 mod baseline;
@@ -377,7 +377,7 @@ fn training_agrees(names: KernelNames) {
     let (skipped, records) = steps_agree(w5_training(3_000, names), names);
     assert!(
         skipped > 2_000,
-        "the early failure poisons the steps after it: {skipped} skipped"
+        "the early failure taints the steps after it: {skipped} skipped"
     );
     assert!(records > 100, "records live at the end: {records}");
 }
@@ -391,7 +391,7 @@ fn the_real_gpt2_step_gives_the_same_verdicts_and_reads_on_both() {
     });
 }
 
-/// The real ResNet step, launch 3 failing: what it poisons is written
+/// The real ResNet step, launch 3 failing: what it taints is written
 /// again soon, and the rest of the step runs.
 #[test]
 fn the_real_resnet_step_gives_the_same_verdicts_and_reads_on_both() {
@@ -401,7 +401,7 @@ fn the_real_resnet_step_gives_the_same_verdicts_and_reads_on_both() {
 }
 
 /// The real two-stream step, launch 3 failing: its launches run on one
-/// stream and bind memory made on the other, and the failure poisons
+/// stream and bind memory made on the other, and the failure taints
 /// nearly all of them.
 #[test]
 fn the_real_two_stream_step_gives_the_same_verdicts_and_reads_on_both() {

@@ -1251,7 +1251,7 @@ fn the_summary_lists_failed_reservations_device_faults_and_invalid_profiles() {
 /// SPEC §7: a `--fail-launch` number past the last launch does nothing —
 /// the report is the one without it — and the command says so on stderr,
 /// naming the number and how many launches there were, so a typo does not
-/// pass for a failure that poisoned nothing. A number that is a launch gets
+/// pass for a failure that tainted nothing. A number that is a launch gets
 /// no note.
 #[test]
 fn a_fail_launch_past_the_last_launch_changes_nothing_and_is_noted_on_stderr() {
@@ -1420,7 +1420,7 @@ fn on_a_terminal_a_replay_over_a_second_draws_its_bar_and_a_shorter_one_does_not
 
 #[test]
 fn a_fail_launch_on_a_launch_that_is_skipped_anyway_changes_nothing_and_is_noted_on_stderr() {
-    // Launch 0 fails; 1, 2 and 3 read what it poisoned and are skipped.
+    // Launch 0 fails; 1, 2 and 3 read what it tainted and are skipped.
     let log = examples().join("skip_chain_three_kernels.jsonl");
     let log = log.to_str().unwrap();
     assert_eq!(
@@ -1799,7 +1799,7 @@ fn the_summary_names_what_each_failure_taints_at_the_end_and_what_it_tainted_tha
     }
     lines.push(r#"{"op":"free","memory":3}"#.to_string());
     lines.push(r#"{"op":"free","memory":100}"#.to_string());
-    let log = dir.path("poisoned.jsonl");
+    let log = dir.path("tainted.jsonl");
     std::fs::write(&log, lines.join("\n")).unwrap();
     let summary = summary_of(&log);
     assert!(
@@ -1830,7 +1830,7 @@ fn past_twenty_failures_that_taint_at_the_end_one_line_counts_the_bytes_of_the_r
             r#"{{"op":"launch","kernel":"k","stream":0,"bindings":[{{"stream":0,"memory":{m},"access":"write"}}],"outcome":{{"failed":{{"kind":"compile","message":"error {m}"}}}}}}"#
         ));
     }
-    let log = dir.path("twenty_two_poisoners.jsonl");
+    let log = dir.path("twenty_two_failures.jsonl");
     std::fs::write(&log, lines.join("\n")).unwrap();
     let summary = summary_of(&log);
     let taints: Vec<&str> = summary

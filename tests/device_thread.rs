@@ -6,7 +6,7 @@
 use std::sync::mpsc;
 use std::thread;
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 use taintworld::log::{Replay, Report};
 use taintworld::pool::{ReadFailure, StreamAllocations, StreamPool};
 use taintworld::{
@@ -31,8 +31,8 @@ fn the_world_its_answers_and_its_errors_may_move_between_threads() {
     movable::<ErrorInfo>();
     movable::<Error>();
     shareable::<Error>();
-    // The replay and its report are the `cli` feature's.
-    #[cfg(feature = "cli")]
+    // The replay and its report are the `log` feature's.
+    #[cfg(feature = "log")]
     {
         movable::<Replay>();
         movable::<Report>();

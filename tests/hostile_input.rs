@@ -14,11 +14,11 @@
 #[cfg(feature = "cli")]
 use std::process::Command;
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 use rand::{RngExt, SeedableRng};
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 use rand_chacha::ChaCha8Rng;
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 use taintworld::log::{
     Event, GenOptions, LogReader, LogWriter, Rejected, Replay, ReplayError, ReplayOptions, Report,
     Shape, generate, replay,
@@ -433,11 +433,11 @@ fn max_streams_u64_max_folds_every_id_onto_itself_and_u64_max_onto_zero() {
 
 // ---------------------------------------------------------------------------
 // Every SPEC §9 bad-input kind, at a random line of a valid log.
-// All of it is the log reader's and the replay's, the `cli` feature's: each
+// All of it is the log reader's and the replay's, the `log` feature's: each
 // item is built only with that feature.
 
 /// A valid generated log, as its lines (a header first).
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 fn valid_log(seed: u64) -> Vec<String> {
     let mut writer = LogWriter::new(Vec::new());
     generate(
@@ -464,7 +464,7 @@ fn valid_log(seed: u64) -> Vec<String> {
 /// generated launches use slots 0 to 2: the window records nothing and
 /// nothing dooms it. (The open window keeps the world from ever being
 /// quiet, so only the kinds that need it get it.)
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 fn valid_log_with_prelude(seed: u64) -> Vec<String> {
     let mut lines = valid_log(seed);
     let prelude = [
@@ -477,7 +477,7 @@ fn valid_log_with_prelude(seed: u64) -> Vec<String> {
     lines
 }
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 fn replay_text(text: &str, keep_going: bool, strict: bool) -> Result<Replay, ReplayError> {
     let options = ReplayOptions {
         keep_going,
@@ -488,7 +488,7 @@ fn replay_text(text: &str, keep_going: bool, strict: bool) -> Result<Replay, Rep
     replay(LogReader::new(text.as_bytes()), options, |_| {})
 }
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 fn report_of(text: &str, strict: bool) -> Report {
     replay_text(text, true, strict)
         .expect("keep_going")
@@ -497,7 +497,7 @@ fn report_of(text: &str, strict: bool) -> Report {
 }
 
 /// The world after replaying the first `n` lines.
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 fn world_after(lines: &[String], n: usize) -> World {
     let text = lines[..n].join("\n");
     let (_, world) = replay_text(&text, false, false)
@@ -508,11 +508,11 @@ fn world_after(lines: &[String], n: usize) -> World {
 
 /// A function of the world just before the bad line (for the kinds that
 /// need live state) giving the line, or `None` where it cannot stand.
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 type Maker = fn(&World) -> Option<String>;
 
 /// One bad-input kind of SPEC §9 (and Appendix A).
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 struct Kind {
     name: &'static str,
     /// Whether it is bad input only with `--strict`.
@@ -526,7 +526,7 @@ struct Kind {
     prelude: bool,
 }
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 fn kind(name: &'static str, strict: bool, make: Maker) -> Kind {
     Kind {
         name,
@@ -537,7 +537,7 @@ fn kind(name: &'static str, strict: bool, make: Maker) -> Kind {
     }
 }
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 impl Kind {
     /// A bad comment line: no event.
     fn comment(self) -> Kind {
@@ -556,7 +556,7 @@ impl Kind {
     }
 }
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 fn kinds() -> Vec<Kind> {
     fn live(w: &World) -> Option<(u64, u64, u64)> {
         let (_, a) = w.allocations().iter().max_by_key(|(_, a)| a.memory)?;
@@ -675,7 +675,7 @@ fn kinds() -> Vec<Kind> {
 /// `keep_going`, the report is the valid log's report plus one event (none
 /// for a comment) and exactly that line rejected; without, the replay stops
 /// at that line.
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 #[test]
 fn one_bad_line_of_each_kind_at_a_random_line_is_rejected_alone() {
     let mut rng = ChaCha8Rng::seed_from_u64(0x6_1ee7);
@@ -744,7 +744,7 @@ fn one_bad_line_of_each_kind_at_a_random_line_is_rejected_alone() {
     }
 }
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 #[test]
 fn a_line_that_is_not_utf8_is_rejected_alone_with_the_readers_reason() {
     let lines = valid_log(7);
@@ -782,7 +782,7 @@ fn a_line_that_is_not_utf8_is_rejected_alone_with_the_readers_reason() {
     }
 }
 
-#[cfg(feature = "cli")]
+#[cfg(feature = "log")]
 #[test]
 fn a_bad_comment_before_the_header_is_rejected_without_counting_or_taking_its_place() {
     let long_comment = format!("#{}", "x".repeat(1 << 20));

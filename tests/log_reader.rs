@@ -2,10 +2,10 @@
 //! one test per reading rule and per kind of bad input the reader can see,
 //! each pinned to the line number it must report.
 //!
-//! The log reader is the `cli` feature's: built without it
+//! The log reader is the `log` feature's: built without it
 //! (`cargo test --no-default-features`) the file holds no tests.
 
-#![cfg(feature = "cli")]
+#![cfg(feature = "log")]
 
 use std::io::{self, BufRead, Read, Write};
 

@@ -1,10 +1,10 @@
 //! The replay report's byte layout (SPEC §8, Appendix A "Report shapes and
 //! key order"): each shape against the literal text it must be.
 //!
-//! The report is the `cli` feature's: built without it
+//! The report is the `log` feature's: built without it
 //! (`cargo test --no-default-features`) the file holds no tests.
 
-#![cfg(feature = "cli")]
+#![cfg(feature = "log")]
 
 use taintworld::log::{
     CaptureEntry, CaptureResult, FinalState, LaunchResult, ProfileEntry, ProfileResult, ReadEntry,

@@ -1,10 +1,10 @@
 //! The launch-log writer: it writes SPEC §7's format with its key order, and
 //! the reader reads back exactly the events written.
 //!
-//! The log writer and reader are the `cli` feature's: built without it
+//! The log writer and reader are the `log` feature's: built without it
 //! (`cargo test --no-default-features`) the file holds no tests.
 
-#![cfg(feature = "cli")]
+#![cfg(feature = "log")]
 
 use proptest::prelude::*;
 use taintworld::Access;

@@ -171,11 +171,11 @@ fn the_hot_path_makes_no_heap_allocation_once_warm() {
     static SOFTMAX: &str = "softmax";
     w.register_kernel(GELU);
     w.register_kernel(SOFTMAX);
-    let poisoned = [b(7, Access::Read), b(4, Access::Write)];
+    let tainting = [b(7, Access::Read), b(4, Access::Write)];
     let skips = [GELU, SOFTMAX].map(|kernel| Launch {
         kernel,
         stream: 0.into(),
-        bindings: &poisoned,
+        bindings: &tainting,
         outcome: Outcome::Ok,
     });
     for _ in 0..10 {

@@ -7,10 +7,10 @@
 //! needs to know which launches read what, it follows the bytes one launch
 //! wrote through the log itself (`Written`), independently of the world.
 //!
-//! The log reader and replay are the `cli` feature's: built without it
+//! The log reader and replay are the `log` feature's: built without it
 //! (`cargo test --no-default-features`) the file holds no tests.
 
-#![cfg(feature = "cli")]
+#![cfg(feature = "log")]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

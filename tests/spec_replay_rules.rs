@@ -17,8 +17,9 @@
 //!
 //! Every expected value below is worked out by hand from SPEC.md.
 //!
-//! The replay and its JSON are the `cli` feature's, and all but section
-//! 9's tests go through them: built without the feature (`cargo test
+//! The replay and its JSON are the `log` feature's and the command the
+//! `cli` feature's, and all but section 9's tests go through the command:
+//! built without `cli` (`cargo test
 //! --no-default-features`) the file holds no tests. Section 9's library
 //! rules are still held there by the model proptest, `world_matches_model`,
 //! which every build runs.

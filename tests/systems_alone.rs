@@ -50,7 +50,7 @@ fn the_systems_on_a_worlds_cloned_stores_claim_release_and_prune_as_its_launches
     assert_eq!(rows[1].alloc(), out);
 
     let mut allocs = world.allocations().clone();
-    let mut graph = world.graph().clone();
+    let mut graph = world.failure_graph().clone();
     assert!(
         check_reads(&rows, &allocs).is_none(),
         "nothing is claimed yet"
@@ -113,5 +113,5 @@ fn the_systems_on_a_worlds_cloned_stores_claim_release_and_prune_as_its_launches
     };
     assert_eq!(world.launch(&good).unwrap().verdict, Verdict::Ran);
     assert!(claims(world.allocations(), out).is_empty());
-    assert_eq!(world.graph().failures.len(), 0);
+    assert_eq!(world.failure_graph().failures.len(), 0);
 }

@@ -688,7 +688,7 @@ pub fn base_kernels(work: &[Work], names: KernelNames) -> Vec<Rc<str>> {
 
 /// The launch that W5 fails, as the recording docs' example fails the
 /// real logs' (`--fail-launch 3`): early, so that most of what follows
-/// reads what it poisoned.
+/// reads what it tainted.
 pub const W5_FAILED_LAUNCH: usize = 3;
 
 /// W5: a generated training-step log (forward, loss, backward and optimizer

@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use libfuzzer_sys::fuzz_target;
 use taintworld::SyncResult;
 use taintworld::log::{
-    CaptureResult, Event, LaunchResult, LogReader, MAX_LINE_BYTES, POISONED_SHOWN, PoisonedRest,
+    CARRIERS_SHOWN, CaptureResult, CarriersRest, Event, LaunchResult, LogReader, MAX_LINE_BYTES,
     ProfileResult, REMEMBERED_LIFETIMES, ReadEntry, ReadResult, Replay, ReplayOptions,
     SUMMARY_FAILURES, SUMMARY_READS, SUMMARY_REJECTED, replay,
 };
@@ -107,19 +107,19 @@ fuzz_target!(|data: &[u8]| {
     let device_fault = done.device_fault();
     let read_counts = (done.tainted_read_count(), done.unresolved_read_count());
     let freed_said = freed_lines(&done);
-    let (poisoned, nothing_left) = done.poisoned(usize::MAX);
-    assert_eq!(nothing_left, PoisonedRest::default());
-    let (first, rest) = done.poisoned(SUMMARY_FAILURES);
+    let (carriers, nothing_left) = done.carriers(usize::MAX);
+    assert_eq!(nothing_left, CarriersRest::default());
+    let (first, rest) = done.carriers(SUMMARY_FAILURES);
     assert_eq!(
         first[..],
-        poisoned[..first.len()],
+        carriers[..first.len()],
         "the first are the smallest ids"
     );
     assert_eq!(
         rest,
-        PoisonedRest {
-            failures: (poisoned.len() - first.len()) as u64,
-            bytes: poisoned[first.len()..].iter().map(|p| p.bytes).sum(),
+        CarriersRest {
+            failures: (carriers.len() - first.len()) as u64,
+            bytes: carriers[first.len()..].iter().map(|p| p.bytes).sum(),
         },
         "the rest counted"
     );
@@ -249,21 +249,21 @@ fuzz_target!(|data: &[u8]| {
 
     // What each failure taints at the end adds up to the final state.
     let f = &report.final_state;
-    assert!(poisoned.len() as u64 <= f.live_failures);
+    assert!(carriers.len() as u64 <= f.live_failures);
     assert_eq!(
-        poisoned.iter().map(|p| p.bytes).sum::<u128>(),
+        carriers.iter().map(|p| p.bytes).sum::<u128>(),
         f.tainted_bytes,
         "the failures' tainted bytes are the world's"
     );
-    let most = poisoned.iter().map(|p| p.allocations).max().unwrap_or(0);
-    let all: u64 = poisoned.iter().map(|p| p.allocations).sum();
+    let most = carriers.iter().map(|p| p.allocations).max().unwrap_or(0);
+    let all: u64 = carriers.iter().map(|p| p.allocations).sum();
     assert!(most <= f.tainted_allocations && f.tainted_allocations <= all);
-    assert!(poisoned.windows(2).all(|w| w[0].failure < w[1].failure));
-    for p in &poisoned {
+    assert!(carriers.windows(2).all(|w| w[0].failure < w[1].failure));
+    for p in &carriers {
         assert!(p.allocations >= 1 && p.bytes >= u128::from(p.allocations));
         assert_eq!(
             p.memory.len() as u64,
-            p.allocations.min(POISONED_SHOWN as u64)
+            p.allocations.min(CARRIERS_SHOWN as u64)
         );
         assert!(
             p.memory.windows(2).all(|w| w[0] < w[1]),

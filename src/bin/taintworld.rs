@@ -1,4 +1,4 @@
-//! `taintworld`: replay launch logs to see what one failure poisons, inject
+//! `taintworld`: replay launch logs to see what one failure taints, inject
 //! faults, and generate synthetic workloads.
 
 use std::collections::BTreeSet;
@@ -85,7 +85,7 @@ enum Command {
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=u64::MAX), allow_negative_numbers = true)]
         streams: u64,
         /// Probability that a launch's outcome is a failure, from 0 to 1.
-        /// A launch that reads poisoned bytes is skipped whatever its
+        /// A launch that reads tainted bytes is skipped whatever its
         /// outcome, so where launches read earlier outputs (chain,
         /// training-step) one early failure skips nearly all the rest.
         #[arg(long, default_value_t = 0.0, value_parser = probability, allow_negative_numbers = true)]
@@ -296,7 +296,7 @@ fn skipped_anyway(skipped: &[SkippedInjection]) -> Option<String> {
 /// The note for `--fail-launch` numbers the replay never reached: SPEC
 /// Appendix A has such a number do nothing, and the report shows nothing of it, so
 /// the command says so rather than leave a typo looking like a failure
-/// that poisoned nothing. `None` when every number was a launch.
+/// that tainted nothing. `None` when every number was a launch.
 fn past_the_last_launch(asked: &BTreeSet<u64>, launches: u64) -> Option<String> {
     let past: Vec<u64> = asked.range(launches..).copied().collect();
     if past.is_empty() {
@@ -454,9 +454,9 @@ struct Summary {
     device_fault: Option<(u64, taintworld::ErrorInfo)>,
     fault_answers: taintworld::log::FaultAnswers,
     /// What the first live failures taint at the end, and the rest.
-    poisoned: (
-        Vec<taintworld::log::Poisoned>,
-        taintworld::log::PoisonedRest,
+    carriers: (
+        Vec<taintworld::log::Carriers>,
+        taintworld::log::CarriersRest,
     ),
 }
 
@@ -497,7 +497,7 @@ impl Summary {
             first_lines: replay.first_lines(),
             device_fault: replay.device_fault(),
             fault_answers: replay.fault_answers(),
-            poisoned: replay.poisoned(taintworld::log::SUMMARY_FAILURES),
+            carriers: replay.carriers(taintworld::log::SUMMARY_FAILURES),
         }
     }
 
@@ -682,8 +682,8 @@ impl Summary {
             Count(f.tainted_bytes, "tainted byte", "tainted bytes"),
             Count(f.claims, "claim", "claims")
         )?;
-        // Which buffers each failure poisoned, the first failures by id.
-        let (first, rest) = &self.poisoned;
+        // Which buffers each failure taints, the first failures by id.
+        let (first, rest) = &self.carriers;
         for p in first {
             writeln!(
                 out,
@@ -742,7 +742,7 @@ impl Summary {
 }
 
 /// The words for how many allocations were freed while they carried a
-/// failure, if any: what it poisoned that the
+/// failure, if any: what it tainted that the
 /// program then let go, which the final counts no longer show.
 fn freed_while_tainted(freed: u64, bytes: u128) -> Option<String> {
     (freed > 0).then(|| {

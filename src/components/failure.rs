@@ -117,7 +117,7 @@ impl ErrorInfo {
 ///
 /// It lives exactly while some allocation carries it (`carriers > 0`) or
 /// something pins it (`pins > 0`): a failure no buffer holds has nothing to
-/// wait for.
+/// wait for. 120 bytes, and the three strings of its error on the heap.
 #[derive(Clone, Debug)]
 pub struct Failure {
     /// The public id.
@@ -180,7 +180,7 @@ pub struct Failures {
     minted: u64,
     /// Failures whose carriers or pins dropped to zero since the last prune:
     /// the only ones `prune_failures` has to look at.
-    unclaimed: Vec<FailureKey>,
+    unheld: Vec<FailureKey>,
     /// The failure found or minted last: a kernel failing again and again
     /// compares three strings instead of hashing them.
     last: Option<FailureKey>,
@@ -205,7 +205,7 @@ impl Clone for Failures {
             by_id: self.by_id.clone(),
             hasher: self.hasher.clone(),
             minted: self.minted,
-            unclaimed: self.unclaimed.clone_with_room(),
+            unheld: self.unheld.clone_with_room(),
             last: self.last,
             parked: self.parked.clone_with_room(),
             regained: self.regained,
@@ -355,7 +355,7 @@ impl Failures {
         self.by_identity
             .insert_unique(identity, key, |&k| store[k].hash());
         self.by_id.insert(id, key);
-        self.queue_unclaimed(key);
+        self.queue_unheld(key);
         key
     }
 
@@ -408,7 +408,7 @@ impl Failures {
         if let Some(f) = self.store.get_mut(key) {
             f.carriers = f.carriers.saturating_sub(1);
             if !f.held() {
-                self.queue_unclaimed(key);
+                self.queue_unheld(key);
             }
         }
     }
@@ -417,9 +417,9 @@ impl Failures {
     /// keeping the queue bounded for a caller that prunes seldom (the
     /// world prunes after every event, so for it the bound never acts).
     #[inline]
-    fn queue_unclaimed(&mut self, key: FailureKey) {
-        self.unclaimed.push(key);
-        self.bound_unclaimed();
+    fn queue_unheld(&mut self, key: FailureKey) {
+        self.unheld.push(key);
+        self.bound_unheld();
     }
 
     /// Something (a doomed capture window) holds `key` alive.
@@ -437,7 +437,7 @@ impl Failures {
         if let Some(f) = self.store.get_mut(key) {
             f.pins = f.pins.saturating_sub(1);
             if !f.held() {
-                self.queue_unclaimed(key);
+                self.queue_unheld(key);
             }
         }
     }
@@ -457,14 +457,14 @@ impl Failures {
 
     /// Whether some failure may have nothing left holding it.
     #[inline]
-    pub(crate) fn has_unclaimed(&self) -> bool {
-        !self.unclaimed.is_empty()
+    pub(crate) fn has_unheld(&self) -> bool {
+        !self.unheld.is_empty()
     }
 
     /// The next failure that may have nothing left holding it.
     #[inline]
-    pub(crate) fn pop_unclaimed(&mut self) -> Option<FailureKey> {
-        self.unclaimed.pop()
+    pub(crate) fn pop_unheld(&mut self) -> Option<FailureKey> {
+        self.unheld.pop()
     }
 
     /// [`find_or_mint`](Self::find_or_mint) for a caller that prunes when
@@ -542,7 +542,7 @@ impl Failures {
     /// caller prunes.
     pub(crate) fn remove_if_unheld(&mut self, key: FailureKey) -> bool {
         let removed = self.get(key).is_some_and(|f| !f.held()) && self.remove(key).is_some();
-        self.bound_unclaimed();
+        self.bound_unheld();
         removed
     }
 
@@ -552,10 +552,10 @@ impl Failures {
     /// kept once. O(q log q) for a queue of q keys when it runs, which is
     /// only once the queue has grown past twice the live failures (and
     /// 64): O(log q) amortized a push.
-    fn bound_unclaimed(&mut self) {
-        if bound(&mut self.unclaimed, &self.store, |f| !f.held()) {
-            self.unclaimed.sort_unstable();
-            self.unclaimed.dedup();
+    fn bound_unheld(&mut self) {
+        if bound(&mut self.unheld, &self.store, |f| !f.held()) {
+            self.unheld.sort_unstable();
+            self.unheld.dedup();
         }
     }
 
@@ -568,7 +568,7 @@ impl Failures {
     /// How many keys wait in the queue of failures to look at when pruning.
     #[cfg(test)]
     pub(crate) fn queued(&self) -> usize {
-        self.unclaimed.len()
+        self.unheld.len()
     }
 
     /// Removes `key` and its index entries.

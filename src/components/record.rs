@@ -43,7 +43,7 @@ pub struct SkipRecord {
     /// The deciding claim's origin: `None` when it was the root, or when the
     /// chain was cut at `chain_limit`.
     pub cause: Option<RecordKey>,
-    /// The failure the skip propagated.
+    /// The failure the skip read, which its write set now carries.
     pub failure: FailureKey,
     /// 1 for a record caused by the root (or cut), else its cause's depth + 1;
     /// never more than `chain_limit`.

@@ -13,10 +13,10 @@ use crate::log::{ErrorObject, Event, Header, LogBinding, Outcome};
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Shape {
     /// Each launch reads the previous launch's output, round a ring of
-    /// buffers: one failure poisons everything after it.
+    /// buffers: one failure taints everything after it.
     Chain,
     /// One input read by every launch, each writing its own output: one
-    /// failure poisons every output at once.
+    /// failure taints every output at once.
     Fanout,
     /// Random bindings, accesses and ranges over a churning pool of
     /// allocations.

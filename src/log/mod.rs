@@ -74,7 +74,7 @@ pub use event::{ErrorObject, Event, Header, LogBinding, Outcome};
 pub use generate::{GenOptions, Shape, generate};
 pub use reader::{Line, LineError, LogReader, MAX_LINE_BYTES, gzip_named};
 pub use replay::{
-    FailureTally, FaultAnswers, FirstLines, POISONED_SHOWN, Poisoned, PoisonedRest,
+    CARRIERS_SHOWN, Carriers, CarriersRest, FailureTally, FaultAnswers, FirstLines,
     REMEMBERED_LIFETIMES, Replay, ReplayError, ReplayOptions, SUMMARY_FAILURES, SUMMARY_READS,
     SUMMARY_REJECTED, SkippedInjection, Untallied, replay,
 };

@@ -83,7 +83,7 @@ pub struct FailureTally {
     pub skipped_in_replays: u64,
     /// Allocations freed while they carried it: buffers whose contents
     /// it had made garbage when the program let them go (a training
-    /// step's log frees most of what a failure poisoned before it ends).
+    /// step's log frees most of what a failure tainted before it ends).
     pub freed: u64,
     /// The bytes of those allocations that carried it.
     pub freed_bytes: u128,
@@ -92,45 +92,45 @@ pub struct FailureTally {
 /// How many tainted reads the summary keeps when the lists are not kept.
 pub const SUMMARY_READS: usize = 5;
 
-/// How many memory ids [`Poisoned`] names of the allocations a failure
+/// How many memory ids [`Carriers`] names of the allocations a failure
 /// taints (the smallest ids); the rest are counted.
-pub const POISONED_SHOWN: usize = 10;
+pub const CARRIERS_SHOWN: usize = 10;
 
 /// What one live failure taints in the world as it stands: how many
 /// allocations carry it, how many of their bytes, and the smallest of
 /// their memory ids. What an engineer injecting a failure wants to see:
-/// which buffers it poisoned.
+/// which buffers it tainted.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Poisoned {
+pub struct Carriers {
     /// The failure's id.
     pub failure: u64,
     /// The allocations holding at least one claim of it.
     pub allocations: u64,
     /// The bytes carrying it, summed over those allocations.
     pub bytes: u128,
-    /// The memory ids of the first [`POISONED_SHOWN`] of them, smallest
+    /// The memory ids of the first [`CARRIERS_SHOWN`] of them, smallest
     /// first.
     pub memory: Vec<u64>,
 }
 
-/// What the failures [`Replay::poisoned`] leaves out taint, counted.
+/// What the failures [`Replay::carriers`] leaves out taint, counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PoisonedRest {
+pub struct CarriersRest {
     /// How many failures that some allocation carries were left out.
     pub failures: u64,
     /// The bytes carrying them.
     pub bytes: u128,
 }
 
-/// Keeps `memory` among the [`POISONED_SHOWN`] smallest ids of `ids`
+/// Keeps `memory` among the [`CARRIERS_SHOWN`] smallest ids of `ids`
 /// (sorted, each once).
 fn keep_smallest(ids: &mut Vec<u64>, memory: u64) {
     let Err(at) = ids.binary_search(&memory) else {
         return;
     };
-    if at < POISONED_SHOWN {
+    if at < CARRIERS_SHOWN {
         ids.insert(at, memory);
-        ids.truncate(POISONED_SHOWN);
+        ids.truncate(CARRIERS_SHOWN);
     }
 }
 
@@ -663,12 +663,12 @@ impl Replay {
     /// among them. One pass over the failures and one over the claims,
     /// with memory for `first` failures only; the bytes of all of them sum
     /// to the report's `final.tainted_bytes`.
-    pub fn poisoned(&self, first: usize) -> (Vec<Poisoned>, PoisonedRest) {
-        let mut rest = PoisonedRest::default();
+    pub fn carriers(&self, first: usize) -> (Vec<Carriers>, CarriersRest) {
+        let mut rest = CarriersRest::default();
         let Some(world) = &self.world else {
             return (Vec::new(), rest);
         };
-        let failures = &world.graph().failures;
+        let failures = &world.failure_graph().failures;
         // The `first` smallest ids among the failures that have carriers.
         let mut smallest: BinaryHeap<(u64, u64)> = BinaryHeap::new();
         let mut carrying: u64 = 0;
@@ -679,10 +679,10 @@ impl Replay {
                 smallest.pop();
             }
         }
-        let mut shown: Vec<Poisoned> = smallest
+        let mut shown: Vec<Carriers> = smallest
             .into_sorted_vec()
             .into_iter()
-            .map(|(failure, allocations)| Poisoned {
+            .map(|(failure, allocations)| Carriers {
                 failure,
                 allocations,
                 bytes: 0,
@@ -1289,7 +1289,7 @@ fn error_of(outcome: Outcome<'_>, kernel: &str) -> ErrorInfo {
 /// minted in order, so that is the last minted. One hash, however many
 /// failures and allocations live.
 fn failed_reservation(world: &World, kind: &str, message: &str) -> FailureId {
-    let failures = &world.graph().failures;
+    let failures = &world.failure_graph().failures;
     failures
         .find(kind, World::ALLOC_KERNEL, message)
         .and_then(|key| failures.get(key))
@@ -1307,7 +1307,7 @@ fn carried(world: &World, alloc: &Allocation) -> Vec<(u64, u64)> {
     if alloc.claims.is_empty() {
         return Vec::new();
     }
-    let failures = &world.graph().failures;
+    let failures = &world.failure_graph().failures;
     let mut bytes: Vec<(u64, u64)> = alloc
         .claims
         .iter()
@@ -1417,7 +1417,7 @@ fn tally(
 #[cfg(test)]
 mod tests {
     use super::{
-        PoisonedRest, REMEMBERED_LIFETIMES, Replay, ReplayError, ReplayOptions, SUMMARY_FAILURES,
+        CarriersRest, REMEMBERED_LIFETIMES, Replay, ReplayError, ReplayOptions, SUMMARY_FAILURES,
         replay,
     };
     use crate::log::LogReader;
@@ -1765,10 +1765,10 @@ mod tests {
         lines.push(launch("c", &[(14, "write")], true));
         lines.extend([free(2), free(3), free(14)]);
         let r = replayed(&lines.join("\n"), ReplayOptions::default()).expect("a valid log");
-        let (poisoned, rest) = r.poisoned(usize::MAX);
-        assert_eq!(rest, PoisonedRest::default());
-        assert_eq!(poisoned.len(), 1, "failure 2's only carrier was freed");
-        let p = &poisoned[0];
+        let (carriers, rest) = r.carriers(usize::MAX);
+        assert_eq!(rest, CarriersRest::default());
+        assert_eq!(carriers.len(), 1, "failure 2's only carrier was freed");
+        let p = &carriers[0];
         assert_eq!((p.failure, p.allocations, p.bytes), (1, 11, 11 * 16));
         assert_eq!(p.memory, [1, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
         let tallies = r.tallies();
@@ -1796,7 +1796,7 @@ mod tests {
             .map(|t| (t.freed, t.freed_bytes))
             .collect();
         assert_eq!(freed, [(1, 4), (1, 12)]);
-        assert!(r.poisoned(usize::MAX).0.is_empty());
+        assert!(r.carriers(usize::MAX).0.is_empty());
         // Twenty failures more, each on its own allocation, freed; the
         // last holds two untallied failures and counts once.
         for m in 2..=20 {
@@ -1821,18 +1821,18 @@ mod tests {
             lines.push(launch(&format!("k{m}"), &[(m, "write")], true));
         }
         let r = replayed(&lines.join("\n"), ReplayOptions::default()).expect("a valid log");
-        let (all, none) = r.poisoned(usize::MAX);
-        assert_eq!(none, PoisonedRest::default());
-        let (first, rest) = r.poisoned(2);
+        let (all, none) = r.carriers(usize::MAX);
+        assert_eq!(none, CarriersRest::default());
+        let (first, rest) = r.carriers(2);
         assert_eq!(first, all[..2]);
         assert_eq!(first.iter().map(|p| p.failure).collect::<Vec<_>>(), [1, 2]);
         assert_eq!(
             rest,
-            PoisonedRest {
+            CarriersRest {
                 failures: 3,
                 bytes: 3 + 4 + 5
             }
         );
-        assert_eq!(r.poisoned(0).1.bytes, 15);
+        assert_eq!(r.carriers(0).1.bytes, 15);
     }
 }

@@ -6,7 +6,9 @@
 //!
 //! ```text
 //! resolve_owner    bindings                     -> rows (alloc key, range, access), Resolution
-//!                  (or check_rows: pre-resolved rows checked in place)
+//!                  (or check_rows: pre-resolved rows checked in place;
+//!                  resolve_each: each row handed to a closure, none kept;
+//!                  count_unresolved: only the count, where nothing is claimed)
 //! check_reads      rows                         -> the first read failure, if any
 //! apply_taint      rows, failure, origin        -> write set claimed (set, never add)
 //! release_written  rows                         -> write set's claims carved out
@@ -17,13 +19,13 @@
 //!
 //! The stores a system takes are a world's: [`World::streams`](crate::World::streams),
 //! [`World::allocations`](crate::World::allocations) and
-//! [`World::graph`](crate::World::graph) (its `failures` and `records`).
+//! [`World::failure_graph`](crate::World::failure_graph) (its `failures` and `records`).
 //! Allocations are made by [`World::alloc`](crate::World::alloc), and skip
 //! records only by a world's skip: SPEC §3 step 3 makes the record, counts
 //! the skip on its failure and takes the references its cause and its
 //! claims hold in one step, which no system does alone. So a benchmark of
 //! one system builds a world, clones the stores it needs from it at one
-//! moment (`world.allocations().clone()`, `world.graph().clone()`: claims
+//! moment (`world.allocations().clone()`, `world.failure_graph().clone()`: claims
 //! name failure and record keys, so stores cloned at different moments
 //! disagree), and times the system on the clones; an `Origin::Skip` key is
 //! one of that world's records. To time a whole launch, skip included, time

@@ -163,7 +163,7 @@ pub struct RecordInfo<'w> {
     pub depth: u32,
     /// Whether its chain was cut.
     pub cut: bool,
-    /// The failure it propagated.
+    /// The failure it read, which its write set carries.
     pub failure: FailureId,
 }
 
