@@ -733,7 +733,7 @@ fn one_bad_line_of_each_kind_at_a_random_line_is_rejected_alone() {
             assert_eq!(got, expected, "{name}: every other line applies as before");
 
             match replay_text(&hostile, false, strict) {
-                Err(ReplayError::BadLine { line, error: e }) => {
+                Err(ReplayError::BadLine { line, error: e, .. }) => {
                     assert_eq!(line, number, "{name}: stops at the bad line");
                     assert_eq!(e, error, "{name}: the same text either way");
                 }
@@ -776,7 +776,9 @@ fn a_line_that_is_not_utf8_is_rejected_alone_with_the_readers_reason() {
     );
     // Without `keep_going`, the same words stop the replay.
     match replay(LogReader::new(&bytes[..]), ReplayOptions::default(), |_| {}) {
-        Err(ReplayError::BadLine { line: at, error }) => assert_eq!((at, &*error), (line, reason)),
+        Err(ReplayError::BadLine {
+            line: at, error, ..
+        }) => assert_eq!((at, &*error), (line, reason)),
         Err(other) => panic!("{other}"),
         Ok(_) => panic!("a line that is not UTF-8 was accepted"),
     }

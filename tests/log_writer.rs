@@ -388,6 +388,67 @@ fn flushing_the_writer_flushes_every_event_written_so_far_to_its_output() {
     );
 }
 
+/// An output that takes `left` more bytes and then fails one write, as a
+/// full disk or a dropped connection does part-way through a line.
+struct Tearing {
+    written: Vec<u8>,
+    left: Option<usize>,
+}
+
+impl std::io::Write for Tearing {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        match self.left {
+            Some(0) => {
+                self.left = None;
+                Err(std::io::Error::other("the disk is full"))
+            }
+            Some(left) => {
+                let n = left.min(bytes.len());
+                self.written.extend_from_slice(&bytes[..n]);
+                self.left = Some(left - n);
+                Ok(n)
+            }
+            None => {
+                self.written.extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A line torn by a failing output stays one bad line of its own: the
+/// event written after it starts a line, reads back whole, and is not
+/// glued to the torn part. A write that failed before its first byte
+/// leaves a blank line, which the reader passes over.
+#[test]
+fn a_line_torn_by_a_failing_output_is_one_bad_line_and_the_next_event_reads_whole() {
+    for (left, lines) in [(10, 3), (0, 2)] {
+        let free = Event::Free { memory: 7 };
+        // The first line, `{"op":"sync"}` and its newline, is 14 bytes.
+        let mut writer = LogWriter::new(Tearing {
+            written: Vec::new(),
+            left: Some(14 + left),
+        });
+        writer.write_event(&Event::Sync).unwrap();
+        assert!(writer.write_event(&free).is_err(), "the output failed");
+        writer.write_event(&Event::Sync).unwrap();
+        let log = String::from_utf8(writer.into_inner().written).unwrap();
+        let read: Vec<_> = LogReader::new(log.as_bytes())
+            .map(|line| line.unwrap())
+            .collect();
+        assert_eq!(read.len(), lines, "{log:?}");
+        assert_eq!(read[0].event.as_ref().unwrap(), &Event::Sync);
+        assert_eq!(read.last().unwrap().event.as_ref().unwrap(), &Event::Sync);
+        if left > 0 {
+            assert!(read[1].event.is_err(), "the torn part: {log:?}");
+            assert_eq!(&log[14..24], r#"{"op":"fre"#);
+        }
+    }
+}
+
 /// A scheduler that records what it hands its own world — bindings by key
 /// and by id, a failure, a skip — writes a log that `replay` takes to the
 /// same verdicts and the same claims.
@@ -461,7 +522,7 @@ fn a_scheduler_records_its_own_launches_and_the_log_replays_to_the_same_world() 
     ));
 
     let log = written(&events);
-    let mut replay = taintworld::log::Replay::new(Default::default());
+    let mut replay = taintworld::log::Replay::new(Default::default()).expect("good options");
     for line in LogReader::new(log.as_bytes()) {
         replay.apply(line.unwrap()).unwrap();
     }

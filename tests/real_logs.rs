@@ -746,7 +746,7 @@ fn graph_replays_into_live_pool_memory_and_is_destroyed_before_the_frees(name: &
     // Fail the last replay: every byte the graph wrote carries the failure,
     // its intermediates included (they are live pool memory, not freed
     // storages), and the loss read after it is tainted by the replay.
-    let mut replay = Replay::new(options(&[], true));
+    let mut replay = Replay::new(options(&[], true)).expect("good options");
     for (i, line) in log.lines.iter().cloned().enumerate() {
         let line = failed_replay_if(i == last_replay, line);
         replay.apply(line).expect("applies");
@@ -814,7 +814,7 @@ fn a_failure_inside_the_captured_gpt2_step_fails_the_capture_and_every_replay_na
         options(&[first_captured], false),
         |_| {},
     ) {
-        Err(taintworld::log::ReplayError::BadLine { line, error }) => {
+        Err(taintworld::log::ReplayError::BadLine { line, error, .. }) => {
             assert_eq!((line, error.as_str()), (graph_lines[0], why.as_str()));
         }
         other => panic!("not the first replay's bad line: {:?}", other.err()),
@@ -1030,7 +1030,7 @@ fn last_optimizer_failure_taints_only_its_outputs(name: &str) {
     // failure; after them, nothing does.
     let end = f.at_end;
     assert!(end.memories() > 0, "{name}");
-    let mut replay = Replay::new(options(&[n], false));
+    let mut replay = Replay::new(options(&[n], false)).expect("good options");
     let mut lines = log.lines.iter().cloned().peekable();
     while let Some(line) = lines.next() {
         replay.apply(line).expect("applies");
@@ -1118,7 +1118,7 @@ fn failed_cache_write_spoils_its_token_and_every_later_one(token: usize) {
     }
 
     // Just after the failure, the cache carries it on those bytes alone.
-    let mut replay = Replay::new(options(&[n], false));
+    let mut replay = Replay::new(options(&[n], false)).expect("good options");
     let mut lines = log.lines.iter().cloned();
     for line in lines.by_ref() {
         let number = line.number;
@@ -1280,7 +1280,8 @@ fn decode_graph_with_failed_replay(log: &Log, token: usize, checked: bool) -> (R
     let mut replay = Replay::new(ReplayOptions {
         checked_replays: checked,
         ..options(&[], true)
-    });
+    })
+    .expect("good options");
     for (i, line) in log.lines.iter().cloned().enumerate() {
         let line = failed_replay_if(i == failed, line);
         replay.apply(line).expect("applies");
@@ -1435,7 +1436,8 @@ fn with_checked_replays_a_fresh_input_does_not_clean_the_tokens_made_from_a_spoi
     let mut replay = Replay::new(ReplayOptions {
         checked_replays: true,
         ..options(&[], true)
-    });
+    })
+    .expect("good options");
     let mut replays = 0;
     for line in log.lines.iter().cloned() {
         if let Ok(Event::Replay { .. }) = line.event {
@@ -1569,7 +1571,8 @@ fn a_failed_replay_of_the_captured_training_step_taints_the_loss_through_its_sta
         let mut replay = Replay::new(ReplayOptions {
             checked_replays: checked,
             ..options(&[], true)
-        });
+        })
+        .expect("good options");
         for (i, line) in log.lines.iter().cloned().enumerate() {
             replay
                 .apply(failed_replay_if(i == failed, line))

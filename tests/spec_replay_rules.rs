@@ -877,7 +877,7 @@ fn a_header_that_reaches_a_replay_after_an_event_is_bad_input_even_when_its_read
     .join("\n");
     let lines = || LogReader::new(first.as_bytes()).chain(LogReader::new(second.as_bytes()));
     match replay(lines(), ReplayOptions::default(), |_| {}) {
-        Err(ReplayError::BadLine { line, error }) => {
+        Err(ReplayError::BadLine { line, error, .. }) => {
             assert_eq!((line, &*error), (1, "header must be the first event"));
         }
         Err(other) => panic!("{other}"),

@@ -212,13 +212,13 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     let progress = Progress::new(REPLAY_BAR, 0);
     let reader = LogReader::open_with(path, |file| progress.wrap(file))
         .map_err(|e| format!("error: {e}"))?;
-    let mut replay = Replay::new(options);
+    let mut replay = Replay::new(options).map_err(|e| format!("error: {e}"))?;
     let replayed = replay.apply_all(reader, |line| {
         progress.tick(line, |bar| bar.set_message(HumanCount(line).to_string()));
     });
     progress.finish();
     replayed.map_err(|e| match e {
-        ReplayError::BadLine { line, error } => match stopped_after_injecting(&replay) {
+        ReplayError::BadLine { line, error, .. } => match stopped_after_injecting(&replay) {
             Some(note) => format!("error: line {line}: {error}\n{note}"),
             None => format!("error: line {line}: {error}"),
         },
@@ -233,6 +233,8 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
                 path.display()
             )
         }
+        // Never from the command, whose parser takes neither option at 0.
+        e @ ReplayError::Options(_) => format!("error: {e}"),
         ReplayError::Io(e) => format!("error: {e}"),
     })?;
     // The summary's parts, which `--json` does not print, are not made.

@@ -23,6 +23,57 @@
 //! * [`Report`] is the replay report as plain data, and
 //!   [`Report::write_json`] its one byte layout.
 //!
+//! A scheduler records what it hands its world, and the log replays to the
+//! same answer:
+//!
+//! ```
+//! use taintworld::log::{
+//!     Event, LaunchResult, LogBinding, LogReader, LogWriter, Outcome, ReplayOptions,
+//! };
+//! use taintworld::{Access, Binding, Launch, World};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut world = World::default();
+//! let mut log = LogWriter::new(Vec::new());
+//! for memory in [1, 2] {
+//!     world.alloc(0, memory, 64)?;
+//!     log.write_event(&Event::Alloc { stream: 0, memory, size: 64, outcome: None })?;
+//! }
+//! let steps = [
+//!     ("fill", Binding::whole(0, 1, Access::Write), None, taintworld::Outcome::Failed {
+//!         kind: "launch", message: "too many resources requested" }),
+//!     ("gelu", Binding::whole(0, 1, Access::Read), Some(Binding::whole(0, 2, Access::Write)),
+//!         taintworld::Outcome::Ok),
+//! ];
+//! for (kernel, first, second, outcome) in steps {
+//!     let bindings: Vec<Binding> = [Some(first), second].into_iter().flatten().collect();
+//!     world.launch(&Launch { kernel, stream: 0.into(), bindings: &bindings[..], outcome })?;
+//!     log.write_event(&Event::Launch {
+//!         kernel: kernel.into(),
+//!         stream: 0,
+//!         bindings: bindings.iter().filter_map(|b| LogBinding::of(b, &world)).collect(),
+//!         outcome: Outcome::from(outcome),
+//!     })?;
+//! }
+//! let recorded = log.into_inner();
+//!
+//! // Later, or in a test: the report as SPEC §8 lays it out.
+//! let options = ReplayOptions { keep_lists: true, ..ReplayOptions::default() };
+//! let replay = taintworld::log::replay(LogReader::new(&recorded[..]), options, |_| {})?;
+//! let (report, replayed) = replay.finish();
+//! assert_eq!((report.verdicts.failed, report.verdicts.skipped), (1, 1));
+//! assert!(matches!(
+//!     report.launch_results[1],
+//!     LaunchResult::Skipped { launch: 1, needed: 1, failure: 1, .. }
+//! ));
+//! assert_eq!(replayed.unwrap().stats(), world.stats());
+//! let mut json = Vec::new();
+//! report.write_json(&mut json)?;
+//! assert!(json.starts_with(br#"{"format":"taintworld-report","version":1,"events":4,"#));
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! Choices the specification leaves open, made here:
 //!
 //! * A line over the length limit or not UTF-8 is bad input even when it is

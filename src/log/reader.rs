@@ -81,7 +81,8 @@ impl std::error::Error for LineError {}
 /// An `Err` item means the log could not be read (a failing device, a broken
 /// `.gz`); the iterator ends after it. A bad line is not an `Err` item but a
 /// [`Line`] whose `event` is a [`LineError`], and reading goes on after it,
-/// so the caller decides between stopping and `--keep-going`.
+/// so the caller decides between stopping and going on
+/// ([`ReplayOptions::keep_going`](super::ReplayOptions::keep_going)).
 ///
 /// Every line this iterator yields counts in the report's `events`, except
 /// an accepted header and a bad blank or comment line

@@ -15,7 +15,8 @@ use crate::{
     ProfileResult, ReadResult, StreamRef, SyncResult, TaintReport, Verdict, World,
 };
 
-/// How a replay is run: the command line's options.
+/// How a replay is run: the `taintworld replay` command's options, as a
+/// library caller sets them. [`Replay::new`] checks them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReplayOptions {
     /// Launch numbers processed as if they failed with
@@ -31,7 +32,10 @@ pub struct ReplayOptions {
     /// Overrides the header's `chain_limit`.
     pub chain_limit: Option<u64>,
     /// Keep the report's lists (`launch_results`, `reads`, `rejected`, …).
-    /// The JSON report needs them; the human summary keeps only the first
+    /// Off by default, which suits a caller that wants the counts and the
+    /// summary's few entries of a long log; the report SPEC §8 lays out
+    /// needs them, so set it before [`Report::write_json`]. Without it the
+    /// summary keeps only the first
     /// [`SUMMARY_READS`] tainted reads and as many unresolved ones, the first [`SUMMARY_REJECTED`]
     /// rejected lines and the tallies of the first [`SUMMARY_FAILURES`]
     /// failures (the rest only counted), so its memory stays bounded by the
@@ -52,20 +56,54 @@ pub struct ReplayOptions {
     pub checked_replays: bool,
 }
 
-/// Why a replay stopped early.
+/// Why a replay could not start, or stopped early.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
-    /// The log could not be read (a missing file, a broken `.gz`).
+    /// The options ask for a world SPEC §1 forbids (`max_streams` or
+    /// `chain_limit` of `Some(0)`): [`Replay::new`] refuses them, rather
+    /// than charge the first line of the log with the options' fault.
+    #[error("the replay's options: {0}")]
+    Options(Error),
+    /// The log could not be read (a failing device, a `.gz` that is cut
+    /// short or broken).
     #[error("{0}")]
     Io(#[from] io::Error),
-    /// A bad line, without `--keep-going`.
+    /// A bad line, without [`ReplayOptions::keep_going`].
     #[error("line {line}: {error}")]
     BadLine {
         /// The 1-based physical line.
         line: u64,
-        /// What was wrong.
+        /// What was wrong, as the report's `rejected` entry and the
+        /// command's `error: line N:` give it: the reader's or the world's
+        /// words, and where the replay remembers it, the line that made,
+        /// opened or freed what the line names.
         error: String,
+        /// The world's own error, typed, where the world refused the line
+        /// (a duplicate memory id, a range past an allocation's end, an
+        /// unbalanced capture, …), for a caller to act on; `None` where the
+        /// line is no good event at all (malformed, an unknown op, a header
+        /// out of place), which only its text describes.
+        world: Option<Error>,
     },
+}
+
+/// Why a line was refused: its text, and the world's typed error where
+/// the world refused it.
+struct Refused {
+    text: String,
+    world: Option<Error>,
+}
+
+impl From<String> for Refused {
+    fn from(text: String) -> Self {
+        Refused { text, world: None }
+    }
+}
+
+impl From<&str> for Refused {
+    fn from(text: &str) -> Self {
+        Refused::from(text.to_owned())
+    }
 }
 
 /// What the human summary shows of one failure.
@@ -78,7 +116,7 @@ pub struct FailureTally {
     /// Launches it skipped.
     pub skipped: u64,
     /// Of those, the captured launches that graph replays skipped
-    /// (`--checked-replays`): counted apart from the log's launches, whose
+    /// ([`ReplayOptions::checked_replays`]): counted apart from the log's launches, whose
     /// verdicts the report counts, so the two can be told apart.
     pub skipped_in_replays: u64,
     /// Allocations freed while they carried it: buffers whose contents
@@ -89,7 +127,8 @@ pub struct FailureTally {
     pub freed_bytes: u128,
 }
 
-/// How many tainted reads the summary keeps when the lists are not kept.
+/// How many tainted reads a replay keeps for the summary when the lists
+/// are not kept ([`Replay::tainted_reads`]; all of them are counted).
 pub const SUMMARY_READS: usize = 5;
 
 /// How many memory ids [`Carriers`] names of the allocations a failure
@@ -225,6 +264,26 @@ pub struct Replay {
     /// Per unresolved read of the first [`SUMMARY_READS`] (by line): why
     /// it did not resolve, where that is known.
     unresolved_why: BTreeMap<u64, UnresolvedWhy>,
+}
+
+/// What a replay has done so far, in counts: its world and lists can be
+/// large, and a caller printing an error that holds one wants a line.
+impl core::fmt::Debug for Replay {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Replay")
+            .field("options", &self.options)
+            .field("events", &self.report.events)
+            .field("launches", &self.world.as_ref().map_or(0, World::launches))
+            .field("rejected", &self.rejected)
+            .field("tainted_reads", &self.tainted)
+            .field("unresolved_reads", &self.unresolved)
+            .field("failed_captures", &self.failed_captures.count)
+            .field("failed_host_ops", &self.failed_host_ops.count)
+            .field("skipped_replays", &self.skipped_replays.count)
+            .field("invalid_profiles", &self.invalid_profiles.count)
+            .field("device_fault_line", &self.fault_line)
+            .finish_non_exhaustive()
+    }
 }
 
 /// How many times an outcome happened, and the line of the first.
@@ -385,8 +444,8 @@ impl Lifetimes {
     /// freed (a second free, or in strict mode a binding on the slot the
     /// memory was made on), or where its graph's capture failed or the
     /// graph was destroyed (a replay or a `graph_destroy` of it).
-    fn text(&self, error: Error, text: String) -> String {
-        match error {
+    fn text(&self, error: Error, text: String) -> Refused {
+        let text = match error {
             Error::UnknownMemory { memory } => match self.freed_at(memory) {
                 Some((line, _)) => format!("{text} (freed at line {line})"),
                 None => text,
@@ -426,12 +485,16 @@ impl Lifetimes {
                 None => text,
             },
             _ => text,
+        };
+        Refused {
+            text,
+            world: Some(error),
         }
     }
 
     /// [`text`](Self::text) of the error alone: how every error the world
     /// gives a replayed line becomes that line's error.
-    fn explain(&self, error: Error) -> String {
+    fn explain(&self, error: Error) -> Refused {
         let text = error.to_string();
         self.text(error, text)
     }
@@ -441,7 +504,7 @@ impl Lifetimes {
     /// made again smaller since the capture, or in strict mode a binding
     /// that no longer resolves) is about lines before the replay's, so it
     /// names the graph, and where it was made when that is remembered.
-    fn in_graph(&self, graph: u64, error: Error) -> String {
+    fn in_graph(&self, graph: u64, error: Error) -> Refused {
         let mut text = error.to_string();
         if matches!(
             error,
@@ -500,8 +563,20 @@ pub struct FirstLines {
 impl Replay {
     /// A replay with `options`; the world is made when the first event
     /// shows whether there is a header.
-    pub fn new(options: ReplayOptions) -> Self {
-        Replay {
+    ///
+    /// # Errors
+    ///
+    /// [`ReplayError::Options`] when `options` set `max_streams` or
+    /// `chain_limit` to `Some(0)`, which no world takes (SPEC §1): the
+    /// fault is the caller's, and no line of any log could be to blame.
+    pub fn new(options: ReplayOptions) -> Result<Self, ReplayError> {
+        if options.max_streams == Some(0) {
+            return Err(ReplayError::Options(Error::ZeroStreams));
+        }
+        if options.chain_limit == Some(0) {
+            return Err(ReplayError::Options(Error::ZeroChainLimit));
+        }
+        Ok(Replay {
             options,
             world: None,
             report: Report::default(),
@@ -523,7 +598,7 @@ impl Replay {
             bindings: Vec::new(),
             lifetimes: Lifetimes::default(),
             unresolved_why: BTreeMap::new(),
-        }
+        })
     }
 
     /// The world as it stands (made at the first event).
@@ -760,8 +835,16 @@ impl Replay {
     }
 
     /// Applies one line of the log. A bad line is an error unless
-    /// `keep_going`, in which case it is listed under `rejected` and the
-    /// replay goes on; either way a bad line changes nothing.
+    /// `keep_going`, in which case it is listed under `rejected` and
+    /// counted in `events`, and the replay goes on; without `keep_going` a
+    /// bad line changes nothing in the world or the report, not even
+    /// `events`, so a caller that goes on past the error gets a report of
+    /// the lines it applied. Either way it has had the header's place: a
+    /// header after it is bad input (SPEC Appendix A), as the reader has it.
+    ///
+    /// The line's number is the caller's: a [`LogReader`](super::LogReader)
+    /// numbers lines from 1 as SPEC §8 does, and the report and every error
+    /// give the number as the caller passed it.
     pub fn apply(&mut self, line: Line) -> Result<(), ReplayError> {
         let number = line.number;
         // A bad blank or comment line is rejected, yet it is no event: it
@@ -769,7 +852,7 @@ impl Replay {
         let event = !matches!(&line.event, Err(error) if error.is_blank_or_comment());
         let first = event && std::mem::replace(&mut self.first, false);
         let result = match line.event {
-            Err(error) => Err(error.message().to_string()),
+            Err(error) => Err(Refused::from(error.message())),
             Ok(Event::Header(header)) if first => {
                 // An accepted header is not an event; a rejected one is.
                 match self.make_world(header.max_streams, header.chain_limit) {
@@ -779,23 +862,29 @@ impl Replay {
             }
             Ok(event) => self.apply_event(number, event),
         };
-        // A line that is not an accepted header counts as an event.
-        self.report.events += u64::from(event);
+        // A line that is not an accepted header counts as an event, a bad
+        // one only where the replay goes past it. (It has taken the
+        // header's place all the same, as the reader, which rejects a
+        // header after it, has it: SPEC Appendix A.)
+        if result.is_ok() || self.options.keep_going {
+            self.report.events += u64::from(event);
+        }
         match result {
             Ok(()) => Ok(()),
-            Err(error) if self.options.keep_going => {
+            Err(refused) if self.options.keep_going => {
                 self.rejected += 1;
                 if self.options.keep_lists || self.report.rejected.len() < SUMMARY_REJECTED {
                     self.report.rejected.push(Rejected {
                         line: number,
-                        error,
+                        error: refused.text,
                     });
                 }
                 Ok(())
             }
-            Err(error) => Err(ReplayError::BadLine {
+            Err(refused) => Err(ReplayError::BadLine {
                 line: number,
-                error,
+                error: refused.text,
+                world: refused.world,
             }),
         }
     }
@@ -804,7 +893,7 @@ impl Replay {
         &mut self,
         max_streams: Option<u64>,
         chain_limit: Option<u64>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Refused> {
         let defaults = Config::default();
         let max_streams = self
             .options
@@ -826,12 +915,15 @@ impl Replay {
             chain_limit,
             strict: self.options.strict,
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Refused {
+            text: e.to_string(),
+            world: Some(e),
+        })?;
         self.world = Some(world);
         Ok(())
     }
 
-    fn apply_event(&mut self, line: u64, event: Event) -> Result<(), String> {
+    fn apply_event(&mut self, line: u64, event: Event) -> Result<(), Refused> {
         if self.world.is_none() {
             // No header: the command line's settings or the defaults. Those
             // were checked when the command line was read.
@@ -1202,8 +1294,9 @@ impl Replay {
         Ok(())
     }
 
-    /// The launch numbers `--fail-launch` asked for (`fail_launches`)
-    /// whose launch has been replayed and failed by the injection: not
+    /// The launch numbers [`ReplayOptions::fail_launches`] asked for (the
+    /// command's `--fail-launch`) whose launch has been replayed and failed
+    /// by the injection: not
     /// past the launches replayed so far, and not skipped anyway
     /// ([`skipped_injections`](Self::skipped_injections)).
     pub fn injected(&self) -> impl Iterator<Item = u64> + '_ {
@@ -1215,10 +1308,13 @@ impl Replay {
             .filter(|n| !self.skipped_injections.iter().any(|s| s.launch == *n))
     }
 
-    /// The report, with the world's final state filled in.
+    /// The report, with the world's final state filled in, and the world
+    /// (always `Some`: a log without events gets a world of the options'
+    /// or the default settings).
     pub fn finish(mut self) -> (Report, Option<World>) {
         if self.world.is_none() {
-            // An empty log still has a (default) world to report on.
+            // An empty log still has a (default) world to report on. It
+            // cannot fail: `new` checked the options, and the defaults hold.
             let _ = self.make_world(None, None);
         }
         if let Some(world) = &self.world {
@@ -1238,12 +1334,24 @@ impl Replay {
 
 /// Replays every line `lines` yields; `progress` is called after each line
 /// with its number. Stops at the first bad line unless `keep_going`.
+///
+/// On an error the replay so far is dropped. To keep it — a recording cut
+/// short still holds its lines up to the cut, and a caller may want what
+/// they did — make a [`Replay`] with [`Replay::new`] and call
+/// [`apply_all`](Replay::apply_all), which leaves it as it was after the
+/// last good line.
+///
+/// # Errors
+///
+/// [`ReplayError::Options`] for options no world takes, before any line
+/// is read; [`ReplayError::Io`] when the log cannot be read;
+/// [`ReplayError::BadLine`] at the first bad line, without `keep_going`.
 pub fn replay(
     lines: impl Iterator<Item = io::Result<Line>>,
     options: ReplayOptions,
     progress: impl FnMut(u64),
 ) -> Result<Replay, ReplayError> {
-    let mut replay = Replay::new(options);
+    let mut replay = Replay::new(options)?;
     replay.apply_all(lines, progress)?;
     Ok(replay)
 }
@@ -1255,7 +1363,7 @@ pub fn replay(
 /// ([`World::binding_at_fault`]); an error no binding gets alone (the
 /// launch's own stream) names none. A binding of freed memory says where
 /// it was freed, as [`Lifetimes::text`] does.
-fn in_binding(world: &World, error: Error, bindings: &[Binding], lifetimes: &Lifetimes) -> String {
+fn in_binding(world: &World, error: Error, bindings: &[Binding], lifetimes: &Lifetimes) -> Refused {
     let text = match world.binding_at_fault(bindings, &error) {
         Some(i) => format!("{error} in bindings[{i}]"),
         None => error.to_string(),
@@ -1458,6 +1566,163 @@ mod tests {
         r#"{"op":"capture_begin","stream":0}"#.to_string()
     }
 
+    /// SPEC §1 forbids a world of no slots or no chain; options asking for
+    /// one are the caller's fault, not the first line's, and a replay
+    /// going past bad lines would otherwise reject every line with it.
+    #[test]
+    fn options_that_no_world_takes_are_refused_before_any_line_is_read() {
+        use crate::Error;
+        for (options, error, text) in [
+            (
+                ReplayOptions {
+                    max_streams: Some(0),
+                    ..ReplayOptions::default()
+                },
+                Error::ZeroStreams,
+                "the replay's options: max_streams must be at least 1",
+            ),
+            (
+                ReplayOptions {
+                    chain_limit: Some(0),
+                    keep_going: true,
+                    ..ReplayOptions::default()
+                },
+                Error::ZeroChainLimit,
+                "the replay's options: chain_limit must be at least 1",
+            ),
+        ] {
+            match Replay::new(options.clone()) {
+                Err(ReplayError::Options(e)) => assert_eq!(e, error),
+                other => panic!("{other:?}"),
+            }
+            // The free function refuses them too, on any log, the empty one
+            // included, whose replay would otherwise finish clean.
+            for log in [String::new(), alloc(1)] {
+                let refused = replayed(&log, options.clone()).unwrap_err();
+                assert_eq!(refused.to_string(), text);
+            }
+        }
+        assert!(
+            Replay::new(ReplayOptions {
+                max_streams: Some(1),
+                chain_limit: Some(1),
+                ..ReplayOptions::default()
+            })
+            .is_ok()
+        );
+    }
+
+    /// Without `keep_going` a bad line changes nothing in the report, not
+    /// `events` either, so a caller that goes on past the error gets the
+    /// report of the lines it applied. It has had the header's place all
+    /// the same: the header after it is bad input.
+    #[test]
+    fn a_bad_line_without_keep_going_is_not_counted_yet_takes_the_headers_place() {
+        use crate::log::Line;
+        let lines: Vec<Line> = LogReader::new(
+            [
+                "{\"op\":\"frob\"}",
+                r#"{"op":"header","format":"taintworld-log","version":1,"max_streams":2}"#,
+                &alloc(1),
+                "{\"op\":\"free\"}",
+                &free(1),
+            ]
+            .join("\n")
+            .as_bytes(),
+        )
+        .map(|line| line.expect("a slice reads"))
+        .collect();
+        let mut r = Replay::new(ReplayOptions::default()).unwrap();
+        let mut stopped = Vec::new();
+        for line in lines {
+            let number = line.number;
+            if let Err(ReplayError::BadLine { line, .. }) = r.apply(line) {
+                assert_eq!(line, number);
+                stopped.push(line);
+            }
+        }
+        assert_eq!(stopped, [1, 2, 4], "the header came after a bad line");
+        let (report, world) = r.finish();
+        assert_eq!(report.events, 2, "the alloc and the free");
+        assert!(report.rejected.is_empty());
+        assert_eq!(world.unwrap().config().max_streams, 8, "the default");
+
+        // With keep_going the same lines are listed and counted, and the
+        // header after a bad line is no longer first (SPEC Appendix A).
+        let r = replayed(
+            &[
+                "{\"op\":\"frob\"}",
+                r#"{"op":"header","format":"taintworld-log","version":1}"#,
+            ]
+            .join("\n"),
+            ReplayOptions {
+                keep_going: true,
+                keep_lists: true,
+                ..ReplayOptions::default()
+            },
+        )
+        .unwrap();
+        let (report, _) = r.finish();
+        assert_eq!(report.events, 2);
+        assert_eq!(report.rejected.len(), 2);
+    }
+
+    /// A line the world refused carries the world's error, typed, beside
+    /// the replay's text (which adds the line that made what it names); a
+    /// line that is no good event carries text alone.
+    #[test]
+    fn a_line_the_world_refused_carries_the_worlds_error_typed() {
+        use crate::Error;
+        let stopped = |lines: &[String]| match replayed(&lines.join("\n"), ReplayOptions::default())
+        {
+            Err(ReplayError::BadLine { line, error, world }) => (line, error, world),
+            other => panic!("{:?}", other.err()),
+        };
+        assert_eq!(
+            stopped(&[alloc(1), alloc(1)]),
+            (
+                2,
+                "memory 1 is already a live allocation (allocated at line 1)".to_string(),
+                Some(Error::DuplicateMemory { memory: 1 })
+            )
+        );
+        let past_end = r#"{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,"range":[8,17],"access":"write"}],"outcome":"ok"}"#;
+        let (line, error, world) = stopped(&[alloc(1), past_end.to_string()]);
+        assert_eq!(
+            (line, error.ends_with(" in bindings[0]")),
+            (2, true),
+            "{error}"
+        );
+        assert_eq!(
+            world,
+            Some(Error::RangePastEnd {
+                memory: 1,
+                start: 8,
+                end: 17,
+                size: 16
+            })
+        );
+        let (line, error, world) = stopped(&[alloc(1), r#"{"op":"frob"}"#.to_string()]);
+        assert_eq!((line, world), (2, None), "{error}");
+    }
+
+    /// A replay's `Debug` is a line of counts, not its world and lists.
+    #[test]
+    fn a_replays_debug_says_what_it_has_done_in_counts() {
+        let log = [alloc(1), launch("k", &[(1, "write")], true), read(1)].join("\n");
+        let r = replayed(&log, ReplayOptions::default()).unwrap();
+        let printed = format!("{r:?}");
+        for part in [
+            "events: 3",
+            "launches: 1",
+            "tainted_reads: 1",
+            "rejected: 0",
+        ] {
+            assert!(printed.contains(part), "{printed}");
+        }
+        assert!(printed.ends_with(", .. }"), "{printed}");
+    }
+
     fn capture_end(graph: u64) -> String {
         format!(r#"{{"op":"capture_end","stream":0,"graph":{graph}}}"#)
     }
@@ -1473,7 +1738,7 @@ mod tests {
     /// The error of the log's last line, which must stop the replay.
     fn last_error(lines: &[String]) -> String {
         match replayed(&lines.join("\n"), ReplayOptions::default()) {
-            Err(ReplayError::BadLine { line, error }) => {
+            Err(ReplayError::BadLine { line, error, .. }) => {
                 assert_eq!(line, lines.len() as u64, "{error}");
                 error
             }
@@ -1595,12 +1860,20 @@ mod tests {
             ..ReplayOptions::default()
         };
         match replayed(&lines.join("\n"), options) {
-            Err(ReplayError::BadLine { line, error }) => {
+            Err(ReplayError::BadLine { line, error, world }) => {
                 assert_eq!(line, 6);
                 assert_eq!(
                     error,
                     "binding of memory 1 on stream slot 0 does not resolve (strict mode) \
                      in graph 1 (made at line 4) (memory 1 was freed at line 5)"
+                );
+                assert_eq!(
+                    world,
+                    Some(crate::Error::Unresolved {
+                        memory: 1,
+                        slot: 0,
+                        made_on: None
+                    })
                 );
             }
             other => panic!("not the replay's bad line: {:?}", other.err()),

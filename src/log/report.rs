@@ -15,6 +15,13 @@ pub use crate::SyncResult;
 use crate::{ChainHop, ErrorInfo};
 
 /// The whole report of one replay: what `replay --json` prints.
+///
+/// Its counts are always whole. Its lists (`launch_results`, `reads`,
+/// `captures`, `profiles`, `syncs`) are filled only by a replay with
+/// [`ReplayOptions::keep_lists`](super::ReplayOptions::keep_lists), and
+/// `rejected` holds only its first [`SUMMARY_REJECTED`](super::SUMMARY_REJECTED)
+/// entries without it: a report of SPEC §8 needs the option, and the
+/// command sets it for `--json`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Report {
     /// Lines holding an event other than an accepted header, applied or
@@ -41,7 +48,9 @@ pub struct Report {
     pub failures_minted: u64,
     /// The world after the last event; written under the key `final`.
     pub final_state: FinalState,
-    /// Lines skipped under `--keep-going`, in log order.
+    /// Lines skipped by a replay with
+    /// [`keep_going`](super::ReplayOptions::keep_going) (the command's
+    /// `--keep-going`), in log order.
     pub rejected: Vec<Rejected>,
 }
 
@@ -235,7 +244,9 @@ pub struct FinalState {
     pub claims: u64,
 }
 
-/// A line skipped under `--keep-going`.
+/// A line skipped by a replay with
+/// [`keep_going`](super::ReplayOptions::keep_going) (the command's
+/// `--keep-going`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rejected {
     /// The line's number.
@@ -247,7 +258,9 @@ pub struct Rejected {
 impl Report {
     /// Writes the report as SPEC §8 lays it out: one compact line of UTF-8
     /// JSON (non-ASCII not escaped), then a newline. Output is buffered here,
-    /// so `w` need not be.
+    /// so `w` need not be. It writes the lists as they are: a report of a
+    /// replay without [`keep_lists`](super::ReplayOptions::keep_lists) has
+    /// them empty (see [`Report`]).
     ///
     /// # Errors
     ///

@@ -15,12 +15,20 @@ use crate::Access;
 /// `dry_run` outside a launch, a range ending before it starts, a header
 /// setting of `0`, a line longer than [`MAX_LINE_BYTES`]) is refused with
 /// [`io::ErrorKind::InvalidInput`] and nothing is written, so a recorded
-/// log never holds bad input. A launch too wide for one line (tens of
-/// thousands of bindings, or a kernel name near a mebibyte) is among them:
-/// split it, or leave it out, where it is recorded.
+/// log never holds bad input but for a line an output error tore (below).
+/// A launch too wide for one line (tens of thousands of bindings, or a
+/// kernel name near a mebibyte) is among them: split it, or leave it out,
+/// where it is recorded.
 ///
 /// Each event is one `write_all` of a whole line; wrap the output in a
 /// [`io::BufWriter`] when writing many.
+///
+/// When the output fails part-way through a line, the part written stays
+/// in the log, and the writer starts its next line on a line of its own:
+/// the torn part is then one bad line, which the reader rejects (and
+/// `--keep-going` passes), and no later event is lost with it. (A torn
+/// write inside a [`io::BufWriter`] happens when the buffer is written
+/// out, where this writer cannot see it.)
 #[derive(Debug)]
 pub struct LogWriter<W: Write> {
     out: W,
@@ -28,6 +36,9 @@ pub struct LogWriter<W: Write> {
     line: Vec<u8>,
     /// Whether an event was written: a header must come first.
     wrote: bool,
+    /// Whether the last write failed, and may have left part of its line:
+    /// the next line starts on a line of its own.
+    torn: bool,
 }
 
 impl<W: Write> LogWriter<W> {
@@ -37,6 +48,7 @@ impl<W: Write> LogWriter<W> {
             out,
             line: Vec::with_capacity(256),
             wrote: false,
+            torn: false,
         }
     }
 
@@ -155,6 +167,14 @@ impl<W: Write> LogWriter<W> {
 
     /// Flushes the output, so a crash after this loses no recorded event.
     ///
+    /// Through a gzip encoder (`flate2`'s `GzEncoder`) a flush makes the
+    /// lines so far readable but does not end the gzip stream: a log whose
+    /// encoder was never finished reads up to its last flush and then ends
+    /// in an I/O error, which stops [`replay`](super::replay) and drops
+    /// what it replayed; [`Replay::apply_all`](super::Replay::apply_all)
+    /// keeps it. Finish the encoder (`into_inner()?.finish()`) to end the
+    /// log cleanly.
+    ///
     /// # Errors
     ///
     /// The output's error.
@@ -199,7 +219,15 @@ impl<W: Write> LogWriter<W> {
             )));
         }
         self.line.push(b'\n');
-        self.out.write_all(&self.line)?;
+        if self.torn {
+            // A blank line where the failed write left nothing.
+            self.out.write_all(b"\n")?;
+            self.torn = false;
+        }
+        if let Err(error) = self.out.write_all(&self.line) {
+            self.torn = true;
+            return Err(error);
+        }
         self.wrote = true;
         Ok(())
     }
