@@ -11,7 +11,8 @@
 //!
 //! ```text
 //! instructions <workload> <side> <iterations> [size]
-//!   workload: w1 | w1-single (W1's launches one `World::launch` at a
+//!   workload: w1 | w1-claimed (W1's batch beside one allocation
+//!             carrying a failure) | w1-single (W1's launches one `World::launch` at a
 //!             time) | w1-single-claimed (the same beside one allocation
 //!             carrying a failure) | w2 | w3 (W3's checks: the crate's `check_reads`
 //!             on rows, the baseline's scan) | w3-searched (the same, the
@@ -108,6 +109,11 @@ fn main() {
                     let (p, q) = w1_clean(n);
                     (p, q, "clean", n / 4 * 4)
                 }
+                "w1-claimed" => {
+                    let (mut p, q) = w1_clean(n);
+                    w1_beside_a_failure(&mut p);
+                    (p, q, "clean", n / 4 * 4)
+                }
                 "w2" => {
                     let (p, q) = w2_chain(n);
                     (p, q, "gelu", n)
@@ -118,7 +124,7 @@ fn main() {
                 }
                 other => {
                     eprintln!(
-                        "unknown workload {other}: w1, w1-single, w1-single-claimed, w2, w3, \
+                        "unknown workload {other}: w1, w1-claimed, w1-single, w1-single-claimed, w2, w3, \
                          w3-searched, w3-carve, w3-carve-mid, w3-one, w3-fail, w4, w5, w5-registered, w5-gpt2, \
                          w5-gpt2-registered, w5-gpt2-warm, w5-resnet, w5-resnet-warm, \
                          w5-gpt2-new-ids, w5-resnet-new-ids, w5-two-streams, w5-gpt2-decode, \

@@ -96,7 +96,27 @@ fn w1(c: &mut Criterion) {
     let mut group = c.benchmark_group("w1_clean_per_binding");
     for n in SIZES {
         let elements = (n / 4 * 4) as u64;
-        bench_batch(&mut group, n, elements, "clean", w1_clean(n));
+        let (mut pair, prepared) = bench_batch(&mut group, n, elements, "clean", w1_clean(n));
+        // The same batch once a failure lives elsewhere in the world (on an
+        // allocation none of W1's launches binds): nothing W1 binds is
+        // tainted, as the W1 has it, but the world is not quiet.
+        // The baseline above is their comparison too.
+        w1_beside_a_failure(&mut pair);
+        let world = &mut pair.world;
+        bench_world(
+            &mut group,
+            "crate_beside_failure",
+            n,
+            world,
+            &prepared.launches(),
+        );
+        bench_world(
+            &mut group,
+            "crate_rows_beside_failure",
+            n,
+            world,
+            &prepared.row_launches(),
+        );
     }
     group.finish();
 }

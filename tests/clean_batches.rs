@@ -9,7 +9,11 @@
 //! same launches, some of them failing, in a world where something is
 //! claimed take the full path, whose first pass resolves plain bindings in
 //! one loop and hands the batch to the general one at the first binding
-//! that is not plain: they must agree with one launch at a time too.
+//! that is not plain: they must agree with one launch at a time too. And a
+//! batch in a world that holds a failure, where no launch fails and none
+//! binds anything claimed, is answered from one look-up a binding, as each
+//! of its launches alone is: it must agree as well, beside the failure and
+//! with the failure on bytes the batch binds.
 
 mod model;
 mod scale;
@@ -241,11 +245,14 @@ fn batch_matches_one_at_a_time<B: Bind>(
 }
 
 /// Where a generated batch runs: whether a failed launch has claimed one
-/// more allocation first, whether the launches generated to fail do, and
-/// which side of the comparison runs on the world that made the rows.
+/// more allocation first (and with `bound`, the first 16 bytes of the
+/// first allocation the batch binds too), whether the launches generated
+/// to fail do, and which side of the comparison runs on the world that
+/// made the rows.
 #[derive(Copy, Clone, Debug)]
 struct Setting {
     claimed: bool,
+    bound: bool,
     failing: bool,
     batch_on_copy: bool,
 }
@@ -263,12 +270,15 @@ fn check<B: Bind>(
     let (mut world, kept) = quiet_world(strict);
     if setting.claimed {
         world.alloc(0, 50, SIZE).expect("fresh memory id");
-        let out = [Binding::whole(0, 50, Access::Write)];
+        let mut out = vec![Binding::whole(0, 50, Access::Write)];
+        if setting.bound {
+            out.push(Binding::range(0, 0, 0, 16, Access::Write));
+        }
         world
             .launch(&Launch {
                 kernel: "fill",
                 stream: StreamRef::Id(0),
-                bindings: &out[..],
+                bindings: &out,
                 outcome: Outcome::Failed {
                     kind: "launch",
                     message: "too many resources",
@@ -311,22 +321,30 @@ fn row(b: &GenBinding, kept: &Kept) -> Resolved {
         .unwrap_or(whole)
 }
 
-/// The three settings a batch runs in, each with either side of the
-/// comparison on the world that made the rows: a quiet world where every
-/// launch runs (the clean path: one predicate over the batch, or the
-/// counting pass); a quiet world where some launches fail, so the batch
-/// leaves the clean path while one launch at a time meets a quiet world
-/// until the first failure; and a world where something is claimed (the
-/// full path, plain bindings resolved in one loop until the first that is
-/// not).
+/// The settings a batch runs in, each with either side of the comparison
+/// on the world that made the rows: a quiet world where every launch runs
+/// (the clean path: one predicate over the batch, or the counting pass); a
+/// quiet world where some launches fail, so the batch leaves the clean
+/// path while one launch at a time meets a quiet world until the first
+/// failure; a world where something is claimed, beside the batch or on
+/// bytes it binds, with some launches failing (the full path, plain
+/// bindings resolved in one loop until the first that is not); and the
+/// same two worlds with no launch failing (the unclaimed path where
+/// nothing the batch binds is claimed, the full path where something is).
 fn gen_setting() -> impl Strategy<Value = Setting> {
     let world = prop_oneof![
-        Just((false, false)),
-        Just((false, true)),
-        Just((true, true)),
+        Just((false, false, false)),
+        Just((false, false, true)),
+        Just((true, false, true)),
+        Just((true, true, true)),
+        // A failure lives and no launch fails: the batch beside it, or
+        // over its bytes.
+        Just((true, false, false)),
+        Just((true, true, false)),
     ];
-    (world, any::<bool>()).prop_map(|((claimed, failing), batch_on_copy)| Setting {
+    (world, any::<bool>()).prop_map(|((claimed, bound, failing), batch_on_copy)| Setting {
         claimed,
+        bound,
         failing,
         batch_on_copy,
     })

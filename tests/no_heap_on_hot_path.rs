@@ -164,6 +164,37 @@ fn the_hot_path_makes_no_heap_allocation_once_warm() {
         "row batches allocated"
     );
 
+    // (d') A clean batch beside the failure on memory 7, which it does not
+    // bind: answered from its look-ups, by key and by rows.
+    let clean_rows: Vec<Resolved> = clean
+        .iter()
+        .map(|b| w.resolve_binding(b).unwrap().unwrap())
+        .collect();
+    let by_key = [matmul, matmul];
+    let by_rows = [Launch {
+        kernel: "matmul",
+        stream: 0.into(),
+        bindings: &clean_rows[..],
+        outcome: Outcome::Ok,
+    }; 2];
+    results.clear();
+    w.launch_batch(&by_key, &mut results).unwrap();
+    w.launch_batch(&by_rows, &mut results).unwrap();
+    results.clear();
+    let n = allocations_in(|| {
+        for _ in 0..500 {
+            w.launch_batch(&by_key, &mut results).unwrap();
+            w.launch_batch(&by_rows, &mut results).unwrap();
+        }
+    });
+    let ran = results.iter().filter(|r| r.verdict == Verdict::Ran).count();
+    assert_eq!(
+        (n, ran),
+        (0, 2000),
+        "clean batches beside a failure allocated"
+    );
+    assert_eq!(w.stats().live_failures, 1, "the failure on memory 7 lives");
+
     // (e) Skips of registered kernels, two by turns so that each is found
     // by its address, each skip tainting one buffer and letting the record
     // before it go: memory 7 still carries the failure.

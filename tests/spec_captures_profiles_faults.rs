@@ -54,6 +54,36 @@ fn failed(result: CaptureResult) -> TaintReport {
 
 // ---- capture windows ----------------------------------------------------
 
+/// A window records every launch on its slot that runs (SPEC §6), a batch
+/// of clean launches too — in a world that holds a failure elsewhere,
+/// where a clean batch that binds nothing claimed by key (the common
+/// binding) is otherwise answered from its look-ups alone, with nothing
+/// made but its numbers.
+#[test]
+fn a_clean_batch_in_a_window_beside_a_failure_is_recorded_and_its_graph_replays_it() {
+    let mut w = world();
+    let (k1, k2) = (w.alloc(0, 11, 16).unwrap(), w.alloc(0, 12, 16).unwrap());
+    go(&mut w, "fill", 1, &[writes(1, 3)], FAIL);
+    assert_eq!(claims(&w, 3).len(), 1, "a failure lives beside the batch");
+    w.capture_begin(0).unwrap();
+    let (one, two) = ([writes(0, k1)], [reads(0, k1), writes(0, k2)]);
+    let batch =
+        [("copy", &one[..]), ("gelu", &two[..])].map(|(kernel, bindings)| taintworld::Launch {
+            kernel,
+            stream: 0.into(),
+            bindings,
+            outcome: Outcome::Ok,
+        });
+    let mut results = Vec::new();
+    w.launch_batch(&batch, &mut results).unwrap();
+    assert!(results.iter().all(|r| r.verdict == Verdict::Ran));
+    assert_eq!(w.capture_end(0, 7).unwrap(), CaptureResult::Ok);
+    // The graph holds both launches: a failed replay taints their writes.
+    assert!(matches!(w.replay(7, FAIL2).unwrap(), Verdict::Failed(_)));
+    assert_eq!(claims(&w, 11).len(), 1, "copy's write, replayed");
+    assert_eq!(claims(&w, 12).len(), 1, "gelu's write, replayed");
+}
+
 #[test]
 fn capture_begin_on_a_slot_that_has_a_window_is_bad_input() {
     let mut w = world();
