@@ -14,7 +14,9 @@
 //!   workload: w1 | w1-claimed (W1's batch beside one allocation
 //!             carrying a failure) | w1-single (W1's launches one `World::launch` at a
 //!             time) | w1-single-claimed (the same beside one allocation
-//!             carrying a failure) | w2 | w3 (W3's checks: the crate's `check_reads`
+//!             carrying a failure) | w2 | w2-own-strings, w4-own-strings (W2's and
+//!             W4's launches each naming its kernel and error by strings of
+//!             its own) | w3 (W3's checks: the crate's `check_reads`
 //!             on rows, the baseline's scan) | w3-searched (the same, the
 //!             baseline binary-searching) | w3-carve (W3's write
 //!             carving 100 claims, a fresh clone each) | w3-carve-mid
@@ -51,11 +53,11 @@ use baseline::Baseline;
 use taintworld::systems::check_reads;
 use taintworld::{Outcome, Resolved, World};
 use workloads::{
-    Allocs, GPT2, GPT2_DECODE, GPT2_DECODE_GRAPH, GPT2_GRAPH, GRAPH, KernelNames, RESNET,
-    TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay, real_graph, replay_base,
-    replay_graph, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean, w2_chain, w3_carve,
-    w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w3_write_one, w4_retaint,
-    w5_real, w5_training, world_steps,
+    Allocs, GPT2, GPT2_DECODE, GPT2_DECODE_GRAPH, GPT2_GRAPH, GRAPH, KernelNames, OwnStrings,
+    RESNET, TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay, real_graph,
+    replay_base, replay_graph, run_base_quiet, step_bindings, w1_beside_a_failure, w1_clean,
+    w2_chain, w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads,
+    w3_write_one, w4_retaint, w5_real, w5_training, world_steps,
 };
 
 /// Bindings (W1), skips (W2) or launches (W4) per iteration unless the
@@ -114,17 +116,18 @@ fn main() {
                     w1_beside_a_failure(&mut p);
                     (p, q, "clean", n / 4 * 4)
                 }
-                "w2" => {
+                "w2" | "w2-own-strings" => {
                     let (p, q) = w2_chain(n);
                     (p, q, "gelu", n)
                 }
-                "w4" => {
+                "w4" | "w4-own-strings" => {
                     let (p, q) = w4_retaint(n);
                     (p, q, "fill", n)
                 }
                 other => {
                     eprintln!(
-                        "unknown workload {other}: w1, w1-claimed, w1-single, w1-single-claimed, w2, w3, \
+                        "unknown workload {other}: w1, w1-claimed, w1-single, w1-single-claimed, w2, \
+                         w2-own-strings, w3, w4-own-strings, \
                          w3-searched, w3-carve, w3-carve-mid, w3-one, w3-fail, w4, w5, w5-registered, w5-gpt2, \
                          w5-gpt2-registered, w5-gpt2-warm, w5-resnet, w5-resnet-warm, \
                          w5-gpt2-new-ids, w5-resnet-new-ids, w5-two-streams, w5-gpt2-decode, \
@@ -134,8 +137,18 @@ fn main() {
                     std::process::exit(2);
                 }
             };
-            let launches = prepared.launches();
-            let row_launches = prepared.row_launches();
+            // With `-own-strings`, each launch's kernel and error strings
+            // are copies of its own (`OwnStrings`); the baseline's side is
+            // the same either way.
+            let own = OwnStrings::of(&prepared);
+            let (launches, row_launches) = if workload.ends_with("-own-strings") {
+                (
+                    prepared.launches_owning(&own),
+                    prepared.row_launches_owning(&own),
+                )
+            } else {
+                (prepared.launches(), prepared.row_launches())
+            };
             let base_launches = prepared.base_launches();
             let mut results = Vec::with_capacity(launches.len());
             let kernel: Rc<str> = Rc::from(kernel);

@@ -30,11 +30,11 @@ use taintworld::{
 };
 
 use workloads::{
-    Allocs, Both, GPT2, GPT2_DECODE, GPT2_DECODE_GRAPH, GPT2_GRAPH, GRAPH, KernelNames, Pair,
-    Prepared, RESNET, Step, TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps, graph_replay,
-    real_graph, replay_base, replay_graph, run_base_quiet, step_bindings, w1_beside_a_failure,
-    w1_clean, w2_chain, w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented,
-    w3_reads, w3_write_one, w4_retaint, w5_real, w5_training, world_steps,
+    Allocs, Both, GPT2, GPT2_DECODE, GPT2_DECODE_GRAPH, GPT2_GRAPH, GRAPH, KernelNames, OwnStrings,
+    Pair, Prepared, RESNET, Step, TWO_STREAMS, W5_FAILED_LAUNCH, base_kernels, base_steps,
+    graph_replay, real_graph, replay_base, replay_graph, run_base_quiet, step_bindings,
+    w1_beside_a_failure, w1_clean, w2_chain, w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world,
+    w3_fragmented, w3_reads, w3_write_one, w4_retaint, w5_real, w5_training, world_steps,
 };
 
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -344,9 +344,39 @@ fn bench_singles<B: Bind>(
 fn w2(c: &mut Criterion) {
     let mut group = c.benchmark_group("w2_chain_per_skip");
     for n in SIZES {
-        bench_batch(&mut group, n, n as u64, "gelu", w2_chain(n));
+        let (mut pair, prepared) = bench_batch(&mut group, n, n as u64, "gelu", w2_chain(n));
+        if n == 10_000 {
+            bench_owning(&mut group, n, &mut pair.world, &prepared);
+        }
     }
     group.finish();
+}
+
+/// The same launches with their strings copied per launch
+/// ([`OwnStrings`]), by bindings and by rows, timed as
+/// `crate_own_strings` and `crate_rows_own_strings`; the baseline of the
+/// group is their comparison too.
+fn bench_owning(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    n: usize,
+    world: &mut World,
+    prepared: &Prepared,
+) {
+    let own = OwnStrings::of(prepared);
+    bench_world(
+        group,
+        "crate_own_strings",
+        n,
+        world,
+        &prepared.launches_owning(&own),
+    );
+    bench_world(
+        group,
+        "crate_rows_own_strings",
+        n,
+        world,
+        &prepared.row_launches_owning(&own),
+    );
 }
 
 /// W3's checks on one side: each of `items` asked with `hit`, the hits
@@ -510,6 +540,9 @@ fn w4(c: &mut Criterion) {
     let mut group = c.benchmark_group("w4_retaint_per_launch");
     for n in SIZES {
         let (mut pair, prepared) = bench_batch(&mut group, n, n as u64, "fill", w4_retaint(n));
+        if n == 10_000 {
+            bench_owning(&mut group, n, &mut pair.world, &prepared);
+        }
         // One more batch, untimed, so that the check has launches to look
         // at when a filter (`cargo bench -- w5`) skipped the timed ones.
         pair.world

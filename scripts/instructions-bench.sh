@@ -15,7 +15,7 @@
 export GLIBC_TUNABLES="glibc.cpu.x86_rep_movsb_threshold=2147483647:glibc.cpu.x86_rep_stosb_threshold=2147483647"
 
 # Every workload of benches/instructions.rs, in the order the counts print.
-INSTRUCTION_WORKLOADS=(w1 w1-claimed w1-single w1-single-claimed w2 w3 w3-searched w3-carve w3-carve-mid w3-one w3-fail w4 w5 w5-registered w5-gpt2 w5-gpt2-registered w5-gpt2-warm w5-resnet w5-resnet-warm w5-gpt2-new-ids w5-resnet-new-ids w5-two-streams w5-gpt2-decode w5-gpt2-decode-warm graph graph-failed graph-gpt2 graph-gpt2-failed graph-decode graph-decode-failed)
+INSTRUCTION_WORKLOADS=(w1 w1-claimed w1-single w1-single-claimed w2 w2-own-strings w3 w3-searched w3-carve w3-carve-mid w3-one w3-fail w4 w4-own-strings w5 w5-registered w5-gpt2 w5-gpt2-registered w5-gpt2-warm w5-resnet w5-resnet-warm w5-gpt2-new-ids w5-resnet-new-ids w5-two-streams w5-gpt2-decode w5-gpt2-decode-warm graph graph-failed graph-gpt2 graph-gpt2-failed graph-decode graph-decode-failed)
 
 # Builds the instructions bench if needed and prints its executable's path;
 # if it does not build, shows cargo's errors and fails, so that the callers

@@ -25,11 +25,11 @@ use baseline::{BaseBinding, BaseVerdict, Baseline, RECORDS_KEPT};
 use taintworld::systems::check_reads;
 use taintworld::{Access, Outcome, ReadResult, Verdict, World};
 use workloads::{
-    Allocs, GPT2, GPT2_AMP, GPT2_DECODE, GPT2_DECODE_GRAPH, GPT2_GRAPH, GRAPH, KernelNames, Pair,
-    Prepared, RESNET, Step, TWO_STREAMS, W3_CLAIMS, W5_FAILED_LAUNCH, Work, base_kernels,
-    base_verdict, graph_replay, real_graph, replay_base, replay_graph, w1_clean, w2_chain,
-    w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads, w4_retaint,
-    w5_real, w5_training, world_claimed, world_row_verdicts, world_verdicts,
+    Allocs, GPT2, GPT2_AMP, GPT2_DECODE, GPT2_DECODE_GRAPH, GPT2_GRAPH, GRAPH, KernelNames,
+    OwnStrings, Pair, Prepared, RESNET, Step, TWO_STREAMS, W3_CLAIMS, W5_FAILED_LAUNCH, Work,
+    base_kernels, base_verdict, graph_replay, real_graph, replay_base, replay_graph, w1_clean,
+    w2_chain, w3_carve, w3_carve_mid, w3_fail_base, w3_fail_world, w3_fragmented, w3_reads,
+    w4_retaint, w5_real, w5_training, world_claimed, world_row_verdicts, world_verdicts,
 };
 
 /// How many times `agree` runs a batch workload on both sides: the benches
@@ -177,6 +177,45 @@ fn the_retaint_loop_keeps_one_failure_and_one_claim_on_both() {
     let verdicts = agree(pair.clone(), prepared, "fill");
     assert_eq!(verdicts.len(), 1_000);
     assert!(verdicts.iter().all(|v| *v == BaseVerdict::Failed(1)));
+}
+
+/// The benches also time W2 and W4 with every launch naming its kernel
+/// and error by strings of its own (`OwnStrings`), which the crate cannot
+/// recognise by address: the same launches, so the same answers and the
+/// same world as with the shared strings, the baseline's, by bindings and
+/// by rows, over the rounds the benches run.
+#[test]
+fn with_strings_of_their_own_the_chain_and_the_retaint_loop_end_as_with_shared_ones() {
+    let failures = |w: &World| {
+        w.failures()
+            .map(|f| (f.id.get(), f.occurrences, f.skipped, f.carriers))
+            .collect::<Vec<_>>()
+    };
+    for (name, (pair, prepared)) in [("w2", w2_chain(2_500)), ("w4", w4_retaint(1_000))] {
+        let own = OwnStrings::of(&prepared);
+        let (mut shared, mut owning, mut owning_rows) =
+            (pair.world.clone(), pair.world.clone(), pair.world);
+        for round in 0..ROUNDS {
+            let expected = world_verdicts(&mut shared, &prepared);
+            let mut got = Vec::new();
+            owning
+                .launch_batch(&prepared.launches_owning(&own), &mut got)
+                .unwrap();
+            let mut got_rows = Vec::new();
+            owning_rows
+                .launch_batch(&prepared.row_launches_owning(&own), &mut got_rows)
+                .unwrap();
+            for (got, side) in [(got, "bindings"), (got_rows, "rows")] {
+                let got: Vec<_> = got.iter().map(|r| base_verdict(r.verdict)).collect();
+                assert_eq!(got, expected, "{name} round {round} by {side}");
+            }
+            for world in [&owning, &owning_rows] {
+                assert_eq!(world.stats(), shared.stats(), "{name} round {round}");
+                assert_eq!(world_claimed(world), world_claimed(&shared));
+                assert_eq!(failures(world), failures(&shared), "{name} round {round}");
+            }
+        }
+    }
 }
 
 #[test]

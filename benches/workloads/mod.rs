@@ -207,6 +207,17 @@ impl Prepared {
         self.launches_of(&self.rows)
     }
 
+    /// The launches, binding `Binding`s, each naming its kernel and error
+    /// by the copies `own` holds for it (see [`OwnStrings`]).
+    pub fn launches_owning<'a>(&'a self, own: &'a OwnStrings) -> Vec<Launch<'a>> {
+        own.name(self.launches())
+    }
+
+    /// The same, binding pre-resolved rows.
+    pub fn row_launches_owning<'a>(&'a self, own: &'a OwnStrings) -> Vec<Launch<'a, Resolved>> {
+        own.name(self.row_launches())
+    }
+
     fn launches_of<'a, B: Bind>(&'a self, bound: &'a Flat<B>) -> Vec<Launch<'a, B>> {
         self.work
             .iter()
@@ -295,6 +306,47 @@ pub fn w1_beside_a_failure(pair: &mut Pair) {
         .host_write(&Binding::whole(0, beside, Access::Write), failed)
         .expect("valid write");
     assert_eq!(pair.world.stats().live_failures, 1, "one failure lives");
+}
+
+/// Each launch's kernel name and error strings copied into strings of its
+/// own, as a runtime that formats them afresh for every launch hands them
+/// over: the same bytes, no two launches sharing an address. The workloads
+/// name every launch by one `&'static str` each, which the crate's batch
+/// call recognises by address within one call (a kernel interned or a
+/// failure found once a batch); with these copies it compares or hashes
+/// the strings for every launch, as the baseline always does.
+pub struct OwnStrings(Vec<(String, Option<(String, String)>)>);
+
+impl OwnStrings {
+    pub fn of(prepared: &Prepared) -> Self {
+        OwnStrings(
+            prepared
+                .work
+                .iter()
+                .map(|w| {
+                    let failed = w
+                        .failed
+                        .map(|(kind, message)| (kind.to_owned(), message.to_owned()));
+                    (w.kernel.to_owned(), failed)
+                })
+                .collect(),
+        )
+    }
+
+    fn name<'a, B: Bind>(&'a self, launches: Vec<Launch<'a, B>>) -> Vec<Launch<'a, B>> {
+        launches
+            .into_iter()
+            .zip(&self.0)
+            .map(|(launch, (kernel, failed))| Launch {
+                kernel,
+                outcome: match failed {
+                    Some((kind, message)) => Outcome::Failed { kind, message },
+                    None => launch.outcome,
+                },
+                ..launch
+            })
+            .collect()
+    }
 }
 
 /// Allocations in the W2 ring.
