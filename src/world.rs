@@ -767,7 +767,9 @@ impl World {
     ///
     /// Cost: that of [`launch`](Self::launch) for each, after one first
     /// pass over the batch; a batch of launches that all ran, in a world
-    /// where nothing is claimed, is that first pass alone.
+    /// where nothing is claimed, is that first pass alone, and so is one
+    /// in a world that holds a failure (but no open capture window) where
+    /// no launch fails and none binds anything claimed.
     ///
     /// Launches cannot make or free allocations, so every binding of the
     /// batch is resolved (every pre-resolved row checked) first, in one
