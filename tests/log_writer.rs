@@ -449,6 +449,53 @@ fn a_line_torn_by_a_failing_output_is_one_bad_line_and_the_next_event_reads_whol
     }
 }
 
+/// Through a gzip encoder, a flush makes the lines written so far
+/// readable, but only finishing the encoder ends the stream: a recording
+/// cut off after a flush reads back to its last flush and then fails, as
+/// `LogWriter::flush` says; finished, it reads back whole.
+#[test]
+fn a_gzip_log_flushed_but_never_finished_reads_to_its_last_flush_then_fails() {
+    use flate2::{Compression, write::GzEncoder};
+    let events = [Event::Sync, Event::Free { memory: 3 }, Event::Sync];
+    let mut writer = LogWriter::new(GzEncoder::new(Vec::new(), Compression::fast()));
+    for event in &events {
+        writer.write_event(event).unwrap();
+    }
+    writer.flush().unwrap();
+    let cut = writer.into_inner().get_ref().clone();
+    let read: Vec<_> = gunzip(&cut).collect();
+    let (good, bad) = read.split_at(events.len());
+    let good: Vec<_> = good
+        .iter()
+        .map(|l| l.as_ref().unwrap().event.clone().unwrap())
+        .collect();
+    assert_eq!(good, events);
+    assert!(
+        matches!(bad, [Err(_)]),
+        "then the cut stream's error: {bad:?}"
+    );
+
+    let mut writer = LogWriter::new(GzEncoder::new(Vec::new(), Compression::fast()));
+    for event in &events {
+        writer.write_event(event).unwrap();
+    }
+    let finished = writer.into_inner().finish().unwrap();
+    let whole: Vec<_> = gunzip(&finished)
+        .map(|line| line.unwrap().event.unwrap())
+        .collect();
+    assert_eq!(whole, events);
+}
+
+/// The lines of a gzip log, read back from a `.gz` file as the command
+/// reads one.
+fn gunzip(log: &[u8]) -> impl Iterator<Item = std::io::Result<taintworld::log::Line>> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("recorded.jsonl.gz");
+    std::fs::write(&path, log).unwrap();
+    let lines: Vec<_> = LogReader::open(&path).unwrap().collect();
+    lines.into_iter()
+}
+
 /// A scheduler that records what it hands its own world — bindings by key
 /// and by id, a failure, a skip — writes a log that `replay` takes to the
 /// same verdicts and the same claims.

@@ -439,11 +439,13 @@ impl Lifetimes {
             .and_then(|(line, made_on)| (made_on == slot).then_some(line))
     }
 
-    /// `error` as text (`text`), saying why its id is not live when the
-    /// error is that and the reason is remembered: where its memory was
-    /// freed (a second free, or in strict mode a binding on the slot the
-    /// memory was made on), or where its graph's capture failed or the
-    /// graph was destroyed (a replay or a `graph_destroy` of it).
+    /// The world's refusal `error`, with its text (`text`) saying why its
+    /// id is not live when the error is that and the reason is remembered:
+    /// where its memory was freed (a second free, or in strict mode a
+    /// binding on the slot the memory was made on), or where its graph's
+    /// capture failed or the graph was destroyed (a replay or a
+    /// `graph_destroy` of it); or what made, opened or allocated what is
+    /// live already.
     fn text(&self, error: Error, text: String) -> Refused {
         let text = match error {
             Error::UnknownMemory { memory } => match self.freed_at(memory) {

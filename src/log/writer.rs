@@ -172,7 +172,7 @@ impl<W: Write> LogWriter<W> {
     /// encoder was never finished reads up to its last flush and then ends
     /// in an I/O error, which stops [`replay`](super::replay) and drops
     /// what it replayed; [`Replay::apply_all`](super::Replay::apply_all)
-    /// keeps it. Finish the encoder (`into_inner()?.finish()`) to end the
+    /// keeps it. Finish the encoder (`into_inner().finish()?`) to end the
     /// log cleanly.
     ///
     /// # Errors
