@@ -248,8 +248,8 @@
 //!   fast on W3's random reads at 10k checks and faster at 100k when the
 //!   bench only counts the answers (baseline / crate 1.15×, 0.99× and
 //!   0.70× at 1k, 10k and 100k checks in the latest set on the EPYC,
-//!   1.06×, 0.73× and 0.72× in the sixty-seventh session's on the Xeon,
-//!   `docs/performance.md`): the crate's
+//!   0.84×, 0.72× and 0.73× in the latest on the Xeon, the sixty-eighth
+//!   session's, `docs/performance.md`): the crate's
 //!   check jumps on its answer, which random answers mispredict, and the
 //!   baseline's counted answer compiles to conditional moves. With each
 //!   answer acted on, as a caller that skips or runs a launch acts on it,
@@ -258,9 +258,9 @@
 //!   side (those before it go into dead slots at the vector's front), so
 //!   a write carving through 100 claims near either end of W3's 1,000
 //!   moves few; through the middle it moves 450 either way, and ran at
-//!   0.84× the baseline's speed in the latest set on the EPYC and at 1.03×
-//!   and 0.90× in the two later sets on the Xeon (the baseline's ranges
-//!   are 16 bytes to the crate's 32-byte claims). A
+//!   0.84× the baseline's speed in the latest set on the EPYC and at 1.03×,
+//!   0.90× and 0.92× in the three later sets on the Xeon (the baseline's
+//!   ranges are 16 bytes to the crate's 32-byte claims). A
 //!   change finds its window's end by galloping from the window's start,
 //!   so a write touching a claim or two does not search the rest of the
 //!   set (`docs/performance.md`).
