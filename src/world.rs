@@ -549,13 +549,7 @@ impl World {
                 self.unresolved = self.unresolved.saturating_add(unresolved);
                 return Ok(self.numbered(ran_or_dry(launch.outcome)));
             }
-            if plain(
-                launch,
-                &self.streams,
-                &self.allocs,
-                &self.stamp,
-                Ask::Unclaimed,
-            ) {
+            if self.binds_nothing_claimed(launch) {
                 // A failure lives, but nothing this launch binds is
                 // claimed: the same answer, from one look-up a binding and
                 // no rows.
@@ -563,6 +557,23 @@ impl World {
             }
         }
         self.launch_settled(launch)
+    }
+
+    /// Whether `launch` is on a regular stream, good input with nothing
+    /// unresolved, and binds nothing claimed but by a dead binding: with no
+    /// capture window open, such a launch that does not fail reads clean
+    /// bytes and releases nothing, and its answer is its number alone. What
+    /// [`launch`](Self::launch) asks of one launch beside a failure, and
+    /// [`launch_batch`](Self::launch_batch) of each of a batch's.
+    #[inline(always)]
+    fn binds_nothing_claimed<B: Bind>(&self, launch: &Launch<'_, B>) -> bool {
+        plain(
+            launch,
+            &self.streams,
+            &self.allocs,
+            &self.stamp,
+            Ask::Unclaimed,
+        )
     }
 
     /// Whether no failure is alive and no capture window open: then no byte
@@ -1013,7 +1024,6 @@ impl World {
         if !self.windows.is_empty() {
             return false;
         }
-        let (streams, allocs, stamp) = (&self.streams, &self.allocs, &self.stamp);
         let mut dry_runs = false;
         for launch in launches {
             match launch.outcome {
@@ -1021,7 +1031,7 @@ impl World {
                 Outcome::DryRun => dry_runs = true,
                 Outcome::Failed { .. } => return false,
             }
-            if !plain(launch, streams, allocs, stamp, Ask::Unclaimed) {
+            if !self.binds_nothing_claimed(launch) {
                 return false;
             }
         }

@@ -917,18 +917,15 @@ impl Replay {
             chain_limit,
             strict: self.options.strict,
         })
-        .map_err(|e| Refused {
-            text: e.to_string(),
-            world: Some(e),
-        })?;
+        .map_err(|e| self.lifetimes.explain(e))?;
         self.world = Some(world);
         Ok(())
     }
 
     fn apply_event(&mut self, line: u64, event: Event) -> Result<(), Refused> {
         if self.world.is_none() {
-            // No header: the command line's settings or the defaults. Those
-            // were checked when the command line was read.
+            // No header: the options' settings or the defaults, which
+            // `Replay::new` checked.
             self.make_world(None, None)?;
         }
         let Some(world) = self.world.as_mut() else {
