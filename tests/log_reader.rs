@@ -264,6 +264,13 @@ fn an_event_line_of_exactly_one_mebibyte_is_read_whole_before_lf_or_crlf() {
             "{end:?}"
         );
     }
+    // The last line may end in a lone `\r` and no `\n`; it is dropped
+    // before the line is measured.
+    let log = format!("{line}\n{line}\r");
+    assert_eq!(
+        read(log.as_bytes()),
+        vec![(1, Ok(Event::Sync)), (2, Ok(Event::Sync))]
+    );
 }
 
 #[test]
@@ -877,6 +884,13 @@ fn unknown_fields_are_ignored_whatever_they_hold() {
         ),
         Ok(Event::Free { memory: 9 })
     );
+    // Names other ops use, holding what those ops would refuse.
+    assert_eq!(
+        one(
+            r#"{"op":"sync","memory":"x","outcome":"bad","graph":-1,"max_streams":0,"range":[5,1],"version":2}"#
+        ),
+        Ok(Event::Sync)
+    );
 }
 
 // ---- Integers ----
@@ -917,6 +931,13 @@ fn the_largest_u64_and_zero_are_integers() {
     assert_eq!(
         one(r#"{"op":"free","memory":18446744073709551615}"#),
         Ok(Event::Free { memory: u64::MAX })
+    );
+    // Past 2^53, where a double would round it to 2^53.
+    assert_eq!(
+        one(r#"{"op":"free","memory":9007199254740993}"#),
+        Ok(Event::Free {
+            memory: 9_007_199_254_740_993
+        })
     );
     assert_eq!(
         one(r#"{"op":"free","memory":0}"#),

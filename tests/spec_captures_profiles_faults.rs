@@ -236,6 +236,33 @@ fn a_memory_freed_since_capture_is_unresolved_at_replay() {
     assert_eq!(claims(&w, 2), [(0, 16, 1, None)]);
 }
 
+/// A replay resolves each recorded (stream, memory, range) again (SPEC
+/// Appendix A), so a freed memory that three recorded writes named counts
+/// three times on every replay, whatever the graph merges its ranges into,
+/// and still three times once its id lives again on another slot.
+#[test]
+fn each_recorded_binding_of_a_freed_memory_is_unresolved_at_every_replay() {
+    let mut w = world();
+    w.capture_begin(0).unwrap();
+    let three = [
+        Binding::range(0, 1, 0, 4, Access::Write),
+        Binding::range(0, 1, 4, 8, Access::Write),
+        // Stream 8 folds onto slot 0 of the default 8.
+        Binding::range(8, 1, 2, 6, Access::Write),
+    ];
+    go(&mut w, "a", 0, &three, Outcome::Ok);
+    w.capture_end(0, 7).unwrap();
+    w.free(1).unwrap();
+    w.replay(7, FAIL).unwrap();
+    assert_eq!(w.stats().unresolved_bindings, 3);
+    w.replay(7, Outcome::Ok).unwrap();
+    assert_eq!(w.stats().unresolved_bindings, 6);
+    w.alloc(1, 1, 16).unwrap();
+    w.replay(7, FAIL).unwrap();
+    assert_eq!(w.stats().unresolved_bindings, 9);
+    assert_eq!(claims(&w, 1), []);
+}
+
 #[test]
 fn a_reused_memory_id_is_hit_at_replay() {
     let mut w = world();
@@ -333,6 +360,26 @@ fn graph_destroy_forgets_a_graph_and_its_id_may_be_captured_again() {
     );
     w.capture_begin(0).unwrap();
     assert_eq!(w.capture_end(0, 7).unwrap(), CaptureResult::Ok);
+}
+
+/// A doomed window makes no graph (SPEC §6), so the id its `capture_end`
+/// named never becomes live: it cannot be replayed or destroyed, and a
+/// later clean window may take it.
+#[test]
+fn a_doomed_windows_graph_id_is_never_live_and_a_later_window_may_take_it() {
+    let mut w = world();
+    w.capture_begin(0).unwrap();
+    go(&mut w, "fill", 0, &[writes(0, 1)], FAIL);
+    failed(w.capture_end(0, 2).unwrap());
+    let unknown = Error::UnknownGraph { graph: 2 };
+    assert_eq!(w.replay(2, Outcome::Ok).unwrap_err(), unknown);
+    assert_eq!(w.graph_destroy(2).unwrap_err(), unknown);
+    w.capture_begin(0).unwrap();
+    go(&mut w, "fill", 0, &[writes(0, 2)], Outcome::Ok);
+    assert_eq!(w.capture_end(0, 2).unwrap(), CaptureResult::Ok);
+    assert!(w.has_graph(2));
+    w.replay(2, FAIL).unwrap();
+    assert_eq!(claims(&w, 2), [(0, 16, 2, None)]);
 }
 
 #[test]
@@ -696,6 +743,27 @@ fn a_read_of_a_resolved_binding_reports_the_device_fault_before_claims() {
     let fault = ReadResult::DeviceFault(ErrorInfo::new("device", "device", "illegal address"));
     assert_eq!(w.read(&reads(0, 1)).unwrap(), fault);
     assert_eq!(w.read(&reads(0, 2)).unwrap(), fault);
+}
+
+/// The fault answers every resolved read, an empty range too; a range past
+/// the allocation's end is still bad input, checked before the fault.
+#[test]
+fn after_a_device_fault_an_empty_read_reports_it_and_a_read_past_the_end_is_bad_input() {
+    let mut w = world();
+    w.device_fault("device", "illegal address");
+    let fault = ReadResult::DeviceFault(ErrorInfo::new("device", "device", "illegal address"));
+    let empty = Binding::range(0, 1, 3, 3, Access::Read);
+    assert_eq!(w.read(&empty).unwrap(), fault);
+    let past = Binding::range(0, 1, 8, 17, Access::Read);
+    assert_eq!(
+        w.read(&past).unwrap_err(),
+        Error::RangePastEnd {
+            memory: 1,
+            start: 8,
+            end: 17,
+            size: 16
+        }
+    );
 }
 
 #[test]
