@@ -473,6 +473,14 @@ impl ClaimSet {
         }
         if n <= UNCOUNTED_AT {
             *self.large = None;
+            // A counted set held more than `COUNTED_ABOVE` claims; down to
+            // `UNCOUNTED_AT` it gives back the room its vector grew to,
+            // which a buffer once fragmented into thousands of claims and
+            // written whole again would otherwise keep as long as it lives
+            // (128 KiB at 4,096). The gap between the two thresholds keeps
+            // a set hovering about one size from moving its claims on
+            // every change.
+            self.claims.shrink_to_fit();
         }
     }
 
@@ -1238,6 +1246,43 @@ mod tests {
         let mut set = counted(&[], live);
         *set.large = None;
         set
+    }
+
+    /// A set that was counted gives back its vector's room when it falls
+    /// to `UNCOUNTED_AT` claims or fewer: written clean again, a buffer
+    /// once fragmented into thousands of claims keeps no heap memory while
+    /// it lives. A set never counted keeps its small room, so that one
+    /// going between none and a few claims does not allocate each time.
+    #[test]
+    fn a_set_written_clean_after_it_was_counted_gives_its_room_back() {
+        use super::{COUNTED_ABOVE, TREE_ABOVE};
+        use crate::components::failure::Failures;
+        use crate::components::record::Records;
+        let (mut failures, mut records) = (Failures::default(), Records::default());
+        let failure = failures.find_or_mint("kind", "kernel", "message");
+        let mut set = ClaimSet::default();
+        let taint = |set: &mut ClaimSet, n: u64, failures: &mut Failures, records: &mut Records| {
+            for i in 0..n {
+                set.taint(2 * i, 2 * i + 1, failure, Origin::Root, failures, records);
+            }
+        };
+        for left in [0, 1] {
+            taint(&mut set, TREE_ABOVE as u64, &mut failures, &mut records);
+            assert!(set.counts().is_some() && !set.in_tree());
+            assert!(set.claims.capacity() >= TREE_ABOVE);
+            set.release(2 * left, 2 * TREE_ABOVE as u64, &mut failures, &mut records);
+            assert_eq!(set.len(), left as usize);
+            assert!(!set.holds_heap(), "{left} claims left");
+        }
+        set.release(0, 2, &mut failures, &mut records);
+        taint(&mut set, COUNTED_ABOVE as u64, &mut failures, &mut records);
+        assert!(set.counts().is_none() && set.holds_heap());
+        set.release(0, 2 * COUNTED_ABOVE as u64, &mut failures, &mut records);
+        assert!(
+            set.is_empty() && set.holds_heap(),
+            "a set never counted keeps its room"
+        );
+        set.clear(&mut failures, &mut records);
     }
 
     #[test]
