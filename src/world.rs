@@ -198,7 +198,10 @@ pub struct World {
     allocs: Allocations,
     graph: FailureGraph,
     /// Reused for every call's resolved rows: a launch allocates nothing
-    /// once it has grown to the widest launch seen.
+    /// once it has grown to the widest launch seen, and a batch that is
+    /// resolved whole (see [`launch_batch`](Self::launch_batch)) grows it
+    /// to all of its bindings. [`shrink_buffers`](Self::shrink_buffers)
+    /// gives the room back.
     rows: Vec<Resolved>,
     /// Reused by a checked replay: where each recorded launch's rows end in
     /// `rows`.
@@ -772,6 +775,16 @@ impl World {
         }
     }
 
+    /// Gives back the room the world's reused buffers grew to (the rows of
+    /// the largest batch resolved whole, see
+    /// [`launch_batch`](Self::launch_batch)), for a scheduler that made one
+    /// huge batch and will not make another soon. Nothing else changes;
+    /// the next call that needs the room allocates it again.
+    pub fn shrink_buffers(&mut self) {
+        self.rows = Vec::new();
+        self.ends = Vec::new();
+    }
+
     /// Processes a batch of launches in order, appending one result per
     /// launch to `results`. The results and the final state are exactly
     /// those of calling [`launch`](Self::launch) on each in turn.
@@ -787,6 +800,12 @@ impl World {
     /// pass: bad input anywhere in the batch is found before anything
     /// changes, and the error names the launch. On `Err`, `results` is as it
     /// was.
+    ///
+    /// Memory: a batch that is not answered by its first pass alone keeps
+    /// its bindings' rows in a buffer the world reuses, 32 bytes a binding,
+    /// and the buffer keeps the room of the largest such batch (a batch of
+    /// 100,000 launches of 4 bindings: 16 MiB) until
+    /// [`shrink_buffers`](Self::shrink_buffers).
     pub fn launch_batch<B: Bind>(
         &mut self,
         launches: &[Launch<'_, B>],
@@ -1279,7 +1298,7 @@ impl World {
             if let Some(record) = doom.record {
                 self.graph.records.add_ref(record);
             }
-            window.doom = Some(doom);
+            window.doom(doom);
         }
         if self.clean_profiles != 0 {
             self.profile_failure(doom.failure);

@@ -330,3 +330,62 @@ fn a_world_dropped_while_a_claim_set_is_counted_or_in_its_tree_gives_all_its_hea
         );
     }
 }
+
+/// A batch that is resolved whole (beside a claim one of its launches
+/// binds) leaves the world's row buffer as roomy as the batch, 32 bytes a
+/// binding, for the next batch to reuse; `shrink_buffers` gives the room
+/// back, and the world goes on as before.
+#[test]
+fn a_large_batchs_rows_are_kept_until_the_world_shrinks_its_buffers() {
+    const LAUNCHES: usize = 10_000;
+    let mut w = World::default();
+    for memory in 1..=3 {
+        w.alloc(0, memory, 64).unwrap();
+    }
+    let fill = [Binding::whole(0, 1, Access::Write)];
+    let failed = Outcome::Failed {
+        kind: "compile",
+        message: "bad PTX",
+    };
+    w.launch(&Launch {
+        kernel: "fill",
+        stream: 0.into(),
+        bindings: &fill,
+        outcome: failed,
+    })
+    .unwrap();
+    let first = [
+        Binding::whole(0, 1, Access::Read),
+        Binding::whole(0, 2, Access::Write),
+    ];
+    let rest = [Binding::whole(0, 3, Access::ReadWrite); 2];
+    let launches: Vec<Launch> = (0..LAUNCHES)
+        .map(|i| Launch {
+            kernel: "step",
+            stream: 0.into(),
+            bindings: if i == 0 { &first } else { &rest },
+            outcome: Outcome::Ok,
+        })
+        .collect();
+    let mut results: Vec<LaunchResult> = Vec::with_capacity(2 * LAUNCHES);
+
+    let before = live_heap();
+    w.launch_batch(&launches, &mut results).unwrap();
+    let rows = 32 * 2 * LAUNCHES as isize;
+    let grown = live_heap() - before;
+    assert!(
+        grown >= rows,
+        "{grown} bytes grown for {rows} bytes of rows"
+    );
+    w.shrink_buffers();
+    let kept = live_heap() - before;
+    assert!(kept < 4096, "{kept} bytes kept after shrink_buffers");
+
+    w.launch_batch(&launches, &mut results).unwrap();
+    assert_eq!(results.len(), 2 * LAUNCHES);
+    assert!(matches!(
+        results[LAUNCHES].verdict,
+        taintworld::Verdict::Skipped { .. }
+    ));
+    w.check_invariants().unwrap();
+}

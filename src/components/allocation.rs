@@ -18,6 +18,10 @@ new_key_type! {
     /// memory id; a key outlived by its allocation resolves to nothing —
     /// until its slot has been freed 2^31 times, when the slot map's
     /// versions wrap and the key names whatever allocation then sits there.
+    /// The keys the world keeps itself, in a captured graph's rows, are
+    /// checked against the memory id, slot and size they were recorded
+    /// with before they are used, so a graph replays as SPEC §6 words it
+    /// however long it is kept (`tests/long_haul.rs`).
     ///
     /// A key is its world's: it is a slot and a version, not a memory id,
     /// and no world can tell its own keys from another's. A clone of a
@@ -235,6 +239,25 @@ impl Allocations {
     #[inline]
     pub fn get(&self, key: AllocKey) -> Option<&Allocation> {
         self.row(key).map(|row| &row.allocation)
+    }
+
+    /// The footprint of the live allocation behind `key` if it has memory
+    /// id `memory`, a slot `slot` accepts and bytes up to `end`: what a
+    /// kept key is checked with when the allocation it was made for must
+    /// still be the one it names. A key that is live is not enough: the
+    /// slot map's versions are 32 bits, and once a slot has been freed
+    /// 2^31 times an old key of it names whatever allocation sits there.
+    #[inline]
+    pub(crate) fn answering(
+        &self,
+        key: AllocKey,
+        memory: u64,
+        end: u64,
+        slot: impl FnOnce(u64) -> bool,
+    ) -> Option<&Footprint> {
+        let hot = self.hot.get(key)?;
+        let row = &self.rows.get(place(key))?.allocation;
+        (row.memory == memory && end <= hot.size && slot(row.slot)).then_some(hot)
     }
 
     /// The row of the live allocation behind `key`: the footprints' slot

@@ -305,6 +305,16 @@ impl Stamp {
         self.frees
     }
 
+    /// Whether `checked`, what [`made`](Self::made) gave when the world
+    /// last checked some keys it keeps, is still this world's stamp:
+    /// fewer than [`FREES_PER_STAMP`] frees since, far fewer than bring a
+    /// key back. Never for [`Stamp::NONE`], which a world without a stamp
+    /// makes every row with.
+    #[inline(always)]
+    pub(crate) fn still(&self, checked: u32) -> bool {
+        checked != Self::NONE && checked == self.made
+    }
+
     /// Whether `row` was made by this world, whose ranges it checked.
     #[inline(always)]
     pub(crate) fn vouches_for(&self, row: &Resolved) -> bool {

@@ -8,9 +8,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::{Doom, LaunchResult, Outcome, Verdict, World, check_reads, resolve_each};
-use crate::components::binding::{Access, Binding, MemoryRef, Resolved};
+use crate::components::allocation::{Allocations, Footprint};
+use crate::components::binding::{Access, Binding, MemoryRef, Resolved, Stamp};
 use crate::components::claim::Origin;
-use crate::components::stream::StreamRef;
+use crate::components::stream::{StreamRef, Streams};
 use crate::error::Error;
 use crate::world::CaptureResult;
 
@@ -23,14 +24,29 @@ pub(super) struct Window {
     pub(super) doom: Option<Doom>,
 }
 
+impl Window {
+    /// Dooms the window with the first failure or skip it saw: it will
+    /// make no graph (SPEC §6), so what it recorded is let go and nothing
+    /// more is recorded. A window doomed early in a long capture would
+    /// otherwise keep growing, about 300 bytes a launch, until its
+    /// `capture_end` threw it all away.
+    pub(super) fn doom(&mut self, doom: Doom) {
+        self.doom = Some(doom);
+        self.launches = Launches::default();
+    }
+}
+
 /// One binding a capture window recorded: the binding, by memory id and
 /// concrete range, that a replay resolves again (SPEC §6), and the row it
-/// resolved to when it was recorded. While that row's allocation lives, its
-/// memory id names it and no other (ids are unique among live
-/// allocations), on the slot and with the size it had: resolving the id
-/// again would give the same row, so a replay takes the row as it is and
-/// resolves by id only the bindings whose allocation was freed since (W1's
-/// writes replayed: 168.3 instructions a binding resolving each by id).
+/// resolved to when it was recorded. While the allocation behind the row's
+/// key is live under the recorded memory id, on the recorded slot and big
+/// enough for the range, resolving the id again would give that same row
+/// (ids are unique among live allocations), so a replay takes the row as
+/// it is and resolves by id only the others (W1's writes replayed: 168.3
+/// instructions a binding resolving each by id). The key alone is not
+/// enough: a slot freed 2^31 times wraps the slot map's version, and a
+/// graph kept that long would find its old key naming whatever allocation
+/// sits there then (see [`Allocations::answering`]).
 #[derive(Copy, Clone, Debug)]
 pub(super) struct RecordedBinding {
     binding: Binding,
@@ -38,6 +54,31 @@ pub(super) struct RecordedBinding {
 }
 
 impl RecordedBinding {
+    /// The footprint of the allocation the recorded row still answers for
+    /// (see [`RecordedBinding`]) with bytes up to `end`, or `None` when the
+    /// binding must be resolved again by memory id.
+    #[inline]
+    fn answering<'a>(
+        &self,
+        allocs: &'a Allocations,
+        streams: &Streams,
+        end: u64,
+    ) -> Option<&'a Footprint> {
+        let MemoryRef::Id(memory) = self.binding.memory else {
+            return None;
+        };
+        allocs.answering(self.row.alloc, memory, end, |slot| {
+            streams.stream_of_slot(slot) == self.binding.stream
+        })
+    }
+
+    /// Whether `other` was recorded for the same memory id on the same
+    /// stream with the same key: rows a graph may join.
+    fn names_as(&self, other: &RecordedBinding) -> bool {
+        (self.row.alloc, self.binding.memory, self.binding.stream)
+            == (other.row.alloc, other.binding.memory, other.binding.stream)
+    }
+
     /// The same binding as a plain replay settles it: a write, whatever the
     /// launch did (a replay reads nothing, SPEC §6).
     fn as_write(&self) -> Self {
@@ -58,10 +99,35 @@ impl RecordedBinding {
 /// its kernel and every binding it read or wrote, with its own access. A
 /// checked replay ([`World::replay_checked`]) settles them again; a plain
 /// one settles the bindings that write.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub(super) struct Launches {
     launched: Vec<RecordedLaunch>,
     bound: Vec<RecordedBinding>,
+    /// The world's stamp when a checked replay last found every recorded
+    /// binding answered by its row (see [`Kept`]), or [`Stamp::NONE`].
+    checked: u32,
+}
+
+/// What the launches hold, without when their keys were last checked: a
+/// note of work done, not of state, which differs between two worlds that
+/// hold the same (each draws its own stamps).
+impl core::fmt::Debug for Launches {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Launches")
+            .field("launched", &self.launched)
+            .field("bound", &self.bound)
+            .finish_non_exhaustive()
+    }
+}
+
+/// As [`Launches`]' `Debug`: without when the keys were last checked.
+impl core::fmt::Debug for Graph {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Graph")
+            .field("merged", &self.merged)
+            .field("launches", &self.launches)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Launches {
@@ -73,6 +139,34 @@ impl Launches {
             .filter(|b| b.row.access.writes())
             .map(RecordedBinding::as_write)
     }
+}
+
+/// How far a graph's kept keys are trusted at a replay. A key is checked
+/// in full (memory id, slot, size: [`RecordedBinding::answering`]) unless
+/// all of the graph's keys of that kind were, under the world's current
+/// stamp: a stamp lasts fewer frees
+/// ([`FREES_PER_STAMP`](crate::components::binding::FREES_PER_STAMP)) than the 2^31
+/// frees of one slot that bring a key back, so a key that answered then
+/// still names that allocation while it lives, and a look-up that finds it
+/// live is enough. A graph replayed every training step pays the full
+/// check once a stamp (good replays of W1's writes: 5.7 instructions a
+/// write trusted, 18.1 checking every key).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Kept {
+    /// Live is enough.
+    Trusted,
+    /// Check in full.
+    Checked,
+}
+
+/// One row of a graph's merged write set and where the first recorded
+/// write joined into it lies in [`Launches::bound`]: that write's memory id
+/// and stream tell at replay whether the row's key still names the
+/// allocation it was recorded with (see [`RecordedBinding`]). 40 bytes.
+#[derive(Copy, Clone, Debug)]
+struct MergedWrite {
+    row: Resolved,
+    recorded: usize,
 }
 
 /// One launch a capture window recorded whole: its number and kernel, and
@@ -100,10 +194,13 @@ pub(super) struct RecordedLaunch {
 /// order, as SPEC §6 words it (a freed id unresolved, a reused one
 /// hitting the new allocation, the first bad write's error). Each
 /// launch's kernel is named `graph:<id>/<kernel>`, for a checked replay.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(super) struct Graph {
-    merged: Vec<Resolved>,
+    merged: Vec<MergedWrite>,
     launches: Launches,
+    /// The world's stamp when a replay last found every merged row
+    /// answered by its key (see [`Kept`]), or [`Stamp::NONE`].
+    merged_checked: u32,
 }
 
 impl Graph {
@@ -114,18 +211,40 @@ impl Graph {
         }
         launches.launched.shrink_to_fit();
         launches.bound.shrink_to_fit();
-        let mut merged: Vec<Resolved> = launches.writes().map(|w| w.row).collect();
-        merged.sort_unstable_by_key(|r| (r.alloc, r.start, r.end));
-        // Each row joins the one kept before it when it overlaps or touches it.
-        merged.dedup_by(|row, kept| {
-            let joins = row.alloc == kept.alloc && row.start <= kept.end;
+        let bound = &launches.bound;
+        let mut merged: Vec<MergedWrite> = (bound.iter().enumerate())
+            .filter(|(_, recorded)| recorded.row.access.writes())
+            .map(|(recorded, write)| MergedWrite {
+                row: write.as_write().row,
+                recorded,
+            })
+            .collect();
+        merged.sort_unstable_by_key(|w| (w.row.alloc, w.row.start, w.row.end));
+        // Each row joins the one kept before it when it overlaps or touches
+        // it and was recorded under the same name: within one capture a key
+        // names one allocation, unless the window stayed open over 2^31
+        // frees of its slot.
+        let same =
+            |a: &MergedWrite, b: &MergedWrite| match (bound.get(a.recorded), bound.get(b.recorded))
+            {
+                (Some(a), Some(b)) => a.names_as(b),
+                _ => false,
+            };
+        merged.dedup_by(|write, kept| {
+            let joins = write.row.alloc == kept.row.alloc
+                && write.row.start <= kept.row.end
+                && same(write, kept);
             if joins {
-                kept.end = kept.end.max(row.end);
+                kept.row.end = kept.row.end.max(write.row.end);
             }
             joins
         });
         merged.shrink_to_fit();
-        Graph { merged, launches }
+        Graph {
+            merged,
+            launches,
+            merged_checked: Stamp::NONE,
+        }
     }
 }
 
@@ -232,10 +351,10 @@ impl World {
         }
         // Taken out while it is resolved against the world, and put back
         // whatever happens.
-        let Some(recorded) = self.graphs.remove(&graph) else {
+        let Some(mut recorded) = self.graphs.remove(&graph) else {
             return Err(Error::UnknownGraph { graph });
         };
-        let resolved = self.resolve_graph(&recorded, outcome == Outcome::Ok);
+        let resolved = self.resolve_graph(&mut recorded, outcome == Outcome::Ok);
         self.graphs.insert(graph, recorded);
         resolved?;
         let end = self.rows.len();
@@ -328,10 +447,10 @@ impl World {
         }
         // Taken out while it is resolved and settled, and put back whatever
         // happens.
-        let Some(recorded) = self.graphs.remove(&graph) else {
+        let Some(mut recorded) = self.graphs.remove(&graph) else {
             return Err(Error::UnknownGraph { graph });
         };
-        if let Err(error) = self.resolve_launches(&recorded.launches) {
+        if let Err(error) = self.resolve_launches(&mut recorded.launches) {
             self.graphs.insert(graph, recorded);
             return Err(error);
         }
@@ -361,15 +480,22 @@ impl World {
     /// and the unresolved bindings counted, as
     /// [`resolve_recorded`](Self::resolve_recorded) resolves its writes.
     /// On bad input nothing is counted.
-    fn resolve_launches(&mut self, launches: &Launches) -> Result<(), Error> {
+    /// When every binding was answered by its recorded row, the launches
+    /// are marked checked under the world's stamp (see [`Kept`]).
+    fn resolve_launches(&mut self, launches: &mut Launches) -> Result<(), Error> {
         self.rows.clear();
         self.ends.clear();
-        let mut unresolved = 0u64;
+        let kept = self.kept(launches.checked);
+        let (mut unresolved, mut answered) = (0u64, true);
         let mut start = 0;
         for &RecordedLaunch { end, .. } in &launches.launched {
             for recorded in launches.bound.get(start..end).unwrap_or_default() {
-                match self.push_recorded(recorded, false) {
-                    Ok(again) => unresolved = unresolved.saturating_add(again),
+                match self.push_recorded(recorded, false, kept) {
+                    Ok(None) => {}
+                    Ok(Some(again)) => {
+                        answered = false;
+                        unresolved = unresolved.saturating_add(again);
+                    }
                     Err(error) => {
                         self.rows.clear();
                         self.ends.clear();
@@ -381,21 +507,49 @@ impl World {
             self.ends.push(self.rows.len());
         }
         self.unresolved = self.unresolved.saturating_add(unresolved);
+        if answered {
+            launches.checked = self.stamp.made();
+        }
         Ok(())
+    }
+
+    /// How far keys checked under stamp `checked` are trusted now.
+    #[inline]
+    fn kept(&self, checked: u32) -> Kept {
+        if self.stamp.still(checked) {
+            Kept::Trusted
+        } else {
+            Kept::Checked
+        }
     }
 
     /// A graph's write set resolved into `self.rows` (cleared first): its
     /// merged rows while every allocation it wrote lives, else its recorded
     /// writes one by one ([`resolve_recorded`](Self::resolve_recorded)).
     /// `releasing` as there.
-    fn resolve_graph(&mut self, graph: &Graph, releasing: bool) -> Result<(), Error> {
+    /// Every merged row's key is checked in full first unless they all
+    /// were under the world's stamp (see [`Kept`]).
+    fn resolve_graph(&mut self, graph: &mut Graph, releasing: bool) -> Result<(), Error> {
         self.rows.clear();
-        for row in &graph.merged {
-            let Some(footprint) = self.allocs.footprint(row.alloc) else {
+        if self.kept(graph.merged_checked) == Kept::Checked {
+            let (allocs, streams, bound) = (&self.allocs, &self.streams, &graph.launches.bound);
+            let answered = graph.merged.iter().all(|write| {
+                bound
+                    .get(write.recorded)
+                    .and_then(|recorded| recorded.answering(allocs, streams, write.row.end))
+                    .is_some()
+            });
+            if !answered {
+                return self.resolve_recorded(&graph.launches, releasing);
+            }
+            graph.merged_checked = self.stamp.made();
+        }
+        for write in &graph.merged {
+            let Some(footprint) = self.allocs.footprint(write.row.alloc) else {
                 return self.resolve_recorded(&graph.launches, releasing);
             };
             if footprint.claimed || !releasing {
-                self.rows.push(*row);
+                self.rows.push(write.row);
             }
         }
         Ok(())
@@ -419,10 +573,11 @@ impl World {
     /// here).
     fn resolve_recorded(&mut self, launches: &Launches, releasing: bool) -> Result<(), Error> {
         self.rows.clear();
+        let kept = self.kept(launches.checked);
         let mut unresolved = 0u64;
         for write in launches.writes() {
-            match self.push_recorded(&write, releasing) {
-                Ok(again) => unresolved = unresolved.saturating_add(again),
+            match self.push_recorded(&write, releasing, kept) {
+                Ok(again) => unresolved = unresolved.saturating_add(again.unwrap_or(0)),
                 Err(error) => {
                     self.rows.clear();
                     return Err(error);
@@ -434,17 +589,27 @@ impl World {
     }
 
     /// One recorded binding's row pushed onto `self.rows`: the row it was
-    /// recorded with while its allocation lives (left out when `releasing`
-    /// and the allocation carries nothing), else the binding resolved again
-    /// by memory id. Returns how many did not resolve (0 or 1), or the
-    /// error that makes the binding bad input.
+    /// recorded with while it answers for the binding (left out when
+    /// `releasing` and the allocation carries nothing; `kept` says how far
+    /// its key is trusted), else the binding resolved again by memory id.
+    /// Returns `None` when the row answered, else how many did not resolve
+    /// (0 or 1), or the error that makes the binding bad input.
     #[inline]
-    fn push_recorded(&mut self, recorded: &RecordedBinding, releasing: bool) -> Result<u64, Error> {
-        if let Some(footprint) = self.allocs.footprint(recorded.row.alloc) {
+    fn push_recorded(
+        &mut self,
+        recorded: &RecordedBinding,
+        releasing: bool,
+        kept: Kept,
+    ) -> Result<Option<u64>, Error> {
+        let answering = match kept {
+            Kept::Trusted => self.allocs.footprint(recorded.row.alloc),
+            Kept::Checked => recorded.answering(&self.allocs, &self.streams, recorded.row.end),
+        };
+        if let Some(footprint) = answering {
             if footprint.claimed || !releasing {
                 self.rows.push(recorded.row);
             }
-            return Ok(0);
+            return Ok(None);
         }
         let rows = &mut self.rows;
         resolve_each(
@@ -454,7 +619,7 @@ impl World {
             self.config.strict,
             |row| rows.push(row),
         )
-        .map(|resolution| resolution.unresolved)
+        .map(|resolution| Some(resolution.unresolved))
     }
 
     /// Forgets graph `graph`; its id may be captured again.
@@ -484,6 +649,9 @@ impl World {
         let Some(window) = slot.and_then(|slot| self.windows.get_mut(&slot)) else {
             return;
         };
+        if window.doom.is_some() {
+            return;
+        }
         for row in rows {
             if !row.access.reads() && !row.access.writes() {
                 continue;
@@ -513,6 +681,7 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::components::allocation::AllocKey;
     use crate::world::Launch;
 
     /// A graph whose launches write overlapping, touching and separate
@@ -550,7 +719,11 @@ mod tests {
         assert_eq!(world.capture_end(0, 3).unwrap(), CaptureResult::Ok);
         let graph = &world.graphs[&3];
         assert_eq!(graph.launches.writes().count(), 8);
-        let merged: Vec<(u64, u64)> = graph.merged.iter().map(|r| (r.start, r.end)).collect();
+        let merged: Vec<(u64, u64)> = graph
+            .merged
+            .iter()
+            .map(|w| (w.row.start, w.row.end))
+            .collect();
         assert_eq!(merged, [(0, 30), (40, 50), (51, 60), (0, 32)]);
 
         let failed = Outcome::Failed {
@@ -583,6 +756,162 @@ mod tests {
         world.check_invariants().unwrap();
     }
 
+    /// A launch of kernel `k` on stream 0.
+    fn launch<'a>(bindings: &'a [Binding], outcome: Outcome<'a>) -> Launch<'a> {
+        Launch {
+            kernel: "k",
+            stream: 0.into(),
+            bindings,
+            outcome,
+        }
+    }
+
+    /// A world with memories 1 and 2 of 64 bytes on stream 0, and graph 9
+    /// of one launch of `bindings` captured there.
+    fn captured(bindings: &[Binding]) -> World {
+        let mut world = World::default();
+        world.alloc(0, 1, 64).unwrap();
+        world.alloc(0, 2, 64).unwrap();
+        world.capture_begin(0).unwrap();
+        world.launch(&launch(bindings, Outcome::Ok)).unwrap();
+        assert_eq!(world.capture_end(0, 9).unwrap(), CaptureResult::Ok);
+        world
+    }
+
+    /// Graph 9's rows that hold key `old` given key `new` instead: what
+    /// they would hold after `old`'s slot was freed 2^31 times and `new`'s
+    /// allocation took it.
+    fn key_comes_back(world: &mut World, old: AllocKey, new: AllocKey) {
+        let graph = world.graphs.get_mut(&9).unwrap();
+        let merged = graph.merged.iter_mut().map(|w| &mut w.row.alloc);
+        let bound = graph.launches.bound.iter_mut().map(|b| &mut b.row.alloc);
+        for key in merged.chain(bound) {
+            if *key == old {
+                *key = new;
+            }
+        }
+    }
+
+    const FAILED: Outcome<'static> = Outcome::Failed {
+        kind: "launch",
+        message: "graph launch failed",
+    };
+
+    /// A slot freed 2^31 times wraps the slot map's version, and a key a
+    /// graph kept then names whatever allocation sits in that slot
+    /// (`tests/long_haul.rs` makes it happen, in about a minute of a
+    /// release build). Made here by hand ([`key_comes_back`]). A replay,
+    /// plain or checked, resolves the recorded memory id again, as SPEC §6
+    /// words it: unresolved while the id names nothing, and bad input when
+    /// the id names an allocation too small for the range; the allocation
+    /// behind the key is left alone either way.
+    #[test]
+    fn a_graph_whose_key_names_another_allocation_resolves_its_memory_id_again() {
+        let mut world = captured(&[
+            Binding::whole(0, 1, Access::Write),
+            Binding::whole(0, 2, Access::Write),
+        ]);
+        let old = world.allocs.key_of(1).unwrap();
+        world.free(MemoryRef::Id(1)).unwrap();
+        for (memory, size) in [(3, 8), (1, 8)] {
+            let new = world.alloc(0, memory, size).unwrap();
+            key_comes_back(&mut world, old, new);
+            let unresolved = world.stats().unresolved_bindings;
+            for checked in [false, true] {
+                let replayed = if checked {
+                    world.replay_checked(9, FAILED)
+                } else {
+                    world.replay(9, FAILED)
+                };
+                if memory == 1 {
+                    assert!(
+                        matches!(replayed, Err(Error::RangePastEnd { memory: 1, .. })),
+                        "{replayed:?}"
+                    );
+                } else {
+                    assert!(matches!(replayed, Ok(Verdict::Failed(_))));
+                }
+                world.check_invariants().unwrap();
+                let new = world.allocs.get(new).unwrap();
+                assert!(new.claims.is_empty(), "memory {memory}, checked {checked}");
+            }
+            let again = if memory == 3 { 2 } else { 0 };
+            let stats = world.stats();
+            assert_eq!(stats.unresolved_bindings, unresolved + again);
+            world.free(MemoryRef::Id(memory)).unwrap();
+            key_comes_back(&mut world, new, old);
+        }
+    }
+
+    /// A graph whose keys all answered under the world's stamp trusts a
+    /// live key while that stamp lasts (see [`Kept`]); the world draws a
+    /// new one every `FREES_PER_STAMP` frees, long before a key can come
+    /// back, and the graph then checks its keys in full again. Here a key
+    /// comes back (by hand, as above) across a new stamp, and both replays
+    /// resolve memory 1 again.
+    #[test]
+    fn a_graph_checks_its_keys_in_full_again_under_each_new_stamp() {
+        use crate::components::binding::FREES_PER_STAMP;
+        let mut world = captured(&[
+            Binding::whole(0, 2, Access::Read),
+            Binding::whole(0, 1, Access::Write),
+        ]);
+        world.replay(9, Outcome::Ok).unwrap();
+        world.replay_checked(9, Outcome::Ok).unwrap();
+        // A world without a stamp (`--cfg taintworld_no_stamps`, or once
+        // the process has spent them) checks every key at every replay.
+        let first = world.stamp.made();
+        let graph = &world.graphs[&9];
+        assert_eq!(
+            (graph.merged_checked, graph.launches.checked),
+            (first, first)
+        );
+
+        let old = world.allocs.key_of(1).unwrap();
+        world.stamp.set_frees(FREES_PER_STAMP - 1);
+        world.free(MemoryRef::Id(1)).unwrap();
+        if first != Stamp::NONE {
+            assert_ne!(world.stamp.made(), first, "the free drew a new stamp");
+        }
+        let new = world.alloc(0, 3, 8).unwrap();
+        key_comes_back(&mut world, old, new);
+        world.replay(9, FAILED).unwrap();
+        assert_eq!(world.stats().unresolved_bindings, 1);
+        world.replay_checked(9, Outcome::Ok).unwrap();
+        assert_eq!(world.stats().unresolved_bindings, 2);
+        assert!(world.allocs.get(new).unwrap().claims.is_empty());
+        world.check_invariants().unwrap();
+    }
+
+    /// A doomed window makes no graph, so it lets go of what it recorded
+    /// before its doom and records nothing after: a long capture doomed
+    /// early stays the size it was.
+    #[test]
+    fn a_doomed_window_keeps_no_launch_it_can_never_use() {
+        let mut world = captured(&[]);
+        world.capture_begin(0).unwrap();
+        let fill = [Binding::whole(0, 2, Access::Write)];
+        world.launch(&launch(&fill, Outcome::Ok)).unwrap();
+        assert_eq!(world.windows[&0].launches.bound.len(), 1);
+        world.launch(&launch(&fill, FAILED)).unwrap();
+        let recorded = |world: &World| {
+            let window = &world.windows[&0];
+            assert!(window.doom.is_some());
+            window.launches.launched.len() + window.launches.bound.len()
+        };
+        assert_eq!(recorded(&world), 0);
+        let clean = [Binding::whole(0, 1, Access::ReadWrite)];
+        for _ in 0..100 {
+            let ran = world.launch(&launch(&clean, Outcome::Ok)).unwrap();
+            assert_eq!(ran.verdict, Verdict::Ran);
+        }
+        assert_eq!(recorded(&world), 0);
+        assert!(matches!(
+            world.capture_end(0, 7).unwrap(),
+            CaptureResult::Failed(_)
+        ));
+    }
+
     /// The crate docs' Costs table gives a recorded binding's size (a
     /// binding and a row) and a recorded launch's (beside its bindings and
     /// kernel name).
@@ -591,8 +920,9 @@ mod tests {
         not(target_pointer_width = "64"),
         ignore = "pins a 64-bit target's sizes: a 32-bit target lays these types out smaller"
     )]
-    fn a_recorded_binding_is_96_bytes_and_a_recorded_launch_40() {
+    fn a_recorded_binding_is_96_bytes_a_merged_write_40_and_a_recorded_launch_40() {
         assert_eq!(core::mem::size_of::<RecordedBinding>(), 96);
+        assert_eq!(core::mem::size_of::<MergedWrite>(), 40);
         assert_eq!(core::mem::size_of::<RecordedLaunch>(), 40);
     }
 }
