@@ -778,10 +778,12 @@ impl World {
     /// Gives back the room the world's reused buffers grew to (the rows of
     /// the largest batch resolved whole, see
     /// [`launch_batch`](Self::launch_batch)), for a scheduler that made one
-    /// huge batch and will not make another soon. Nothing else changes;
-    /// the next call that needs the room allocates it again.
+    /// huge batch and will not make another soon. They keep the room a new
+    /// world starts with, so launches as wide as that still allocate
+    /// nothing; nothing else changes, and the next call that needs more
+    /// room allocates it again.
     pub fn shrink_buffers(&mut self) {
-        self.rows = Vec::new();
+        self.rows = Vec::with_capacity(ROWS_RESERVED);
         self.ends = Vec::new();
     }
 

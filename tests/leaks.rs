@@ -380,6 +380,13 @@ fn a_large_batchs_rows_are_kept_until_the_world_shrinks_its_buffers() {
     w.shrink_buffers();
     let kept = live_heap() - before;
     assert!(kept < 4096, "{kept} bytes kept after shrink_buffers");
+    // The room a new world starts with stays: a launch beside the claim,
+    // its rows resolved, allocates nothing.
+    let ran = counting::allocations_in(|| {
+        let result = w.launch(&launches[1]).unwrap();
+        assert_eq!(result.verdict, taintworld::Verdict::Ran);
+    });
+    assert_eq!(ran, 0, "allocations in a launch after shrink_buffers");
 
     w.launch_batch(&launches, &mut results).unwrap();
     assert_eq!(results.len(), 2 * LAUNCHES);

@@ -20,8 +20,9 @@ new_key_type! {
     /// versions wrap and the key names whatever allocation then sits there.
     /// The keys the world keeps itself, in a captured graph's rows, are
     /// checked against the memory id, slot and size they were recorded
-    /// with before they are used, so a graph replays as SPEC §6 words it
-    /// however long it is kept (`tests/long_haul.rs`).
+    /// with once a world stamp, which lasts fewer frees than bring a key
+    /// back, and found live at every replay, so a graph replays as SPEC §6
+    /// words it however long it is kept (`tests/long_haul.rs`).
     ///
     /// A key is its world's: it is a slot and a version, not a memory id,
     /// and no world can tell its own keys from another's. A clone of a

@@ -223,7 +223,10 @@ impl Graph {
         // Each row joins the one kept before it when it overlaps or touches
         // it and was recorded under the same name: within one capture a key
         // names one allocation, unless the window stayed open over 2^31
-        // frees of its slot.
+        // frees of its slot. Then rows of one key under two names may stay
+        // apart and overlap; they never all answer at a replay (a key names
+        // one allocation at a time), so such a graph is always settled
+        // write by write.
         let same =
             |a: &MergedWrite, b: &MergedWrite| match (bound.get(a.recorded), bound.get(b.recorded))
             {
@@ -339,7 +342,10 @@ impl World {
     /// write set (its recorded ranges joined, allocation by allocation,
     /// where they overlap or touch) while every allocation it wrote lives,
     /// and a good replay settles only the claimed ones; once one was freed,
-    /// a look-up or a resolution by memory id for each recorded write. A
+    /// a look-up or a resolution by memory id for each recorded write. Its
+    /// kept keys are checked in full (memory id, slot and size) once a
+    /// world stamp while they all answer, and at every replay once one of
+    /// its allocations was freed (see `Kept` in the source). A
     /// good replay makes no heap allocation
     /// once the world's buffers have grown (the kernel's name is made only
     /// for a failure).
@@ -524,11 +530,12 @@ impl World {
     }
 
     /// A graph's write set resolved into `self.rows` (cleared first): its
-    /// merged rows while every allocation it wrote lives, else its recorded
-    /// writes one by one ([`resolve_recorded`](Self::resolve_recorded)).
-    /// `releasing` as there.
-    /// Every merged row's key is checked in full first unless they all
-    /// were under the world's stamp (see [`Kept`]).
+    /// merged rows while every merged row's key answers (see
+    /// [`RecordedBinding`]), else its recorded writes one by one
+    /// ([`resolve_recorded`](Self::resolve_recorded)). `releasing` as
+    /// there. The keys are checked in full first unless they all were
+    /// under the world's stamp (see [`Kept`]), when a look-up that finds
+    /// each live is enough.
     fn resolve_graph(&mut self, graph: &mut Graph, releasing: bool) -> Result<(), Error> {
         self.rows.clear();
         if self.kept(graph.merged_checked) == Kept::Checked {
@@ -557,9 +564,10 @@ impl World {
 
     /// A graph's recorded writes resolved into `self.rows` (cleared first)
     /// and the unresolved ones counted, as [`resolve`](Self::resolve) would
-    /// resolve their bindings: each write whose allocation is still live
-    /// takes the row it was recorded with (see [`RecordedBinding`]), the
-    /// others are resolved again by memory id. On bad input (a reused id's
+    /// resolve their bindings: each write whose row still answers for it
+    /// takes that row (see [`RecordedBinding`]; checked in full unless a
+    /// checked replay found every recorded key answering under the world's
+    /// stamp, see [`Kept`]), the others are resolved again by memory id. On bad input (a reused id's
     /// allocation too small for the range, or an unresolved write when
     /// strict) nothing is counted.
     ///
