@@ -1282,6 +1282,7 @@ mod tests {
             set.is_empty() && set.holds_heap(),
             "a set never counted keeps its room"
         );
+        // Emptied as a freed allocation's set is, before the stores go.
         set.clear(&mut failures, &mut records);
     }
 

@@ -159,10 +159,11 @@ enum Kept {
     Checked,
 }
 
-/// One row of a graph's merged write set and where the first recorded
-/// write joined into it lies in [`Launches::bound`]: that write's memory id
-/// and stream tell at replay whether the row's key still names the
-/// allocation it was recorded with (see [`RecordedBinding`]). 40 bytes.
+/// One row of a graph's merged write set and where one of the recorded
+/// writes joined into it lies in [`Launches::bound`] (they were all
+/// recorded under one name): that write's memory id and stream tell at
+/// replay whether the row's key still names the allocation it was
+/// recorded with (see [`RecordedBinding`]). 40 bytes.
 #[derive(Copy, Clone, Debug)]
 struct MergedWrite {
     row: Resolved,
@@ -227,12 +228,10 @@ impl Graph {
         // apart and overlap; they never all answer at a replay (a key names
         // one allocation at a time), so such a graph is always settled
         // write by write.
-        let same =
-            |a: &MergedWrite, b: &MergedWrite| match (bound.get(a.recorded), bound.get(b.recorded))
-            {
-                (Some(a), Some(b)) => a.names_as(b),
-                _ => false,
-            };
+        let same = |a: &MergedWrite, b: &MergedWrite| {
+            let recorded = |w: &MergedWrite| bound.get(w.recorded);
+            matches!((recorded(a), recorded(b)), (Some(a), Some(b)) if a.names_as(b))
+        };
         merged.dedup_by(|write, kept| {
             let joins = write.row.alloc == kept.row.alloc
                 && write.row.start <= kept.row.end
@@ -485,9 +484,9 @@ impl World {
     /// launch's rows ending where `self.ends` says (both cleared first),
     /// and the unresolved bindings counted, as
     /// [`resolve_recorded`](Self::resolve_recorded) resolves its writes.
-    /// On bad input nothing is counted.
-    /// When every binding was answered by its recorded row, the launches
-    /// are marked checked under the world's stamp (see [`Kept`]).
+    /// On bad input nothing is counted. When every binding was answered by
+    /// its recorded row, the launches are marked checked under the world's
+    /// stamp (see [`Kept`]).
     fn resolve_launches(&mut self, launches: &mut Launches) -> Result<(), Error> {
         self.rows.clear();
         self.ends.clear();
@@ -567,9 +566,9 @@ impl World {
     /// resolve their bindings: each write whose row still answers for it
     /// takes that row (see [`RecordedBinding`]; checked in full unless a
     /// checked replay found every recorded key answering under the world's
-    /// stamp, see [`Kept`]), the others are resolved again by memory id. On bad input (a reused id's
-    /// allocation too small for the range, or an unresolved write when
-    /// strict) nothing is counted.
+    /// stamp, see [`Kept`]), the others are resolved again by memory id.
+    /// On bad input (a reused id's allocation too small for the range, or
+    /// an unresolved write when strict) nothing is counted.
     ///
     /// `releasing` (a good replay) leaves out the rows of live allocations
     /// that carry nothing: a release changes only claimed bytes, and no
