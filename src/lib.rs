@@ -288,7 +288,7 @@
 //! | a [`Failure`] | 120; about 220 with its strings and index entries |
 //! | a [`SkipRecord`] (kernel names interned) | 56 |
 //! | a [`Binding`] / a pre-resolved [`Resolved`] row, as a launch reads it | 64 / 32 |
-//! | a binding a captured graph recorded (each that read or wrote): the binding by memory id and the row it resolved to (pinned by a unit test of the world); and a row for each range of the graph's merged write set (an allocation's recorded ranges written, joined where they overlap or touch, with where the first of them is recorded) | 96; 40 |
+//! | a binding a captured graph recorded (each that read or wrote): the binding by memory id and the row it resolved to (pinned by a unit test of the world); and a row for each range of the graph's merged write set (an allocation's recorded ranges written, joined where they overlap or touch, with where one of them is recorded) | 96; 40 |
 //! | a launch a captured graph recorded, for a checked replay: its number, its kernel's name and where its bindings end | 40 and the name |
 //!
 //! Per unit of work, counted by valgrind's callgrind

@@ -99,28 +99,15 @@ impl RecordedBinding {
 /// its kernel and every binding it read or wrote, with its own access. A
 /// checked replay ([`World::replay_checked`]) settles them again; a plain
 /// one settles the bindings that write.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Launches {
     launched: Vec<RecordedLaunch>,
     bound: Vec<RecordedBinding>,
-    /// The world's stamp when a checked replay last found every recorded
-    /// binding answered by its row (see [`Kept`]), or [`Stamp::NONE`].
-    checked: u32,
 }
 
-/// What the launches hold, without when their keys were last checked: a
-/// note of work done, not of state, which differs between two worlds that
-/// hold the same (each draws its own stamps).
-impl core::fmt::Debug for Launches {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Launches")
-            .field("launched", &self.launched)
-            .field("bound", &self.bound)
-            .finish_non_exhaustive()
-    }
-}
-
-/// As [`Launches`]' `Debug`: without when the keys were last checked.
+/// What the graph holds, without when its keys were last checked: a note
+/// of work done, not of state, which differs between two worlds that hold
+/// the same (each draws its own stamps).
 impl core::fmt::Debug for Graph {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Graph")
@@ -202,6 +189,9 @@ pub(super) struct Graph {
     /// The world's stamp when a replay last found every merged row
     /// answered by its key (see [`Kept`]), or [`Stamp::NONE`].
     merged_checked: u32,
+    /// The world's stamp when a checked replay last found every recorded
+    /// binding answered by its row, or [`Stamp::NONE`].
+    launches_checked: u32,
 }
 
 impl Graph {
@@ -246,6 +236,7 @@ impl Graph {
             merged,
             launches,
             merged_checked: Stamp::NONE,
+            launches_checked: Stamp::NONE,
         }
     }
 }
@@ -455,7 +446,7 @@ impl World {
         let Some(mut recorded) = self.graphs.remove(&graph) else {
             return Err(Error::UnknownGraph { graph });
         };
-        if let Err(error) = self.resolve_launches(&mut recorded.launches) {
+        if let Err(error) = self.resolve_launches(&mut recorded) {
             self.graphs.insert(graph, recorded);
             return Err(error);
         }
@@ -487,10 +478,11 @@ impl World {
     /// On bad input nothing is counted. When every binding was answered by
     /// its recorded row, the launches are marked checked under the world's
     /// stamp (see [`Kept`]).
-    fn resolve_launches(&mut self, launches: &mut Launches) -> Result<(), Error> {
+    fn resolve_launches(&mut self, graph: &mut Graph) -> Result<(), Error> {
         self.rows.clear();
         self.ends.clear();
-        let kept = self.kept(launches.checked);
+        let kept = self.kept(graph.launches_checked);
+        let launches = &graph.launches;
         let (mut unresolved, mut answered) = (0u64, true);
         let mut start = 0;
         for &RecordedLaunch { end, .. } in &launches.launched {
@@ -513,7 +505,7 @@ impl World {
         }
         self.unresolved = self.unresolved.saturating_add(unresolved);
         if answered {
-            launches.checked = self.stamp.made();
+            graph.launches_checked = self.stamp.made();
         }
         Ok(())
     }
@@ -546,13 +538,13 @@ impl World {
                     .is_some()
             });
             if !answered {
-                return self.resolve_recorded(&graph.launches, releasing);
+                return self.resolve_recorded(graph, releasing);
             }
             graph.merged_checked = self.stamp.made();
         }
         for write in &graph.merged {
             let Some(footprint) = self.allocs.footprint(write.row.alloc) else {
-                return self.resolve_recorded(&graph.launches, releasing);
+                return self.resolve_recorded(graph, releasing);
             };
             if footprint.claimed || !releasing {
                 self.rows.push(write.row);
@@ -578,11 +570,11 @@ impl World {
     /// without, the baseline 36.0; such a replay, while every allocation
     /// the graph wrote lives, now settles its merged rows and does not come
     /// here).
-    fn resolve_recorded(&mut self, launches: &Launches, releasing: bool) -> Result<(), Error> {
+    fn resolve_recorded(&mut self, graph: &Graph, releasing: bool) -> Result<(), Error> {
         self.rows.clear();
-        let kept = self.kept(launches.checked);
+        let kept = self.kept(graph.launches_checked);
         let mut unresolved = 0u64;
-        for write in launches.writes() {
+        for write in graph.launches.writes() {
             match self.push_recorded(&write, releasing, kept) {
                 Ok(again) => unresolved = unresolved.saturating_add(again.unwrap_or(0)),
                 Err(error) => {
@@ -870,7 +862,7 @@ mod tests {
         let first = world.stamp.made();
         let graph = &world.graphs[&9];
         assert_eq!(
-            (graph.merged_checked, graph.launches.checked),
+            (graph.merged_checked, graph.launches_checked),
             (first, first)
         );
         let trusted = if first == Stamp::NONE {
