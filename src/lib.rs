@@ -207,11 +207,15 @@
 //! * The notes ask for no global state. The crate keeps one process-wide
 //!   atomic counter, from which each world (and each clone, and each world
 //!   every 65,535 frees) draws the stamp it writes into the rows it makes.
-//!   Nothing else is shared and nothing waits on it; it only makes stamps
-//!   unique, so that a world tells its own rows (range checked when made)
-//!   from rows kept from another world (range checked on every launch),
-//!   and its rows made since its last free (no look-up) from older ones.
-//!   The counter's 2^32 − 2 stamps last 2^48 frees in one process.
+//!   Nothing else of the crate's is shared (hashbrown's default hasher
+//!   draws its seed once a process) and nothing waits on it; it only makes
+//!   stamps unique, so that a world tells its own rows (range checked when
+//!   made) from rows kept from another world (range checked on every
+//!   launch), and its rows made since its last free (no look-up) from
+//!   older ones. The counter's 2^32 − 2 stamps last 2^48 frees in one
+//!   process, or 2^32 worlds and clones (a service that makes a world per
+//!   request); once they are spent, every world checks every row's range
+//!   at its next draw, as without stamps: slower, with the same answers.
 //!   Without it, a launch's answer for such a row depended on whether the
 //!   world had claims, and a batch disagreed with one launch at a time
 //!   (SPEC §10, 5). Targets without atomic compare-and-swap get no stamps
@@ -323,7 +327,9 @@
 //! allocations makes no heap allocation, nor does one that taints or
 //! releases one range per binding, nor a good replay of a captured graph,
 //! plain or checked (its skips included), once the world's buffers have
-//! grown (`tests/no_heap_on_hot_path.rs`).
+//! grown (`tests/no_heap_on_hot_path.rs`). A failure new to the world keeps
+//! its error's three strings, written into the room of the failure removed
+//! last where they fit: a failure that comes and goes allocates them once.
 //!
 //! ## Features
 //!

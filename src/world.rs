@@ -157,10 +157,19 @@ fn plain<B: Bind>(
 /// world is exactly as it was before the call (`device_fault`, which takes
 /// any error, returns nothing). Nothing reachable from input panics.
 /// The world holds no locks and is `Send` and `Sync`, so a scheduler can
-/// keep it on its device thread (`tests/device_thread.rs`). Its only state
-/// outside itself is one process-wide atomic counter, from which each
-/// world (and each clone) draws the stamp that marks the rows it makes
-/// (see [`Resolved`]).
+/// keep it on its device thread (`tests/device_thread.rs`). Shared behind a
+/// lock, it wants a `Mutex` more than an `RwLock`: a read
+/// ([`read`](Self::read), [`read_failure`](Self::read_failure)) takes
+/// `&mut self`, since it counts bindings that resolve to nothing, and
+/// [`scope`](Self::scope) holds it while its body, the GPU work, runs (a
+/// body that takes the same lock deadlocks). A body that panics poisons
+/// the lock but leaves the world whole, its write set torn down, so taking
+/// the world out of the poisoned lock is safe. Its only state outside
+/// itself is one process-wide atomic counter, from which each world (and
+/// each clone) draws the stamp that marks the rows it makes (see
+/// [`Resolved`]), and the seed hashbrown's default hasher draws once a
+/// process for the memory-id index; neither changes an answer, and two
+/// worlds on two threads share nothing else.
 ///
 /// ```
 /// use taintworld::{Access, Binding, Launch, Outcome, ReadResult, Verdict, World};
@@ -537,7 +546,10 @@ impl World {
     /// then it is resolved and settled, and the launch after it asks again
     /// if it bound nothing claimed. No heap allocation when nothing is
     /// claimed, nor when each binding taints or releases one range
-    /// (`tests/no_heap_on_hot_path.rs`).
+    /// (`tests/no_heap_on_hot_path.rs`), but for a failure new to the
+    /// world: it keeps its error's three strings, in the room of the
+    /// failure removed last where they fit, so a failure that comes and
+    /// goes allocates them once.
     pub fn launch<B: Bind>(&mut self, launch: &Launch<'_, B>) -> Result<LaunchResult, Error> {
         if !self.touched_last
             && matches!(launch.outcome, Outcome::Ok | Outcome::DryRun)
@@ -781,9 +793,12 @@ impl World {
     /// huge batch and will not make another soon. They keep the room a new
     /// world starts with, so launches as wide as that still allocate
     /// nothing; nothing else changes, and the next call that needs more
-    /// room allocates it again.
+    /// room allocates it again. A world whose buffers never grew past that
+    /// room keeps them as they are: calling it often costs nothing.
     pub fn shrink_buffers(&mut self) {
-        self.rows = Vec::with_capacity(ROWS_RESERVED);
+        if self.rows.capacity() > ROWS_RESERVED {
+            self.rows = Vec::with_capacity(ROWS_RESERVED);
+        }
         self.ends = Vec::new();
     }
 

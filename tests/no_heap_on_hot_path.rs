@@ -2,7 +2,9 @@
 //! allocations, launches that taint or release one range per binding (bound
 //! by `Binding` or by pre-resolved row), a successful `World::scope`, skips
 //! of registered kernels and good replays of a captured graph make no heap
-//! allocation once warm.
+//! allocation once warm; nor does a failure that comes and goes (new each
+//! time, in the room of the one before), nor shrinking buffers that never
+//! grew.
 //!
 //! Allocations are counted by `tests/common/counting.rs`.
 
@@ -458,4 +460,107 @@ fn a_clone_allocates_for_its_first_new_skip_failure_and_allocation_what_its_orig
         [(0, 3, 0), (0, 3, 0)],
         "allocations in the next skip, new failure and allocation (clone, original)"
     );
+}
+
+#[test]
+fn a_failure_that_comes_and_goes_allocates_its_strings_once() {
+    // No failure stays alive to be found again: each failing launch, host
+    // write or batch mints a new failure, and the launch after it writes
+    // the bytes again, so the failure goes. Its strings' room goes to the
+    // next failure minted, whose strings fit it: 0 allocations, where each
+    // new failure used to allocate its three strings.
+    let mut w = World::default();
+    let key = w.alloc(0, 4, 4096).unwrap();
+    let out = [Binding::whole(0, key, Access::Write)];
+    let launch = |outcome| Launch {
+        kernel: "fill",
+        stream: 0.into(),
+        bindings: &out[..],
+        outcome,
+    };
+    let messages = ["bad grid", "bad block", "too many resources requested"];
+    let failing = messages.map(|message| {
+        launch(Outcome::Failed {
+            kind: "launch",
+            message,
+        })
+    });
+    let fixing = launch(Outcome::Ok);
+    let copy_failed = Outcome::Failed {
+        kind: "copy",
+        message: "DMA",
+    };
+    // Warm: the longest strings first, so every later one fits.
+    for f in failing.iter().rev() {
+        w.launch(f).unwrap();
+        w.launch(&fixing).unwrap();
+    }
+    w.host_write(&out[0], copy_failed).unwrap();
+    w.host_write(&out[0], Outcome::Ok).unwrap();
+    let mut results = Vec::with_capacity(2);
+    w.launch_batch(&[failing[0], fixing], &mut results).unwrap();
+    let minted = w.stats().failures_minted;
+
+    let (mut failed, mut released) = (0u32, 0u32);
+    let n = allocations_in(|| {
+        for i in 0..999 {
+            let outcome = match i % 3 {
+                0 => w.launch(&failing[i / 3 % 3]).unwrap().verdict,
+                1 => w.host_write(&out[0], copy_failed).unwrap(),
+                _ => {
+                    results.clear();
+                    w.launch_batch(&[failing[2], fixing], &mut results).unwrap();
+                    results[0].verdict
+                }
+            };
+            if matches!(outcome, Verdict::Failed(_)) {
+                failed += 1;
+            }
+            let released_now = if i % 3 == 2 {
+                results[1].verdict
+            } else if i % 3 == 1 {
+                w.host_write(&out[0], Outcome::Ok).unwrap()
+            } else {
+                w.launch(&fixing).unwrap().verdict
+            };
+            if released_now == Verdict::Ran && w.stats().live_failures == 0 {
+                released += 1;
+            }
+        }
+    });
+    assert_eq!(
+        (n, failed, released),
+        (0, 999, 999),
+        "failures that came and went allocated"
+    );
+    assert_eq!(
+        w.stats().failures_minted,
+        minted + 999,
+        "each was a new failure"
+    );
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn shrinking_buffers_that_never_grew_allocates_nothing() {
+    let mut w = World::default();
+    let key = w.alloc(0, 4, 4096).unwrap();
+    let clean = [Binding::whole(0, key, Access::Write)];
+    let launch = Launch {
+        kernel: "fill",
+        stream: 0.into(),
+        bindings: &clean[..],
+        outcome: Outcome::Ok,
+    };
+    let mut results = Vec::with_capacity(1);
+    w.launch_batch(&[launch], &mut results).unwrap();
+    let n = allocations_in(|| {
+        for _ in 0..1000 {
+            w.shrink_buffers();
+        }
+    });
+    assert_eq!(n, 0, "shrinking room a new world has allocated");
+    results.clear();
+    let n = allocations_in(|| w.launch_batch(&[launch], &mut results).unwrap());
+    assert_eq!((n, results[0].verdict), (0, Verdict::Ran));
 }

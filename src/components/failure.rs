@@ -106,6 +106,19 @@ impl ErrorInfo {
         }
     }
 
+    /// Makes it `(kind, kernel, message)` in the room its strings have,
+    /// allocating only for a string longer than the room it takes.
+    fn refill(&mut self, kind: &str, kernel: &str, message: &str) {
+        for (into, from) in [
+            (&mut self.kind, kind),
+            (&mut self.kernel, kernel),
+            (&mut self.message, message),
+        ] {
+            into.clear();
+            into.push_str(from);
+        }
+    }
+
     /// Whether this is the identity `(kind, kernel, message)`.
     #[inline]
     fn is(&self, kind: &str, kernel: &str, message: &str) -> bool {
@@ -169,7 +182,8 @@ impl Failure {
 /// dedup by `(kind, kernel, message)`, and an index from public id to key.
 ///
 /// Costs: look-up by key O(1); find-or-mint O(1) expected (one hash of the
-/// three strings, no allocation when the failure exists); about 120 bytes per
+/// three strings; no allocation when the failure exists, nor when its
+/// strings fit those of the failure removed last); about 120 bytes per
 /// live failure plus its strings.
 #[derive(Debug, Default)]
 pub struct Failures {
@@ -192,6 +206,12 @@ pub struct Failures {
     /// A parked failure is held again since the parked ones were last
     /// looked at: the next look-up by identity puts it back first.
     regained: bool,
+    /// The error of the failure removed last, kept for the room of its
+    /// strings: the next failure minted writes its own into them, so a
+    /// failure that comes and goes (a launch fails, a later launch writes
+    /// its bytes again, it fails again) allocates nothing once its strings
+    /// fit. One error at most, no longer than one that was alive.
+    spare: Option<ErrorInfo>,
 }
 
 /// A copy with the room its original has (`CloneWithRoom`), so that a
@@ -209,6 +229,7 @@ impl Clone for Failures {
             last: self.last,
             parked: self.parked.clone_with_room(),
             regained: self.regained,
+            spare: self.spare.clone(),
         }
     }
 }
@@ -342,9 +363,16 @@ impl Failures {
     fn mint(&mut self, identity: u64, kind: &str, kernel: &str, message: &str) -> FailureKey {
         self.minted = self.minted.saturating_add(1);
         let id = FailureId(self.minted);
+        let error = match self.spare.take() {
+            Some(mut spare) => {
+                spare.refill(kind, kernel, message);
+                spare
+            }
+            None => ErrorInfo::new(kind, kernel, message),
+        };
         let key = self.store.insert(Failure {
             id,
-            error: ErrorInfo::new(kind, kernel, message),
+            error,
             occurrences: 1,
             skipped: 0,
             carriers: 0,
@@ -541,7 +569,7 @@ impl Failures {
     /// longer than about twice the live failures, however seldom the
     /// caller prunes.
     pub(crate) fn remove_if_unheld(&mut self, key: FailureKey) -> bool {
-        let removed = self.get(key).is_some_and(|f| !f.held()) && self.remove(key).is_some();
+        let removed = self.get(key).is_some_and(|f| !f.held()) && self.remove(key);
         self.bound_unheld();
         removed
     }
@@ -571,14 +599,18 @@ impl Failures {
         self.unheld.len()
     }
 
-    /// Removes `key` and its index entries.
-    pub(crate) fn remove(&mut self, key: FailureKey) -> Option<Failure> {
-        let failure = self.store.remove(key)?;
+    /// Removes `key` and its index entries, keeping its error's strings
+    /// for the next failure minted. Whether there was such a failure.
+    pub(crate) fn remove(&mut self, key: FailureKey) -> bool {
+        let Some(failure) = self.store.remove(key) else {
+            return false;
+        };
         if let Ok(entry) = self.by_identity.find_entry(failure.hash(), |&k| k == key) {
             entry.remove();
         }
         self.by_id.remove(&failure.id);
-        Some(failure)
+        self.spare = Some(failure.error);
+        true
     }
 
     /// The indexes' own agreements, for
