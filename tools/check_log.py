@@ -62,7 +62,7 @@ import zlib
 from typing import Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "spec_oracle"))
-from oracle import MAX_LINE, Bad, World, gunzip, parse_json  # noqa: E402
+from oracle import MAX_LINE, Bad, World, cli_number, gunzip, log_lines, parse_json  # noqa: E402
 
 U64 = 2 ** 64 - 1
 ACCESSES = {"read", "write", "read_write", "dead"}
@@ -121,17 +121,20 @@ def _is_error(err) -> bool:
 
 
 def _lines(path) -> List[bytes]:
-    """The log's lines, decompressed as the replay decompresses: when the
-    name ends in ``.gz`` (in any case) or the first bytes say gzip, every
-    member, and nothing but members."""
+    """The log's lines, decompressed as the replay decompresses (when the
+    name ends in ``.gz``, in any case, or the first bytes say gzip: every
+    member, and nothing but members) and split as it splits them, by the
+    oracle's ``log_lines``: at ``\\n`` alone, a trailing ``\\r`` dropped
+    (``bytes.splitlines`` also broke at a lone ``\\r``, and numbered the
+    lines after it wrong)."""
     with open(path, "rb") as f:
         data = f.read()
-    if not (data[:2] == b"\x1f\x8b" or path.lower().endswith(".gz")):
-        return data.splitlines(keepends=True)
-    try:
-        return gunzip(data).splitlines(keepends=True)
-    except (ValueError, zlib.error) as e:
-        raise UnreadableLog(f"not gzip as the replay reads it: {e}") from None
+    if data[:2] == b"\x1f\x8b" or path.lower().endswith(".gz"):
+        try:
+            data = gunzip(data)
+        except (ValueError, zlib.error) as e:
+            raise UnreadableLog(f"not gzip as the replay reads it: {e}") from None
+    return log_lines(data)
 
 
 def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]] = None,
@@ -162,9 +165,8 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
         if len(errors) < 100:
             errors.append(f"line {lineno}: {msg}")
 
-    def binding(ev, key_ev, need_access):
+    def binding(b, need_access):
         nonlocal bindings
-        b = key_ev
         if not isinstance(b, dict):
             raise LogError("binding must be an object")
         stream = _int(b, "stream")
@@ -172,7 +174,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
         rng = b.get("range")
         acc = b.get("access")
         if need_access:
-            if acc not in ACCESSES:
+            if not isinstance(acc, str) or acc not in ACCESSES:
                 raise LogError(f"bad access {acc!r}")
             access_counts[acc] += 1
         bindings += 1
@@ -195,10 +197,6 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
 
     for raw in _lines(path):
         lineno += 1
-        if raw.endswith(b"\n"):
-            raw = raw[:-1]
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
         if len(raw) > MAX_LINE:
             err("line longer than 1 MiB")
             continue
@@ -214,6 +212,8 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
             if not isinstance(ev, dict):
                 raise LogError("an event must be a JSON object")
             op = ev.get("op")
+            if not isinstance(op, str):
+                raise LogError(f"'op' must be a string, got {op!r}")
             if op not in KNOWN_OPS:
                 raise LogError(f"unknown op {op!r}")
             if op == "header":
@@ -275,7 +275,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                 if not isinstance(bs, list):
                     raise LogError("launch needs a 'bindings' list")
                 for b in bs:
-                    binding(ev, b, True)
+                    binding(b, True)
                 if _outcome(ev, True) == "failed":
                     counts["failed"] += 1
                     slot = ev["stream"] % max_streams
@@ -283,7 +283,7 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                         doomed.setdefault(slot, lineno)
                 reads_after_last_launch = 0
             elif op in ("host_write", "read"):
-                binding(ev, ev.get("binding"), False)
+                binding(ev.get("binding"), False)
                 if op == "read":
                     reads_after_last_launch += 1
                 elif _outcome(ev, False) == "failed":
@@ -344,8 +344,6 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
                 raise LogError(f"the replay rejects it: {replay_rejects}")
         except LogError as e:
             err(str(e))
-        except (ValueError, TypeError) as e:
-            err(f"malformed JSON: {e}")
     if not seen_event:
         errors.append("no header")
     if live:
@@ -381,6 +379,16 @@ def check(path: str, expect_read: bool = False, minimum: Optional[Dict[str, int]
     }
 
 
+def _count(text) -> int:
+    """A count on the command line, read as the replay reads its numbers
+    (the oracle's ``cli_number``, Rust's u64: ASCII digits, one optional
+    leading +), so that ``²`` or ``-1`` is argparse's usage error, exit 2."""
+    try:
+        return cli_number(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a count 0..2^64-1: {text!r}") from None
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("logs", nargs="+")
@@ -389,7 +397,7 @@ def main(argv=None) -> int:
     p.add_argument("--min", action="append", default=[], metavar="OP=N",
                    help="require at least N events of OP (repeatable), e.g. --min replay=5; "
                         "failed=N counts launches, host writes and replays that failed")
-    p.add_argument("--min-streams", type=int, default=0,
+    p.add_argument("--min-streams", type=_count, default=0,
                    help="require allocations on at least this many stream ids")
     p.add_argument("--expect-blocking", action="store_true",
                    help="require a header that says launch_blocking: true")
@@ -398,15 +406,18 @@ def main(argv=None) -> int:
     minimum = {}
     for item in ns.min:
         op, _, n = item.partition("=")
-        if (op not in KNOWN_OPS and op != "failed") or not n.isdigit():
+        try:
+            minimum[op] = _count(n)
+        except argparse.ArgumentTypeError:
+            minimum[op] = None
+        if (op not in KNOWN_OPS and op != "failed") or minimum[op] is None:
             p.error(f"--min wants OP=N with a known op (or failed), got {item!r}")
-        minimum[op] = int(n)
     status = 0
     for path in ns.logs:
         try:
             s = check(path, expect_read=ns.expect_read, minimum=minimum,
                       min_streams=ns.min_streams, expect_blocking=ns.expect_blocking)
-        except (OSError, EOFError) as e:
+        except OSError as e:
             print(f"{path}: FAIL: cannot read: {e}")
             status = 1
             continue

@@ -46,16 +46,23 @@ def test_check_log_rejects_bad_logs():
             '{"op":"read","binding":{"stream":0,"memory":1}}',
             '{"op":"free","memory":1}']
     assert check_log.check(write(good), expect_read=True)["ok"]
+    # Each bad log is the good one with one fault, and its error, the only
+    # one, names that fault and its line: a case that failed for another
+    # reason would pass with its own rule gone.
     bad_cases = {
-        "header not first": [good[1], h] + good[2:],
-        "range past end": [h, good[1], good[2].replace("[0,8]", "[0,9]"), good[4]],
-        "wrong stream": [h, good[1], good[2].replace('"stream":0,"memory":1,', '"stream":1,"memory":1,'), good[4]],
-        "never freed": good[:3],
-        "double alloc": [h, good[1], good[1], good[4]],
-        "dead memory": [h, good[1], good[4], good[2]],
-        "bad access": [h, good[1], good[2].replace('"write"', '"wr"'), good[4]],
-        "duplicate key": [h, '{"op":"alloc","stream":0,"memory":1,"memory":2,"size":8}'],
-        "replay unknown": [h, '{"op":"replay","graph":3,"stream":0,"outcome":"ok"}'],
+        "line 3: header is not the first event": good[:2] + [h] + good[2:],
+        "line 3: range [0, 9] past the end of memory 1 (size 8)":
+            [h, good[1], good[2].replace("[0,8]", "[0,9]"), good[4]],
+        "line 3: binding names stream 1 but memory 1 was allocated on stream 0":
+            [h, good[1], good[2].replace('"stream":0,"memory":1,', '"stream":1,"memory":1,'), good[4]],
+        "1 allocation(s) never freed, e.g. [1]": good[:3],
+        "line 3: memory 1 is already live": [h, good[1], good[1], good[4]],
+        "line 4: binding names memory 1, which is not live": [h, good[1], good[4], good[2]],
+        "line 3: bad access 'wr'": [h, good[1], good[2].replace('"write"', '"wr"'), good[4]],
+        "line 2: malformed JSON: duplicate key 'memory'":
+            [h, '{"op":"alloc","stream":0,"memory":1,"memory":2,"size":8}'],
+        "line 2: replay of unknown graph 3":
+            [h, '{"op":"replay","graph":3,"stream":0,"outcome":"ok"}'],
     }
     # A launch that fails in a window dooms it: its capture_end makes no
     # graph, so a replay or graph_destroy of that id is bad input; the same
@@ -64,8 +71,11 @@ def test_check_log_rejects_bad_logs():
                '"outcome":{"failed":{"kind":"k","message":"m"}}}')
     window = ['{"op":"capture_begin","stream":0}', failing,
               '{"op":"capture_end","stream":0,"graph":1}']
-    for after in ('{"op":"replay","graph":1,"stream":0,"outcome":"ok"}', '{"op":"graph_destroy","graph":1}'):
-        bad_cases["after a doomed capture: " + after] = good[:2] + window + [after] + good[4:]
+    for op, after in (("replay", '{"op":"replay","graph":1,"stream":0,"outcome":"ok"}'),
+                      ("graph_destroy", '{"op":"graph_destroy","graph":1}')):
+        why = (f"line 6: {op} of graph 1, whose capture a failed launch (line 4) doomed: "
+               "it made no graph")
+        bad_cases[why] = good[:2] + window + [after] + good[4:]
     s = check_log.check(write(good[:2] + window + good[4:]))
     assert s["ok"], s["errors"]
     made = [window[0], window[2].replace('"graph":1', '"graph":2'), '{"op":"graph_destroy","graph":2}']
@@ -73,10 +83,7 @@ def test_check_log_rejects_bad_logs():
     assert s["ok"], s["errors"]
     for why, lines in bad_cases.items():
         s = check_log.check(write(lines))
-        assert not s["ok"], why
-    s = check_log.check(write(bad_cases['after a doomed capture: {"op":"graph_destroy","graph":1}']))
-    assert s["errors"] == ["line 6: graph_destroy of graph 1, whose capture a failed launch "
-                           "(line 4) doomed: it made no graph"], s["errors"]
+        assert s["errors"] == [why], (why, s["errors"])
     # A host write after the last launch is not the read --expect-read asks
     # for, failed or not; a failed one counts for --min failed.
     for outcome in ('"ok"', '{"failed":{"kind":"k","message":"m"}}'):
@@ -112,7 +119,8 @@ def test_check_log_rejects_what_the_replay_rejects_and_passes_what_it_passes():
     events and a device fault's error went unchecked, Python's parser took
     JSON the replay's does not (it now parses as the oracle does), a replay's optional stream went unchecked,
     an outcome with an extra key was refused, and a broken or padded gzip
-    file crashed the validator or passed it.  Each log here is whole but
+    file crashed the validator or passed it; and an op or an access that
+    is not a string was "malformed JSON: unhashable type" (a review).  Each log here is whole but
     for the one line named, and the error is the replay's reason."""
     h = '{"op":"header","format":"taintworld-log","version":1}'
     graph = ['{"op":"capture_begin","stream":0}', '{"op":"capture_end","stream":0,"graph":1}']
@@ -132,6 +140,11 @@ def test_check_log_rejects_what_the_replay_rejects_and_passes_what_it_passes():
         "malformed JSON: recursion limit exceeded": [nested(128)],
         "'stream' must be an integer in 0..2^64-1, got -1":
             graph + ['{"op":"replay","graph":1,"stream":-1,"outcome":"ok"}'],
+        "line 2: 'op' must be a string, got {'a': 1}": ['{"op":{"a":1}}'],
+        "line 3: bad access ['read']":
+            ['{"op":"alloc","stream":0,"memory":1,"size":8}',
+             '{"op":"launch","kernel":"k","stream":0,"bindings":[{"stream":0,"memory":1,'
+             '"access":["read"]}],"outcome":"ok"}', '{"op":"free","memory":1}'],
     }
     for why, lines in bad.items():
         s = check_log.check(write([h] + lines))
@@ -168,6 +181,36 @@ def test_check_log_rejects_what_the_replay_rejects_and_passes_what_it_passes():
         with contextlib.redirect_stdout(io.StringIO()) as out:
             assert check_log.main([path]) == 1
         assert "FAIL: cannot read" in out.getvalue()
+
+
+def test_check_log_splits_lines_where_the_replay_does():
+    """At \\n alone, one trailing \\r dropped (SPEC Appendix A): a lone \\r
+    inside a line is JSON's whitespace there. The validator split at it
+    too, and so reported lines 2, 3 and 4 where the replay reports line 3
+    alone."""
+    h = '{"op":"header","format":"taintworld-log","version":1}'
+    s = check_log.check(write([h, '{"op":"sync",\r"x":1}\r', '{"op":"free","memory":5}']))
+    assert s["errors"] == ["line 3: free of memory 5, which is not live"], s["errors"]
+    assert s["lines"] == 3, s
+
+
+def test_check_log_reads_counts_as_the_replay_reads_numbers():
+    """``--min OP=N`` and ``--min-streams N`` take what Rust's u64 takes
+    (a leading +, ASCII digits); anything else is argparse's usage error,
+    exit 2, where a superscript ``²`` ended in a traceback."""
+    path = write(['{"op":"header","format":"taintworld-log","version":1}'])
+    for args in (["--min", "sync=\u00b2"], ["--min-streams", "\u00b2"], ["--min-streams", "\u0661"],
+                 ["--min", "sync=-1"], ["--min-streams", str(2 ** 64)]):
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            try:
+                check_log.main([path, *args])
+            except SystemExit as e:
+                assert e.code == 2, (args, e.code)
+            else:
+                raise AssertionError(f"{args} was taken")
+        assert "usage:" in err.getvalue(), (args, err.getvalue())
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert check_log.main([path, "--min", "sync=+0", "--min-streams", "0"]) == 0
 
 
 def test_check_log_follows_the_replays_state_where_a_skip_dooms_a_window():
@@ -242,6 +285,42 @@ def test_the_runner_leaves_no_temporary_file_behind():
     assert tempfile.gettempdir() == where
 
 
+def test_the_runner_counts_a_test_that_exits_as_a_failure_and_goes_on():
+    """A test that raises SystemExit, even SystemExit(0), fails and the
+    tests after it still run, the summary line follows and the status is
+    1 (the run ended with status 0 there, its later tests unrun). Only
+    KeyboardInterrupt stops the run."""
+    ran = []
+
+    def test_a_exits_0():
+        raise SystemExit(0)
+
+    def test_b_exits_3():
+        sys.exit(3)
+
+    def test_c_passes():
+        ran.append("c")
+
+    quiet = io.StringIO()
+    with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+        status = run_tests({"test_a_exits_0": test_a_exits_0, "test_b_exits_3": test_b_exits_3,
+                            "test_c_passes": test_c_passes})
+    assert status == 1 and ran == ["c"], quiet.getvalue()
+    assert quiet.getvalue().rstrip().endswith("1 passed, 2 failed"), quiet.getvalue()
+
+    def test_interrupted():
+        raise KeyboardInterrupt
+
+    where = tempfile.gettempdir()
+    try:
+        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            run_tests({"test_interrupted": test_interrupted, "test_passes": test_c_passes})
+    except KeyboardInterrupt:
+        assert ran == ["c"] and tempfile.gettempdir() == where
+    else:
+        raise AssertionError("KeyboardInterrupt did not stop the run")
+
+
 # ---------------------------------------------------------------- runner
 
 
@@ -265,10 +344,15 @@ def run_tests(namespace) -> int:
                 try:
                     fn()
                     print(f"ok   {name}")
-                except Exception as e:  # report every failing test, not just the first
+                except KeyboardInterrupt:
+                    raise
+                # Report every failing test, not just the first: SystemExit
+                # (even SystemExit(0)) too, which would end the run there
+                # with the tests after it unrun.
+                except BaseException as e:
                     failed += 1
                     traceback.print_exc()
-                    print(f"FAIL {name}: {e}")
+                    print(f"FAIL {name}: {type(e).__name__}: {e}")
         finally:
             tempfile.tempdir = before
     print(f"{len(tests) - failed} passed, {failed} failed")

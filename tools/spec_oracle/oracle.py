@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Independent oracle for taintworld SPEC v1 (sections 1-9 + Appendix A).
 
-Usage: oracle.py [replay] LOG [--json] [--keep-going] [--strict]
+Usage: oracle.py [replay] LOG [--keep-going] [--strict]
                  [--fail-launch N]... [--max-streams N] [--chain-limit N]
+
+It prints what `taintworld replay --json` prints, the SPEC §8 report as one
+line of JSON, and nothing else; so it takes no --json (the crate's summary
+without it is outside the SPEC, and the oracle writes none).
 
 Claims are kept per allocation as a plain list of (start, end, fid, origin)
 with origin None for the root or a Record object (compared by identity).
@@ -11,6 +15,7 @@ numbers past f64's range, how a .gz log ends, command-line numbers) it
 takes the crate's documented choices, marked where they are made.
 """
 import json
+import re
 import sys
 import zlib
 
@@ -41,7 +46,6 @@ class Failure:
         self.kernel = kernel
         self.message = message
         self.occurrences = 1
-        self.skips = 0
 
     def error(self):
         return {"kind": self.kind, "kernel": self.kernel, "message": self.message}
@@ -303,44 +307,27 @@ class World:
             self.carry[c[2]] = self.carry.get(c[2], 0) + 1
 
     def apply_taint(self, a, s, e, fid, origin):
+        """Claims [s, e) for (fid, origin): other claims are cut back out
+        of the range, and those of the same failure and origin that overlap
+        or touch it fuse with it into one claim (SPEC section 1). One pass
+        is enough: claims of one failure and origin never touch each other,
+        so the one claim fused cannot reach a claim that [s, e) did not."""
         if s == e or a.unbacked:
             return
         keep = []
-        same = []
+        ns, ne = s, e
         for c in a.claims:
             cs, ce, cf, co = c
-            if cf == fid and co is origin:
-                same.append(c)
-                continue
-            if ce <= s or cs >= e:
+            if cf == fid and co is origin and ce >= s and cs <= e:
+                ns = min(ns, cs)
+                ne = max(ne, ce)
+            elif ce <= s or cs >= e:
                 keep.append(c)
             else:
                 if cs < s:
                     keep.append((cs, s, cf, co))
                 if ce > e:
                     keep.append((e, ce, cf, co))
-        ns, ne = s, e
-        for c in same:
-            cs, ce = c[0], c[1]
-            if ce >= ns and cs <= ne:   # overlaps or touches
-                ns = min(ns, cs)
-                ne = max(ne, ce)
-            else:
-                keep.append(c)
-        # a second pass is not needed: same-key claims never touch each other,
-        # but widening can reach one already passed; loop until stable
-        changed = True
-        while changed:
-            changed = False
-            rest = []
-            for c in keep:
-                if c[2] == fid and c[3] is origin and c[1] >= ns and c[0] <= ne:
-                    ns = min(ns, c[0])
-                    ne = max(ne, c[1])
-                    changed = True
-                else:
-                    rest.append(c)
-            keep = rest
         keep.append((ns, ne, fid, origin))
         self.set_claims(a, keep)
 
@@ -490,7 +477,6 @@ class World:
                 depth = 1
                 cut = True
             rec = Record(idx, kernel, needed, cause, depth, cut)
-            self.failures[fid].skips += 1
             for r in writes:
                 self.apply_taint(r[0], r[2], r[3], fid, rec)
             self.verdicts["skipped"] += 1
@@ -672,12 +658,24 @@ class World:
 
 # ---------------------------------------------------------------- driver
 
-def _cli_number(text):
-    """A command-line number: a u64 in decimal digits, as the crate's
-    command line takes it."""
-    if not text.isdigit() or int(text) > U64_MAX:
-        raise ValueError(text)
+def cli_number(text):
+    """A command-line number read as the crate's command line reads it,
+    with Rust's u64::from_str: one optional leading +, then ASCII digits
+    only (str.isdigit would take other scripts' digits, which Rust
+    refuses), at most 2^64-1. A ValueError names the text otherwise."""
+    if not re.fullmatch(r"\+?[0-9]+", text) or int(text) > U64_MAX:
+        raise ValueError(repr(text))
     return int(text)
+
+
+def log_lines(data):
+    """A log's lines as Appendix A reads them: split on \\n alone (a lone
+    \\r, or any other separator Python knows, stays inside its line), one
+    trailing \\r dropped. What follows a final \\n is no line."""
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
 
 
 def parse_header(obj):
@@ -694,41 +692,64 @@ def parse_header(obj):
     return ms, cl
 
 
-def main(argv):
-    args = list(argv)
+USAGE = ("usage: oracle.py [replay] LOG [--keep-going] [--strict] "
+         "[--fail-launch N]... [--max-streams N] [--chain-limit N]\n")
+
+
+class Usage(Exception):
+    """A command line the crate's `taintworld replay` refuses (exit 2)."""
+
+
+def parse_args(args):
+    """The command line as the crate's takes it: exactly one LOG, no
+    unknown option, no option but --fail-launch twice, and every N read
+    by cli_number. Returns (path, keep_going, strict, fail_launches,
+    max_streams, chain_limit), the last two None when not given."""
     if args and args[0] == "replay":
         args = args[1:]
-    path = None
-    keep_going = strict = False
+    paths = []
+    flags = {"--keep-going": False, "--strict": False}
+    numbers = {"--max-streams": None, "--chain-limit": None}
     fails = set()
-    cli_ms = cli_cl = None
     i = 0
-    try:
-        while i < len(args):
-            a = args[i]
-            if a == "--json":
-                pass
-            elif a == "--keep-going":
-                keep_going = True
-            elif a == "--strict":
-                strict = True
-            elif a == "--fail-launch":
-                i += 1
-                fails.add(_cli_number(args[i]))
-            elif a == "--max-streams":
-                i += 1
-                cli_ms = _cli_number(args[i])
-            elif a == "--chain-limit":
-                i += 1
-                cli_cl = _cli_number(args[i])
-            else:
-                path = a
+    while i < len(args):
+        a = args[i]
+        if flags.get(a) or numbers.get(a) is not None:
+            raise Usage("%s given twice" % a)
+        if a in flags:
+            flags[a] = True
+        elif a in numbers or a == "--fail-launch":
             i += 1
-    except (ValueError, IndexError) as e:
-        sys.stderr.write("error: bad command-line number: %s\n" % e)
-        return 2
-    if cli_ms == 0 or cli_cl == 0:
-        sys.stderr.write("error: max-streams and chain-limit must be >= 1\n")
+            if i == len(args):
+                raise Usage("%s needs a value N" % a)
+            try:
+                n = cli_number(args[i])
+            except ValueError as e:
+                raise Usage("invalid value %s for %s" % (e, a))
+            if a == "--fail-launch":
+                fails.add(n)
+            elif n == 0:
+                raise Usage("%s must be at least 1" % a)
+            else:
+                numbers[a] = n
+        elif a.startswith("-") and a != "-":
+            raise Usage("unexpected argument %r" % a)
+        else:
+            paths.append(a)
+        i += 1
+    if not paths:
+        raise Usage("the log (LOG) is missing")
+    if len(paths) > 1:
+        raise Usage("unexpected argument %r: one log only" % paths[1])
+    return (paths[0], flags["--keep-going"], flags["--strict"], fails,
+            numbers["--max-streams"], numbers["--chain-limit"])
+
+
+def main(argv):
+    try:
+        path, keep_going, strict, fails, cli_ms, cli_cl = parse_args(list(argv))
+    except Usage as e:
+        sys.stderr.write("error: %s\n%s" % (e, USAGE))
         return 2
     try:
         with open(path, "rb") as fh:
@@ -740,7 +761,6 @@ def main(argv):
         sys.stderr.write("error: %s\n" % e)
         return 2
 
-    raw_lines = data.split(b"\n")
     events = 0
     rejected = []
     world = None
@@ -751,14 +771,12 @@ def main(argv):
         return World(cli_ms if cli_ms is not None else ms,
                      cli_cl if cli_cl is not None else cl, strict, fails)
 
-    for n, raw in enumerate(raw_lines, 1):
+    for n, raw in enumerate(log_lines(data), 1):
         try:
-            # Appendix A: one trailing \r is dropped; the length limit is on
-            # the line without its newline.  Blank/comment classification is
-            # by the bytes (so an over-long or non-UTF-8 comment is still a
-            # comment: rejected, but not an event and not the header slot).
-            if raw.endswith(b"\r"):
-                raw = raw[:-1]
+            # Appendix A: the length limit is on the line without its
+            # newline.  Blank/comment classification is by the bytes (so an
+            # over-long or non-UTF-8 comment is still a comment: rejected,
+            # but not an event and not the header slot).
             blank_or_comment = raw.strip(b" \t") == b"" or raw.startswith(b"#")
             problem = None
             if len(raw) > MAX_LINE:
