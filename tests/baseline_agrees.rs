@@ -622,7 +622,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: scale::cases(512), ..ProptestConfig::default() })]
+    #![proptest_config(scale::config(512))]
 
     /// Beyond the benches' workloads: random launches (failing ones among
     /// them, several failures at once), host writes and reads of partial

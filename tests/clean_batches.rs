@@ -351,7 +351,7 @@ fn gen_setting() -> impl Strategy<Value = Setting> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: scale::cases(1536), ..ProptestConfig::default() })]
+    #![proptest_config(scale::config(1536))]
 
     /// Bindings: mostly of the common shape, so that whole batches take the
     /// one-predicate path, with now and then a folded stream, a memory id, a

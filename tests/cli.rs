@@ -1765,20 +1765,61 @@ fn freed_memory_named_again_is_said_to_have_been_freed_and_where() {
     );
 }
 
+/// The text block of the README that follows `before`.
+fn readme_block(before: &str) -> String {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("the README");
+    readme
+        .split(&format!("{before}```text\n"))
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .unwrap_or_else(|| panic!("the README has a text block after {before:?}"))
+        .to_string()
+}
+
 /// The README's first set-up command prints what the README shows, line
 /// for line: the block is the documentation a newcomer reads first.
 #[test]
 fn the_readme_shows_exactly_what_the_main_job_prints() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("the README");
-    let shown = readme
-        .split("The first prints:\n\n```text\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("the README shows the main job's output");
+    let shown = readme_block("The first prints:\n\n");
     let log = examples().join("skip_chain_three_kernels.jsonl");
     let printed = summary_of(&log);
     assert_eq!(printed, shown);
+}
+
+#[test]
+fn the_readmes_usage_names_every_option_the_commands_help_lists_and_no_other() {
+    // A flag added to the command and not to the README's usage block (or
+    // one left there after it went) fails here, not in a reader's hands.
+    let usage = readme_block("## The command\n\n");
+    let options = |text: &str| {
+        let mut found: Vec<String> = text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .filter(|word| word.starts_with("--") && word.len() > 2 && word != &"--help")
+            .map(String::from)
+            .collect();
+        found.sort();
+        found.dedup();
+        found
+    };
+    for command in ["replay", "gen"] {
+        let shown: Vec<&str> = usage
+            .lines()
+            .skip_while(|line| !line.starts_with(&format!("taintworld {command}")))
+            .take_while(|line| {
+                line.starts_with(&format!("taintworld {command}")) || line.starts_with(' ')
+            })
+            .collect();
+        let help = taintworld(&[command, "--help"]);
+        assert!(help.status.success(), "{command} --help failed");
+        let listed = options(&String::from_utf8_lossy(&help.stdout));
+        assert!(listed.len() >= 3, "{command} --help lists {listed:?}");
+        assert_eq!(
+            options(&shown.join("\n")),
+            listed,
+            "the README's usage of {command} against its --help"
+        );
+    }
 }
 
 #[test]

@@ -195,7 +195,7 @@ fn compared(ops: impl IntoIterator<Item = Op>) -> impl Iterator<Item = (Op, bool
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: scale::cases(64), ..ProptestConfig::default() })]
+    #![proptest_config(scale::config(64))]
 
     /// 400 random operations on a 256-byte allocation, most of them
     /// failures of 64 kinds over a few bytes each, between a start that
@@ -216,7 +216,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: scale::cases(64), ..ProptestConfig::default() })]
+    #![proptest_config(scale::config(64))]
 
     /// A counted set of 100 spaced claims changed 300 times near its front
     /// (its first 64 bytes, up to 24 at a time: a window of up to a dozen
@@ -240,7 +240,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: scale::cases(4), ..ProptestConfig::default() })]
+    #![proptest_config(scale::config(4))]
 
     /// A set taken into its tree (`TREE_ABOVE` + 100 spaced claims, held to
     /// the model at the end of the climb), 200 random operations of a few

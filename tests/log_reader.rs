@@ -1791,7 +1791,14 @@ mod random {
     use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #![proptest_config(ProptestConfig {
+        // Failing cases beside this file, where proptest's default would
+        // put them too after saying on every run that it found no lib.rs.
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..ProptestConfig::with_cases(2000)
+    })]
 
         #[test]
         fn arbitrary_bytes_never_panic_and_every_line_is_numbered_in_order(

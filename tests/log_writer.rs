@@ -334,7 +334,14 @@ fn header() -> impl Strategy<Value = Option<Header>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig {
+        // Failing cases beside this file, where proptest's default would
+        // put them too after saying on every run that it found no lib.rs.
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..ProptestConfig::with_cases(512)
+    })]
 
     #[test]
     fn whatever_is_written_reads_back_as_the_same_events(

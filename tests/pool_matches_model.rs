@@ -340,7 +340,7 @@ fn live_id(g: &FailureGraph, id: u64) -> Option<FailureId> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: scale::cases(256), ..ProptestConfig::default() })]
+    #![proptest_config(scale::config(256))]
 
     #[test]
     fn the_pool_path_gives_what_a_per_byte_model_gives(ops in prop::collection::vec(op(), 1..200)) {

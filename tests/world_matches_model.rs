@@ -633,7 +633,7 @@ fn step(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: scale::cases(256), max_shrink_iters: 4096, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { max_shrink_iters: 4096, ..scale::config(256) })]
 
     /// SPEC §10 after every step of 200 random operations, and the world
     /// equal to the per-byte model in every result and every claim.

@@ -16,6 +16,22 @@
 
 #![allow(dead_code)]
 
+/// The configuration of a model proptest that draws `ci` cases in CI
+/// ([`cases`]), its failing cases saved as `tests/<file>.proptest-regressions`
+/// beside the test's file, where they are committed. (proptest's default
+/// looks above the file for the crate's `lib.rs` or `main.rs`, finds none
+/// for a test under `tests/`, says so on every run that prints, and falls
+/// back to the same place.)
+pub fn config(ci: u32) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases: cases(ci),
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..proptest::test_runner::Config::default()
+    }
+}
+
 /// The variable whose value scales every model proptest's case count.
 pub const SCALE_VAR: &str = "TAINTWORLD_PROPTEST_SCALE";
 
