@@ -3,6 +3,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::fmt;
 
 use crate::components::failure::{ErrorInfo, Failure, FailureId};
 
@@ -35,6 +36,60 @@ pub struct TaintReport {
     pub truncated: bool,
 }
 
+/// `skipped launch 3 (softmax), which needed memory 12`: the words the
+/// replay's summary uses for a hop.
+impl fmt::Display for ChainHop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "skipped launch {} ({}), which needed memory {}",
+            self.launch, self.kernel, self.needed
+        )
+    }
+}
+
+/// The failure and its root error on one line, then each hop, newest
+/// first, on a line of its own indented by four spaces, and a last line
+/// when the chain was cut: the words of the replay's summary, every hop
+/// shown, through `core::fmt` alone, so that an embedder without `std`
+/// can log why bytes cannot be trusted. The strings are written as they
+/// were given (the replay's summary escapes a log's control characters;
+/// this does not).
+///
+/// ```
+/// use taintworld::{Access, Binding, Launch, Outcome, ReadResult, World};
+///
+/// let mut world = World::default();
+/// world.alloc(0, 1, 64)?;
+/// world.alloc(0, 2, 64)?;
+/// let launch = |kernel, bindings, outcome| Launch { kernel, stream: 0.into(), bindings, outcome };
+/// let failed = Outcome::Failed { kind: "launch", message: "bad grid" };
+/// let fill = [Binding::whole(0, 1, Access::Write)];
+/// let copy = [Binding::whole(0, 1, Access::Read), Binding::whole(0, 2, Access::Write)];
+/// world.launch(&launch("fill", &fill[..], failed))?;
+/// world.launch(&launch("copy", &copy[..], Outcome::Ok))?;
+/// let ReadResult::Tainted(why) = world.read(&Binding::whole(0, 2, Access::Read))? else {
+///     unreachable!("copy was skipped");
+/// };
+/// assert_eq!(
+///     why.to_string(),
+///     "tainted by failure 1 (launch in fill: bad grid)\n    skipped launch 1 (copy), which needed memory 1"
+/// );
+/// # Ok::<(), taintworld::Error>(())
+/// ```
+impl fmt::Display for TaintReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tainted by failure {} ({})", self.failure, self.error)?;
+        for hop in &self.chain {
+            write!(f, "\n    {hop}")?;
+        }
+        if self.truncated {
+            write!(f, "\n    … chain cut at chain_limit")?;
+        }
+        Ok(())
+    }
+}
+
 /// What a host read of a binding finds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadResult {
@@ -47,6 +102,19 @@ pub enum ReadResult {
     Unresolved,
     /// The device is faulted; no byte can be trusted.
     DeviceFault(ErrorInfo),
+}
+
+/// `clean`, `unresolved`, `device fault: …` with the fault's error, or a
+/// tainted read's [`TaintReport`], lines and all.
+impl fmt::Display for ReadResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadResult::Clean => f.write_str("clean"),
+            ReadResult::Tainted(report) => report.fmt(f),
+            ReadResult::Unresolved => f.write_str("unresolved"),
+            ReadResult::DeviceFault(error) => write!(f, "device fault: {error}"),
+        }
+    }
 }
 
 /// What `capture_end` made of a window.
@@ -222,5 +290,63 @@ impl ScopeError for ErrorInfo {
     }
     fn message(&self) -> &str {
         &self.message
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::ToString;
+    use alloc::vec;
+
+    use super::{ChainHop, ErrorInfo, FailureId, ReadResult, TaintReport};
+    use crate::world::launch::Verdict;
+
+    fn failure(id: u64) -> FailureId {
+        FailureId::new(id).expect("a failure id is never 0")
+    }
+
+    #[test]
+    fn a_cut_chain_prints_every_hop_newest_first_and_then_the_cut() {
+        let hop = |launch, kernel: &str, needed| ChainHop {
+            launch,
+            kernel: kernel.into(),
+            needed,
+        };
+        let report = TaintReport {
+            failure: failure(2),
+            error: ErrorInfo::new("compile", "embed", "bad PTX"),
+            occurrences: 1,
+            chain: vec![hop(9, "softmax", 12), hop(4, "matmul", 10)],
+            truncated: true,
+        };
+        assert_eq!(
+            ReadResult::Tainted(report).to_string(),
+            "tainted by failure 2 (compile in embed: bad PTX)\n    \
+             skipped launch 9 (softmax), which needed memory 12\n    \
+             skipped launch 4 (matmul), which needed memory 10\n    \
+             … chain cut at chain_limit"
+        );
+    }
+
+    #[test]
+    fn each_other_answer_prints_in_a_few_words() {
+        let fault = ErrorInfo::new("device", "device", "illegal address");
+        assert_eq!(ReadResult::Clean.to_string(), "clean");
+        assert_eq!(ReadResult::Unresolved.to_string(), "unresolved");
+        assert_eq!(
+            ReadResult::DeviceFault(fault).to_string(),
+            "device fault: device in device: illegal address"
+        );
+        assert_eq!(Verdict::Ran.to_string(), "ran");
+        assert_eq!(
+            Verdict::Failed(failure(3)).to_string(),
+            "failed with failure 3"
+        );
+        let skipped = Verdict::Skipped {
+            failure: failure(3),
+            needed: 7,
+        };
+        assert_eq!(skipped.to_string(), "skipped: memory 7 carries failure 3");
+        assert_eq!(Verdict::DryRun.to_string(), "dry run");
     }
 }

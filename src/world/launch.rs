@@ -58,6 +58,21 @@ pub enum Verdict {
     DryRun,
 }
 
+/// `ran`, `failed with failure 1`, `skipped: memory 12 carries failure
+/// 1`, or `dry run`.
+impl core::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Verdict::Ran => f.write_str("ran"),
+            Verdict::Failed(failure) => write!(f, "failed with failure {failure}"),
+            Verdict::Skipped { failure, needed } => {
+                write!(f, "skipped: memory {needed} carries failure {failure}")
+            }
+            Verdict::DryRun => f.write_str("dry run"),
+        }
+    }
+}
+
 /// A launch's number and verdict.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct LaunchResult {
