@@ -793,13 +793,17 @@ impl World {
     /// huge batch and will not make another soon. They keep the room a new
     /// world starts with, so launches as wide as that still allocate
     /// nothing; nothing else changes, and the next call that needs more
-    /// room allocates it again. A world whose buffers never grew past that
-    /// room keeps them as they are: calling it often costs nothing.
+    /// room allocates it again. It gives back as well the strings of the
+    /// failure removed last, kept for the next failure minted (up to 1 KiB
+    /// a string), which then allocates its own. Rows that never grew past
+    /// a new world's room are left as they are: calling it often
+    /// allocates nothing.
     pub fn shrink_buffers(&mut self) {
         if self.rows.capacity() > ROWS_RESERVED {
             self.rows = Vec::with_capacity(ROWS_RESERVED);
         }
         self.ends = Vec::new();
+        self.graph.failures.give_back_spare();
     }
 
     /// Processes a batch of launches in order, appending one result per

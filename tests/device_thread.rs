@@ -54,8 +54,8 @@ fn passable<E: core::error::Error + Send + Sync + 'static>() {}
 
 /// A row is marked by the stamp of the world that made it, and a world
 /// takes only its own stamp's rows on trust. The stamps come from one
-/// process-wide counter: two threads that each make their own worlds, in
-/// step, never draw the same stamp. (Were the counter a thread's own, the
+/// process-wide counter: two fresh threads that each make their own
+/// worlds never draw the same stamp. (Were the counter a thread's own, the
 /// n-th world of each thread would share a stamp, and the world on the
 /// second thread would take a 1 KiB row of the first's as its own, on its
 /// 16-byte allocation under the same key.)

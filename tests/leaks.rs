@@ -396,3 +396,58 @@ fn a_large_batchs_rows_are_kept_until_the_world_shrinks_its_buffers() {
     ));
     w.check_invariants().unwrap();
 }
+
+#[test]
+fn a_long_error_is_given_back_when_its_failure_goes_and_a_kept_one_when_the_world_shrinks() {
+    // The failure store keeps the strings of the failure removed last for
+    // the next one minted, but only room of up to 1 KiB a string: a
+    // 64 KiB message goes with its failure, and the next failure does not
+    // hold its room. What it keeps, `shrink_buffers` gives back.
+    let mut w = World::default();
+    let key = w.alloc(0, 4, 64).unwrap();
+    let out = Binding::whole(0, key, Access::Write);
+    let comes_and_goes = |w: &mut World, message: &str| {
+        let failed = Outcome::Failed {
+            kind: "launch",
+            message,
+        };
+        w.host_write(&out, failed).unwrap();
+        w.host_write(&out, Outcome::Ok).unwrap();
+    };
+    let long = "x".repeat(64 * 1024);
+    let before = live_heap();
+    comes_and_goes(&mut w, &long);
+    let kept = live_heap() - before;
+    assert!(kept < 1024, "{kept} bytes kept after a 64 KiB error went");
+    w.host_write(
+        &out,
+        Outcome::Failed {
+            kind: "launch",
+            message: "small",
+        },
+    )
+    .unwrap();
+    let room = w
+        .failures()
+        .next()
+        .expect("the failure lives")
+        .error
+        .message
+        .capacity();
+    assert!(
+        room < 1024,
+        "a new failure's message holds {room} bytes of room"
+    );
+    w.host_write(&out, Outcome::Ok).unwrap();
+
+    comes_and_goes(&mut w, &"y".repeat(1000));
+    let before = live_heap();
+    w.shrink_buffers();
+    let given_back = before - live_heap();
+    assert!(
+        given_back >= 1000,
+        "{given_back} bytes given back by shrinking, a 1000-byte message kept"
+    );
+    assert_eq!(w.stats().live_failures, 0);
+    w.check_invariants().unwrap();
+}

@@ -564,3 +564,44 @@ fn shrinking_buffers_that_never_grew_allocates_nothing() {
     let n = allocations_in(|| w.launch_batch(&[launch], &mut results).unwrap());
     assert_eq!((n, results[0].verdict), (0, Verdict::Ran));
 }
+
+#[test]
+fn a_clone_mints_its_first_new_failure_into_the_room_its_original_would() {
+    // A long message comes and goes, then a short one is minted into its
+    // room and goes too: the kept strings are short, their room long. A
+    // clone must keep that room, so that its next new failure, whose
+    // message is longer than the short one, allocates nothing, as its
+    // original's does. (A derived clone copied the strings at their
+    // length.)
+    let mut w = World::default();
+    let key = w.alloc(0, 4, 4096).unwrap();
+    let out = Binding::whole(0, key, Access::Write);
+    let comes_and_goes = |w: &mut World, message| {
+        let failed = Outcome::Failed {
+            kind: "launch",
+            message,
+        };
+        w.host_write(&out, failed).unwrap();
+        w.host_write(&out, Outcome::Ok).unwrap();
+    };
+    comes_and_goes(&mut w, "too many resources requested");
+    comes_and_goes(&mut w, "bad grid");
+    let mut clone = w.clone();
+    let longer = Outcome::Failed {
+        kind: "launch",
+        message: "a longer message here",
+    };
+    let mut counts = Vec::new();
+    for world in [&mut clone, &mut w] {
+        let mut verdict = Verdict::Ran;
+        let n = allocations_in(|| verdict = world.host_write(&out, longer).unwrap());
+        assert!(matches!(verdict, Verdict::Failed(_)), "{verdict:?}");
+        world.check_invariants().unwrap();
+        counts.push(n);
+    }
+    assert_eq!(
+        counts,
+        [0, 0],
+        "allocations in the next new failure (clone, original)"
+    );
+}

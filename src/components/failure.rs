@@ -89,6 +89,18 @@ pub struct ErrorInfo {
     pub message: String,
 }
 
+/// A copy whose strings have the room its original's have, so that a
+/// clone's spare error takes the strings its original's would.
+impl CloneWithRoom for ErrorInfo {
+    fn clone_with_room(&self) -> Self {
+        ErrorInfo {
+            kind: self.kind.clone_with_room(),
+            kernel: self.kernel.clone_with_room(),
+            message: self.message.clone_with_room(),
+        }
+    }
+}
+
 /// `kind in kernel: message`, as the replay summary shows a root error.
 impl fmt::Display for ErrorInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -104,6 +116,14 @@ impl ErrorInfo {
             kernel: kernel.into(),
             message: message.into(),
         }
+    }
+
+    /// The room of its roomiest string.
+    fn room(&self) -> usize {
+        self.kind
+            .capacity()
+            .max(self.kernel.capacity())
+            .max(self.message.capacity())
     }
 
     /// Makes it `(kind, kernel, message)` in the room its strings have,
@@ -184,7 +204,8 @@ impl Failure {
 /// Costs: look-up by key O(1); find-or-mint O(1) expected (one hash of the
 /// three strings; no allocation when the failure exists, nor when its
 /// strings fit those of the failure removed last); about 120 bytes per
-/// live failure plus its strings.
+/// live failure plus its strings' room (which, minted into the strings of
+/// the failure removed last, may be up to 1 KiB a string).
 #[derive(Debug, Default)]
 pub struct Failures {
     store: SlotMap<FailureKey, Failure>,
@@ -210,9 +231,39 @@ pub struct Failures {
     /// strings: the next failure minted writes its own into them, so a
     /// failure that comes and goes (a launch fails, a later launch writes
     /// its bytes again, it fails again) allocates nothing once its strings
-    /// fit. One error at most, no longer than one that was alive.
-    spare: Option<ErrorInfo>,
+    /// fit.
+    spare: Spare,
 }
+
+/// The error of the failure removed last, kept for the room of its
+/// strings ([`Failures`]' `spare`). One error at most, and only one whose
+/// strings have no more than [`SPARE_ROOM`] bytes of room each, so that a
+/// failure minted into it holds at most that much more than its own
+/// strings.
+#[derive(Default)]
+struct Spare(Option<ErrorInfo>);
+
+/// With its room, so that a clone's next new failure allocates what its
+/// original's would.
+impl Clone for Spare {
+    fn clone(&self) -> Self {
+        Spare(self.0.as_ref().map(CloneWithRoom::clone_with_room))
+    }
+}
+
+/// Room, and no failure of the world's: printed as its name alone, so that
+/// two worlds holding the same failures print the same whatever went
+/// before them.
+impl fmt::Debug for Spare {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Spare")
+    }
+}
+
+/// The most room a kept error's string may have ([`Failures`]' spare): a
+/// runtime's error messages are a line or two; a longer one is given
+/// back when its failure goes.
+const SPARE_ROOM: usize = 1024;
 
 /// A copy with the room its original has (`CloneWithRoom`), so that a
 /// clone's first new failure allocates only its strings, as its
@@ -363,7 +414,7 @@ impl Failures {
     fn mint(&mut self, identity: u64, kind: &str, kernel: &str, message: &str) -> FailureKey {
         self.minted = self.minted.saturating_add(1);
         let id = FailureId(self.minted);
-        let error = match self.spare.take() {
+        let error = match self.spare.0.take() {
             Some(mut spare) => {
                 spare.refill(kind, kernel, message);
                 spare
@@ -609,8 +660,16 @@ impl Failures {
             entry.remove();
         }
         self.by_id.remove(&failure.id);
-        self.spare = Some(failure.error);
+        if failure.error.room() <= SPARE_ROOM {
+            self.spare.0 = Some(failure.error);
+        }
         true
+    }
+
+    /// Gives back the spare error's strings, kept for the next failure
+    /// minted, which then allocates its own.
+    pub(crate) fn give_back_spare(&mut self) {
+        self.spare.0 = None;
     }
 
     /// The indexes' own agreements, for
@@ -713,6 +772,23 @@ mod tests {
     }
 
     /// Two failures, sound; the key of the first, failure 1.
+    #[test]
+    fn the_strings_kept_for_the_next_failure_are_not_printed_nor_kept_when_long() {
+        let mut failures = Failures::default();
+        let key = failures.find_or_mint("launch", "fill", "secret A");
+        assert!(failures.remove(key));
+        assert!(failures.spare.0.is_some(), "a short error is kept");
+        let printed = format!("{failures:?}");
+        assert!(!printed.contains("secret A"), "{printed}");
+        assert!(printed.contains("minted: 1"), "{printed}");
+
+        let long = "x".repeat(super::SPARE_ROOM + 1);
+        let key = failures.find_or_mint("launch", "fill", &long);
+        assert!(failures.spare.0.is_none(), "the kept error went into it");
+        assert!(failures.remove(key));
+        assert!(failures.spare.0.is_none(), "an error past the room kept");
+    }
+
     fn two_failures() -> (FailureKey, Failures) {
         let mut failures = Failures::default();
         let key = failures.find_or_mint("compile", "fill", "bad PTX");

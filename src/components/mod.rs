@@ -3,6 +3,7 @@
 //! claim set's taint, release and overlap search among them), which the
 //! systems call.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 use slotmap::{Key, SlotMap};
 
@@ -29,6 +30,15 @@ impl<T: Clone> CloneWithRoom for Vec<T> {
         let mut copy = Vec::new();
         let _ = copy.try_reserve_exact(self.capacity());
         copy.extend_from_slice(self);
+        copy
+    }
+}
+
+impl CloneWithRoom for String {
+    fn clone_with_room(&self) -> Self {
+        let mut copy = String::new();
+        let _ = copy.try_reserve_exact(self.capacity());
+        copy.push_str(self);
         copy
     }
 }

@@ -104,15 +104,18 @@ pub enum ReadResult {
     DeviceFault(ErrorInfo),
 }
 
-/// `clean`, `unresolved`, `device fault: …` with the fault's error, or a
-/// tainted read's [`TaintReport`], lines and all.
+/// `clean`, `unresolved`, `device fault (kind: message)` as the replay's
+/// summary gives the fault, or a tainted read's [`TaintReport`], lines
+/// and all.
 impl fmt::Display for ReadResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReadResult::Clean => f.write_str("clean"),
             ReadResult::Tainted(report) => report.fmt(f),
             ReadResult::Unresolved => f.write_str("unresolved"),
-            ReadResult::DeviceFault(error) => write!(f, "device fault: {error}"),
+            ReadResult::DeviceFault(error) => {
+                write!(f, "device fault ({}: {})", error.kind, error.message)
+            }
         }
     }
 }
@@ -335,7 +338,7 @@ mod tests {
         assert_eq!(ReadResult::Unresolved.to_string(), "unresolved");
         assert_eq!(
             ReadResult::DeviceFault(fault).to_string(),
-            "device fault: device in device: illegal address"
+            "device fault (device: illegal address)"
         );
         assert_eq!(Verdict::Ran.to_string(), "ran");
         assert_eq!(
@@ -346,7 +349,10 @@ mod tests {
             failure: failure(3),
             needed: 7,
         };
-        assert_eq!(skipped.to_string(), "skipped: memory 7 carries failure 3");
+        assert_eq!(
+            skipped.to_string(),
+            "skipped: it needed memory 7, which carried failure 3"
+        );
         assert_eq!(Verdict::DryRun.to_string(), "dry run");
     }
 }

@@ -58,15 +58,19 @@ pub enum Verdict {
     DryRun,
 }
 
-/// `ran`, `failed with failure 1`, `skipped: memory 12 carries failure
-/// 1`, or `dry run`.
+/// `ran`, `failed with failure 1`, `skipped: it needed memory 12, which
+/// carried failure 1` (the deciding binding's memory, in the words of the
+/// replay summary's hops), or `dry run`.
 impl core::fmt::Display for Verdict {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             Verdict::Ran => f.write_str("ran"),
             Verdict::Failed(failure) => write!(f, "failed with failure {failure}"),
             Verdict::Skipped { failure, needed } => {
-                write!(f, "skipped: memory {needed} carries failure {failure}")
+                write!(
+                    f,
+                    "skipped: it needed memory {needed}, which carried failure {failure}"
+                )
             }
             Verdict::DryRun => f.write_str("dry run"),
         }

@@ -174,6 +174,9 @@ def edge_cases():
         ["--fail-launch", "++1"], ["--fail-launch", "+"], ["--fail-launch", " 1"],
         ["--fail-launch", "\u0661"], ["--max-streams", "\u00b2"], ["--chain-limit", "\uff11"],
         ["/dev/null"],
+        # clap takes a value after `=` too, and no value for a flag.
+        ["--chain-limit=2"], ["--fail-launch=1", "--max-streams=2"], ["--keep-going=1"],
+        ["--chain-limit="],
     ]
     alloc = b'{"op":"alloc","stream":0,"memory":%d,"size":%d}\n'
     read = b'{"op":"read","binding":{"stream":0,"memory":%d}}\n'

@@ -714,16 +714,20 @@ def parse_args(args):
     i = 0
     while i < len(args):
         a = args[i]
+        # `--chain-limit=2` is `--chain-limit 2`, as clap takes it.
+        a, eq, attached = a.partition("=") if a.startswith("--") else (a, "", "")
         if flags.get(a) or numbers.get(a) is not None:
             raise Usage("%s given twice" % a)
-        if a in flags:
+        if a in flags and not eq:
             flags[a] = True
         elif a in numbers or a == "--fail-launch":
-            i += 1
-            if i == len(args):
-                raise Usage("%s needs a value N" % a)
+            if not eq:
+                i += 1
+                if i == len(args):
+                    raise Usage("%s needs a value N" % a)
+                attached = args[i]
             try:
-                n = cli_number(args[i])
+                n = cli_number(attached)
             except ValueError as e:
                 raise Usage("invalid value %s for %s" % (e, a))
             if a == "--fail-launch":
