@@ -780,6 +780,7 @@ mod tests {
         assert!(failures.spare.0.is_some(), "a short error is kept");
         let printed = format!("{failures:?}");
         assert!(!printed.contains("secret A"), "{printed}");
+        assert!(printed.contains("spare: Spare"), "{printed}");
         assert!(printed.contains("minted: 1"), "{printed}");
 
         let long = "x".repeat(super::SPARE_ROOM + 1);
