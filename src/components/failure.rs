@@ -771,7 +771,6 @@ mod tests {
         assert_eq!(failures.find("compile", "fill", "error 2000"), None);
     }
 
-    /// Two failures, sound; the key of the first, failure 1.
     #[test]
     fn the_strings_kept_for_the_next_failure_are_not_printed_nor_kept_when_long() {
         let mut failures = Failures::default();
@@ -790,6 +789,7 @@ mod tests {
         assert!(failures.spare.0.is_none(), "an error past the room kept");
     }
 
+    /// Two failures, sound; the key of the first, failure 1.
     fn two_failures() -> (FailureKey, Failures) {
         let mut failures = Failures::default();
         let key = failures.find_or_mint("compile", "fill", "bad PTX");

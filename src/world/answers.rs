@@ -111,7 +111,7 @@ impl fmt::Display for ReadResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReadResult::Clean => f.write_str("clean"),
-            ReadResult::Tainted(report) => report.fmt(f),
+            ReadResult::Tainted(report) => fmt::Display::fmt(report, f),
             ReadResult::Unresolved => f.write_str("unresolved"),
             ReadResult::DeviceFault(error) => {
                 write!(f, "device fault ({}: {})", error.kind, error.message)
