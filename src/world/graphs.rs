@@ -119,12 +119,12 @@ impl core::fmt::Debug for Graph {
 
 impl Launches {
     /// Every recorded binding that writes, in order, as a plain replay
-    /// settles it ([`RecordedBinding::as_write`]).
-    fn writes(&self) -> impl Iterator<Item = RecordedBinding> + '_ {
-        self.bound
-            .iter()
-            .filter(|b| b.row.access.writes())
-            .map(RecordedBinding::as_write)
+    /// settles it ([`RecordedBinding::as_write`]), with where it lies in
+    /// [`bound`](Self::bound).
+    fn writes(&self) -> impl Iterator<Item = (usize, RecordedBinding)> + '_ {
+        (self.bound.iter().enumerate())
+            .filter(|(_, b)| b.row.access.writes())
+            .map(|(at, b)| (at, b.as_write()))
     }
 }
 
@@ -203,10 +203,9 @@ impl Graph {
         launches.launched.shrink_to_fit();
         launches.bound.shrink_to_fit();
         let bound = &launches.bound;
-        let mut merged: Vec<MergedWrite> = (bound.iter().enumerate())
-            .filter(|(_, recorded)| recorded.row.access.writes())
+        let mut merged: Vec<MergedWrite> = (launches.writes())
             .map(|(recorded, write)| MergedWrite {
-                row: write.as_write().row,
+                row: write.row,
                 recorded,
             })
             .collect();
@@ -574,7 +573,7 @@ impl World {
         self.rows.clear();
         let kept = self.kept(graph.launches_checked);
         let mut unresolved = 0u64;
-        for write in graph.launches.writes() {
+        for (_, write) in graph.launches.writes() {
             match self.push_recorded(&write, releasing, kept) {
                 Ok(again) => unresolved = unresolved.saturating_add(again.unwrap_or(0)),
                 Err(error) => {
