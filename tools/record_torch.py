@@ -566,10 +566,32 @@ class Recorder:
             self._streams[(torch.cuda.current_device(), 0)] = 0
         self._emit(header(self.device, self.max_streams, os.environ))
         self._patch_graphs()
+        self._patch_threads()
         self.active = True
         self._mode = _Mode(self)
         self._mode.__enter__()
         return self
+
+    def _patch_threads(self) -> None:
+        """A dispatch mode is thread-local: operators a thread the program
+        starts while recording runs would not reach it.  Each such thread
+        runs its ``run`` inside a mode of its own over this recorder."""
+        orig_start = threading.Thread.start
+        rec = self
+
+        def start(thread, *a, **kw):
+            if rec.active:
+                inner = thread.run
+
+                def run():
+                    if not rec.active:
+                        return inner()
+                    with _Mode(rec):
+                        return inner()
+                thread.run = run
+            return orig_start(thread, *a, **kw)
+        threading.Thread.start = start
+        self._patched.append((threading.Thread, "start", orig_start))
 
     def __exit__(self, exc_type, exc, tb):
         try:

@@ -279,6 +279,32 @@ def test_item_is_a_read_of_the_tensor():
     assert events.index(reads[0]) > events.index(s)
 
 
+def test_a_thread_started_while_recording_has_its_device_work_recorded():
+    # A dispatch mode is thread-local: without the recorder's own mode in
+    # each thread the program starts, a thread's launches were dropped and
+    # a read of what they computed came out clean (seventy-first session).
+    import threading
+
+    start_before = threading.Thread.start
+    seen = {}
+
+    def prog():
+        x = torch.randn(8)
+
+        def work():
+            seen["y"] = x * 3.0
+
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        seen["y"].sum().item()
+    events, _, _ = record(prog)
+    mul = one(events, "aten::mul.Tensor")
+    total = one(events, "aten::sum")
+    assert total["bindings"][0]["memory"] == mul["bindings"][-1]["memory"]
+    assert threading.Thread.start is start_before  # the patch is undone
+
+
 def test_data_dependent_results_are_reads():
     def prog():
         a, b = torch.randn(4), torch.randn(4)
