@@ -163,6 +163,11 @@
 //!   its failure as a failed launch does: a scope is exactly the launch it
 //!   wraps, with the body's outcome — which the model proptest checks.
 //!   Logs never hold scopes (SPEC §6b), so no replay report is affected.
+//!   Where §6b is silent, on the failure a panicking body leaves, the crate
+//!   takes the same view: the scope's launch failed, with kind `torn_down`,
+//!   the scope's kernel and the message "the write scope's body did not
+//!   finish", so it dooms a capture window on its stream and invalidates
+//!   open profiles as any failed launch does.
 //!
 //! ## Graphs that read their own state
 //!

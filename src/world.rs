@@ -1573,7 +1573,11 @@ impl World {
     /// the body runs; `Ok` releases the write set, `Err(e)` taints it with
     /// the body's error. If the body panics, the write set is left carrying
     /// a `torn_down` failure, so it reads as torn down instead of clean; a
-    /// later write releases it.
+    /// later write releases it. SPEC §6b names only that failure's kind: the
+    /// world gives it the scope's kernel and the message "the write scope's
+    /// body did not finish", and settles it as the failed launch the scope
+    /// is (the launch already counted), so a capture window on its stream is
+    /// doomed and open profiles are invalid, as after any failed launch.
     ///
     /// SPEC §6b describes the provisional `torn_down` taint as applied on
     /// entry. Nothing can read the world while the body runs (the scope

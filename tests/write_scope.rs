@@ -364,3 +364,32 @@ fn a_scope_whose_body_fails_invalidates_an_open_profile_with_the_bodys_error() {
         (1, ErrorInfo::new("launch", "gelu", "too many blocks"))
     );
 }
+
+/// Where SPEC §6b is silent (it names only the kind of the failure a
+/// panicking body leaves), the crate settles the scope as the failed launch
+/// it is: its launch counted, the scope's kernel and a fixed message, a
+/// capture window on its stream doomed and an open profile invalid.
+#[test]
+fn a_scope_whose_body_panics_is_a_failed_launch_that_dooms_its_window_and_invalidates_profiles() {
+    let mut w = world();
+    w.capture_begin(0).unwrap();
+    w.profile_begin(1).unwrap();
+    let torn_down = ErrorInfo::new("torn_down", "gelu", "the write scope's body did not finish");
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        w.scope("gelu", 0, &IO, || -> Result<(), ErrorInfo> {
+            panic!("kernel launch wrapper panicked")
+        })
+    }));
+    assert!(result.is_err());
+    assert_eq!(w.launches(), 1);
+    let r = w.profile_end(1).unwrap();
+    let ProfileResult::Invalid { failure, error } = r else {
+        panic!("{r:?}")
+    };
+    assert_eq!((failure.get(), &error), (1, &torn_down));
+    let CaptureResult::Failed(report) = w.capture_end(0, 1).unwrap() else {
+        panic!("doomed")
+    };
+    assert_eq!(report.error, torn_down);
+    w.check_invariants().unwrap();
+}
