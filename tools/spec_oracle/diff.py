@@ -17,6 +17,11 @@ produce byte-for-byte comparable reports; this script checks that they do:
     logs seldom meet (touching claims fuse only within one failure and
     origin, the first device fault wins, a window keeps the range it saw,
     a line splits at `\n` alone);
+  * hand-written logs in `edges/`, each at the edges of a part of SPEC
+    §1-§6b (one allocation bound twice, one error found again and while
+    only pinned, chains cut across streams, freed and never-made memory,
+    captures and graph ids, profiles and device faults, failed
+    reservations), with and without `--keep-going` and a chain limit of 1;
   * random hostile logs from `randlog.py` (every op, a handful of memory
     ids and streams so that everything interacts, bad lines, random flags),
     drawn from `--seed` (default 0).
@@ -52,9 +57,10 @@ from randlog import gen  # noqa: E402
 ORACLE = os.path.join(HERE, "oracle.py")
 
 # The fewest logs each category read from disk may find: the 5 example
-# logs and 11 real logs shipped now. (The generated logs and the edge
-# cases are made here, so their number is this file's to change.)
-MIN_LOGS = {"example": 5, "real log": 11}
+# logs, 11 real logs and 7 hand-written edge logs shipped now. (The
+# generated logs and the other edge cases are made here, so their number
+# is this file's to change.)
+MIN_LOGS = {"example": 5, "real log": 11, "hand-written edge log": 7}
 
 
 def at_least(kind, found):
@@ -264,8 +270,11 @@ def main():
     shapes = ["chain", "fanout", "random", "training-step"]
     rates = [(1, "0"), (2, "0.01"), (3, "0.1")]
     edges = list(edge_cases())
+    hand = os.path.join(HERE, "edges")
+    hand_names = logs_in(hand, ".jsonl")
     at_least("example", len(example_names))
     at_least("real log", len(real_names))
+    at_least("hand-written edge log", len(hand_names))
     scratch = tempfile.mkdtemp(prefix="taintworld-oracle-")
     t = Tally(scratch)
 
@@ -305,6 +314,11 @@ def main():
                           ["--fail-launch", "5", "--fail-launch", str(args.launches // 3)]]:
                 t.check("generated", tw, log, flags)
             os.remove(log)
+
+    for name in hand_names:
+        log = os.path.join(hand, name)
+        for flags in [["--keep-going"], ["--keep-going", "--chain-limit", "1"], []]:
+            t.check("hand-written edge log", tw, log, flags)
 
     for name, data, flag_sets in edges:
         log = os.path.join(scratch, name)
