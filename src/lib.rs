@@ -337,6 +337,19 @@
 //! last where they fit (room of up to 1 KiB a string is kept): a failure
 //! that comes and goes allocates them once.
 //!
+//! ## What may grow
+//!
+//! What the world answers with and may come to say more about is
+//! `#[non_exhaustive]`, so a new count or a new way to fail is not a
+//! breaking change: [`Stats`], the look-ups [`FailureInfo`],
+//! [`RecordInfo`] and [`ClaimInfo`], [`Error`], and with `log` the replay
+//! report's parts and `ReplayError`. Read their fields and match them with
+//! a wildcard arm; start from `Default` where a test builds one. What
+//! SPEC.md closes stays exhaustive, for a scheduler to match whole: the
+//! verdicts ([`Verdict`]), the read, capture, profile and sync answers, a
+//! launch's [`Outcome`], [`Access`], and the shapes a caller writes
+//! ([`Binding`], [`Launch`], [`Config`]).
+//!
 //! ## Features
 //!
 //! * `std` (default): builds the library against `std` rather than `core`

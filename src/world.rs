@@ -395,12 +395,6 @@ impl World {
         &self.graph
     }
 
-    /// The failure graph, under the name it had first.
-    #[deprecated(note = "renamed `failure_graph`: `graph` read as a captured CUDA graph")]
-    pub fn graph(&self) -> &FailureGraph {
-        &self.graph
-    }
-
     /// Initializes `stream`'s slot, as the embedding program does when it
     /// asks for a stream explicitly.
     pub fn initialize_stream(&mut self, stream: impl Into<StreamRef>) -> Result<StreamKey, Error> {

@@ -7,8 +7,8 @@
 #![cfg(feature = "log")]
 
 use taintworld::log::{
-    CaptureEntry, CaptureResult, FinalState, LaunchResult, ProfileEntry, ProfileResult, ReadEntry,
-    ReadResult, Rejected, Report, SyncEntry, SyncResult, TaintReport, Verdicts,
+    CaptureEntry, CaptureResult, LaunchResult, ProfileEntry, ProfileResult, ReadEntry, ReadResult,
+    Rejected, Report, SyncEntry, SyncResult, TaintReport,
 };
 use taintworld::{ChainHop, ErrorInfo};
 
@@ -78,20 +78,16 @@ fn counts_go_where_section_eight_puts_them() {
     let text = with(|r| {
         r.events = 10;
         r.launches = 9;
-        r.verdicts = Verdicts {
-            ran: 1,
-            failed: 2,
-            skipped: 3,
-            dry_run: 4,
-        };
+        r.verdicts.ran = 1;
+        r.verdicts.failed = 2;
+        r.verdicts.skipped = 3;
+        r.verdicts.dry_run = 4;
         r.unresolved_bindings = 5;
         r.failures_minted = 6;
-        r.final_state = FinalState {
-            live_failures: 7,
-            tainted_allocations: 8,
-            tainted_bytes: 18446744073709551615,
-            claims: 11,
-        };
+        r.final_state.live_failures = 7;
+        r.final_state.tainted_allocations = 8;
+        r.final_state.tainted_bytes = 18446744073709551615;
+        r.final_state.claims = 11;
         r.rejected = vec![Rejected {
             line: 12,
             error: "unknown op \"x\"".to_owned(),

@@ -701,15 +701,10 @@ fn without_the_lists_a_replay_keeps_a_bounded_summary_and_counts_the_rest() {
             (1..=SUMMARY_FAILURES as u64).collect::<Vec<_>>()
         );
         // Seven more failed launches, and the last failure's skip.
-        assert_eq!(
-            replayed.untallied(),
-            Untallied {
-                failed: 7,
-                skipped: 1,
-                freed: 0,
-                freed_bytes: 0,
-            }
-        );
+        let mut untallied = Untallied::default();
+        untallied.failed = 7;
+        untallied.skipped = 1;
+        assert_eq!(replayed.untallied(), untallied);
         let (r, _) = replayed.finish();
         let listed = if keep_lists { bad } else { SUMMARY_REJECTED };
         assert_eq!(r.rejected.len(), listed, "keep_lists {keep_lists}");

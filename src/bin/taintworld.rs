@@ -233,9 +233,9 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
                 path.display()
             )
         }
-        // Never from the command, whose parser takes neither option at 0.
-        e @ ReplayError::Options(_) => format!("error: {e}"),
-        ReplayError::Io(e) => format!("error: {e}"),
+        // Any other read error, and the options' (never from the command,
+        // whose parser takes neither option at 0).
+        e => format!("error: {e}"),
     })?;
     // The summary's parts, which `--json` does not print, are not made.
     let summary = (!json).then(|| Summary::of(&replay));

@@ -47,6 +47,13 @@ impl Access {
     }
 }
 
+/// Prints the launch-log name ([`Access::name`]), as the replay's notes do.
+impl core::fmt::Display for Access {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// How a binding names its allocation: by the program's memory id, or by the
 /// [`AllocKey`] that [`World::alloc`](crate::World::alloc) handed back, so a
 /// scheduler that holds keys never hashes a memory id.

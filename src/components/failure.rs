@@ -68,6 +68,13 @@ impl FailureId {
     }
 }
 
+/// The number itself, as [`FailureId::get`] gives it.
+impl From<FailureId> for u64 {
+    fn from(id: FailureId) -> u64 {
+        id.0
+    }
+}
+
 impl fmt::Display for FailureId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)

@@ -58,6 +58,7 @@ pub struct ReplayOptions {
 
 /// Why a replay could not start, or stopped early.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReplayError {
     /// The options ask for a world SPEC §1 forbids (`max_streams` or
     /// `chain_limit` of `Some(0)`): [`Replay::new`] refuses them, rather
@@ -65,8 +66,9 @@ pub enum ReplayError {
     #[error("the replay's options: {0}")]
     Options(Error),
     /// The log could not be read (a failing device, a `.gz` that is cut
-    /// short or broken).
-    #[error("{0}")]
+    /// short or broken). Its message and source are the I/O error's own,
+    /// so a caller printing the error and its sources says it once.
+    #[error(transparent)]
     Io(#[from] io::Error),
     /// A bad line, without [`ReplayOptions::keep_going`].
     #[error("line {line}: {error}")]
@@ -108,6 +110,7 @@ impl From<&str> for Refused {
 
 /// What the human summary shows of one failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FailureTally {
     /// The root error.
     pub error: ErrorInfo,
@@ -140,6 +143,7 @@ pub const CARRIERS_SHOWN: usize = 10;
 /// their memory ids. What an engineer injecting a failure wants to see:
 /// which buffers it tainted.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Carriers {
     /// The failure's id.
     pub failure: u64,
@@ -154,6 +158,7 @@ pub struct Carriers {
 
 /// What the failures [`Replay::carriers`] leaves out taint, counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CarriersRest {
     /// How many failures that some allocation carries were left out.
     pub failures: u64,
@@ -197,6 +202,7 @@ pub const SUMMARY_FAILURES: usize = 20;
 /// operations, not as a failure's occurrences, so the summary words them
 /// so.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Untallied {
     /// Failed launches, host writes, replays and reservations whose
     /// failure has no tally.
@@ -535,6 +541,7 @@ pub struct SkippedInjection {
 /// How many host reads and syncs answered `device_fault`, counted for the
 /// summary whether or not lists are kept.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FaultAnswers {
     /// Reads of resolved bindings after the fault.
     pub reads: u64,
@@ -548,6 +555,7 @@ pub struct FaultAnswers {
 /// `unresolved_bindings`), kept whether or not lists are: where a reader of
 /// the summary starts looking.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FirstLines {
     /// The first `capture_end` that ended `capture_failed`.
     pub failed_capture: Option<u64>,
@@ -1531,6 +1539,20 @@ mod tests {
 
     fn replayed(log: &str, options: ReplayOptions) -> Result<Replay, ReplayError> {
         replay(LogReader::new(log.as_bytes()), options, |_| {})
+    }
+
+    #[test]
+    fn an_unreadable_log_says_its_io_error_once_along_its_sources() {
+        use core::error::Error as _;
+        let cut = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "gzip stream cut short");
+        let error = ReplayError::from(cut);
+        let mut said = vec![error.to_string()];
+        let mut source = error.source();
+        while let Some(e) = source {
+            said.push(e.to_string());
+            source = e.source();
+        }
+        assert_eq!(said, ["gzip stream cut short"]);
     }
 
     fn alloc(memory: u64) -> String {

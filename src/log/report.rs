@@ -23,6 +23,7 @@ use crate::{ChainHop, ErrorInfo};
 /// entries without it: a report of SPEC §8 needs the option, and the
 /// command sets it for `--json`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Report {
     /// Lines holding an event other than an accepted header, applied or
     /// rejected.
@@ -56,6 +57,7 @@ pub struct Report {
 
 /// Launch counts by verdict; replays and host writes are not launches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Verdicts {
     /// Launches that ran (outcome `ok`, read set clean).
     pub ran: u64,
@@ -232,6 +234,7 @@ pub struct SyncEntry {
 
 /// The world after the last event (`final`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FinalState {
     /// Failures that still exist.
     pub live_failures: u64,

@@ -5,7 +5,6 @@ use std::io::{self, Write};
 
 use super::MAX_LINE_BYTES;
 use super::event::{ErrorObject, Event, Header, LogBinding, Outcome};
-use crate::Access;
 
 /// Writes [`Event`]s as a launch log: compact JSON, one event per line, keys
 /// in the order SPEC §7 shows them.
@@ -257,13 +256,7 @@ fn encode_binding(line: &mut Vec<u8>, binding: &LogBinding) -> io::Result<()> {
         }
         write!(line, r#","range":[{start},{end}]"#)?;
     }
-    let access = match access {
-        Access::Read => "read",
-        Access::Write => "write",
-        Access::ReadWrite => "read_write",
-        Access::Dead => "dead",
-    };
-    write!(line, r#","access":"{access}"}}"#)
+    write!(line, r#","access":"{}"}}"#, access.name())
 }
 
 fn encode_outcome(line: &mut Vec<u8>, outcome: &Outcome) -> io::Result<()> {

@@ -156,6 +156,7 @@ pub enum SyncResult {
 
 /// The counters of a world, as of now.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Failures alive (carried or pinned).
     pub live_failures: u64,
@@ -185,7 +186,8 @@ pub struct Stats {
 }
 
 /// A look at one live failure.
-#[derive(Copy, Clone, Debug)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FailureInfo<'w> {
     /// Its id.
     pub id: FailureId,
@@ -217,6 +219,7 @@ impl<'w> FailureInfo<'w> {
 
 /// A look at one live skip record.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RecordInfo<'w> {
     /// The skipped launch's number. One skip makes one record, so a number
     /// names one record, but for checked replays
@@ -240,6 +243,7 @@ pub struct RecordInfo<'w> {
 
 /// A look at one claim.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ClaimInfo {
     /// First byte.
     pub start: u64,
@@ -252,7 +256,7 @@ pub struct ClaimInfo {
 }
 
 /// How a write scope ended (see [`World::scope`](crate::World::scope)).
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScopeOutcome<T, E> {
     /// The body returned `Ok`: the write set was released.
     Ran(T),
@@ -306,6 +310,39 @@ mod tests {
 
     fn failure(id: u64) -> FailureId {
         FailureId::new(id).expect("a failure id is never 0")
+    }
+
+    #[test]
+    fn answers_can_be_tallied_compared_cloned_and_named() {
+        use crate::{Access, Binding, Launch, Outcome, ScopeOutcome, World};
+        use hashbrown::HashMap;
+
+        let mut world = World::default();
+        world.alloc(0, 1, 8).unwrap();
+        let out = [Binding::whole(0, 1, Access::Write)];
+        let bad = Outcome::Failed {
+            kind: "launch",
+            message: "bad grid",
+        };
+        let fill = Launch {
+            kernel: "fill",
+            stream: 0.into(),
+            bindings: &out[..],
+            outcome: bad,
+        };
+        let mut tally: HashMap<Verdict, u32> = HashMap::new();
+        for _ in 0..3 {
+            *tally
+                .entry(world.launch(&fill).unwrap().verdict)
+                .or_default() += 1;
+        }
+        assert_eq!(tally.get(&Verdict::Failed(failure(1))), Some(&3));
+        let first = world.failure(failure(1)).unwrap();
+        assert_eq!(world.failures().next(), Some(first));
+        assert_eq!(u64::from(first.id), 1);
+        let ran: ScopeOutcome<u8, ErrorInfo> = ScopeOutcome::Ran(7);
+        assert_eq!(ran.clone(), ran);
+        assert_eq!(Access::ReadWrite.to_string(), "read_write");
     }
 
     #[test]

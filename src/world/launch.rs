@@ -39,7 +39,7 @@ pub struct Launch<'a, B: Bind = Binding> {
 }
 
 /// What the world made of one launch (or host write, or replay).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Verdict {
     /// Its reads were clean and it ran: its write set was released.
     Ran,
@@ -78,7 +78,7 @@ impl core::fmt::Display for Verdict {
 }
 
 /// A launch's number and verdict.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LaunchResult {
     /// The launch's number: launches are numbered `0, 1, 2, …` in the order
     /// the world processes them; bad input takes no number.

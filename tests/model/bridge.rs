@@ -438,18 +438,20 @@ pub fn model_state(m: &Model) -> State {
         .collect();
     let records = m.live_record_rows();
     let claim_count = claims.iter().map(|(_, c)| c.len() as u64).sum();
+    // `Stats` is `#[non_exhaustive]`: a count the world gains starts at 0
+    // here, and the comparison fails until the model keeps it too.
+    let mut stats = Stats::default();
+    stats.live_failures = m.failures.len() as u64;
+    stats.tainted_allocations = m.tainted_allocations();
+    stats.tainted_bytes = m.tainted_bytes();
+    stats.claims = claim_count;
+    stats.failures_minted = m.minted;
+    stats.unresolved_bindings = m.unresolved;
+    stats.live_records = records.len() as u64;
+    stats.allocations = m.allocs.len() as u64;
+    stats.launches = m.launches;
     State {
-        stats: Stats {
-            live_failures: m.failures.len() as u64,
-            tainted_allocations: m.tainted_allocations(),
-            tainted_bytes: m.tainted_bytes(),
-            claims: claim_count,
-            failures_minted: m.minted,
-            unresolved_bindings: m.unresolved,
-            live_records: records.len() as u64,
-            allocations: m.allocs.len() as u64,
-            launches: m.launches,
-        },
+        stats,
         claims,
         failures,
         records,
