@@ -344,6 +344,13 @@ impl World {
 
     /// A world with `config`. `max_streams` and `chain_limit` must be at
     /// least 1, and `max_streams + num_special` must fit in a `u64`.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::ZeroChainLimit`]: `chain_limit` is 0 (checked first).
+    /// - [`Error::ZeroStreams`]: `max_streams` is 0.
+    /// - [`Error::SlotOverflow`]: `max_streams + num_special` does not fit
+    ///   in a `u64`.
     pub fn new(config: Config) -> Result<Self, Error> {
         if config.chain_limit == 0 {
             return Err(Error::ZeroChainLimit);
@@ -397,6 +404,13 @@ impl World {
 
     /// Initializes `stream`'s slot, as the embedding program does when it
     /// asks for a stream explicitly.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::SpecialOutOfRange`]: `stream` is a special stream at or
+    ///   past `num_special`.
+    ///
+    /// On `Err` no slot is initialized and the world is unchanged.
     pub fn initialize_stream(&mut self, stream: impl Into<StreamRef>) -> Result<StreamKey, Error> {
         let slot = self.streams.slot_of(stream.into())?;
         Ok(self.streams.initialize(slot))
@@ -408,6 +422,16 @@ impl World {
     ///
     /// Cost: O(1) expected — a slot-map insert and a hash insert of the
     /// memory id; about 170 bytes a clean allocation, whatever its size.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::SpecialOutOfRange`]: `stream` is a special stream at or
+    ///   past `num_special`.
+    /// - [`Error::DuplicateMemory`]: `memory` is the id of a live
+    ///   allocation (a freed one's id may be used again).
+    ///
+    /// On `Err` no allocation is made, the stream's slot is not initialized,
+    /// and the world is unchanged.
     pub fn alloc(
         &mut self,
         stream: impl Into<StreamRef>,
@@ -421,6 +445,18 @@ impl World {
     /// is live but no memory backs it, and it carries a failure of kernel
     /// `alloc` on every byte until it is freed — writes do not release it
     /// and taints do not replace it. A zero-size one carries nothing.
+    ///
+    /// # Errors
+    ///
+    /// As for [`alloc`](Self::alloc):
+    ///
+    /// - [`Error::SpecialOutOfRange`]: `stream` is a special stream at or
+    ///   past `num_special`.
+    /// - [`Error::DuplicateMemory`]: `memory` is the id of a live
+    ///   allocation.
+    ///
+    /// On `Err` no allocation is made and no failure is minted or occurs:
+    /// the world is unchanged.
     ///
     /// ```
     /// use taintworld::{Access, Binding, Outcome, ReadResult, World};
@@ -500,6 +536,17 @@ impl World {
     ///
     /// Cost: O(1) expected for a clean allocation; O(claims) for a claimed
     /// one, plus the failures and skip records only its claims held.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::UnknownMemory`]: `memory` is a memory id no live
+    ///   allocation has.
+    /// - [`Error::UnknownKey`]: `memory` is an [`AllocKey`] that names no
+    ///   live allocation (its allocation was freed, or it is another
+    ///   world's key with nothing at its slot and version here). Strict
+    ///   mode or not.
+    ///
+    /// On `Err` nothing is freed and the world is unchanged.
     pub fn free(&mut self, memory: impl Into<MemoryRef>) -> Result<(), Error> {
         let g = &mut self.graph;
         // The footprint goes with the row; no flag to keep. Nothing
@@ -544,6 +591,30 @@ impl World {
     /// world: it keeps its error's three strings, in the room of the
     /// failure removed last where they fit, so a failure that comes and
     /// goes allocates them once.
+    ///
+    /// # Errors
+    ///
+    /// Bad input, found before the launch settles:
+    ///
+    /// - [`Error::SpecialOutOfRange`]: the launch's stream, or a binding's,
+    ///   is a special stream at or past `num_special`.
+    /// - [`Error::RangeReversed`]: a binding's range ends before it starts,
+    ///   whether the binding resolves or not (dead bindings too).
+    /// - [`Error::KeyRangeReversed`]: the same, on a binding that names a
+    ///   stale [`AllocKey`].
+    /// - [`Error::RangePastEnd`]: a binding that resolves (dead ones too),
+    ///   or a pre-resolved row, has a range past its allocation's end.
+    /// - [`Error::Unresolved`], in strict mode only: a binding does not
+    ///   resolve — its memory id names no live allocation, or the
+    ///   allocation it names was made on another slot than its stream's.
+    /// - [`Error::UnknownKey`], in strict mode only: a binding or a
+    ///   pre-resolved row names a stale [`AllocKey`].
+    ///
+    /// The launch's stream is checked first, then the bindings in order,
+    /// and the first bad one is the error:
+    /// [`binding_at_fault`](Self::binding_at_fault) says which binding it
+    /// is. On `Err` the launch takes no number, no binding is counted as
+    /// unresolved, and the world is unchanged.
     pub fn launch<B: Bind>(&mut self, launch: &Launch<'_, B>) -> Result<LaunchResult, Error> {
         if !self.touched_last
             && matches!(launch.outcome, Outcome::Ok | Outcome::DryRun)
@@ -649,6 +720,26 @@ impl World {
     /// when it does not resolve (not counted: this is a question, not a
     /// launch; strict mode rejects it as a launch would). Bad input as for a
     /// launch's binding.
+    ///
+    /// # Errors
+    ///
+    /// Those of a launch's binding (see [`launch`](Self::launch)), the
+    /// binding checked as a read whatever its access:
+    ///
+    /// - [`Error::SpecialOutOfRange`]: its stream is a special stream at or
+    ///   past `num_special`.
+    /// - [`Error::RangeReversed`]: its range ends before it starts, whether
+    ///   it resolves or not.
+    /// - [`Error::KeyRangeReversed`]: the same, when it names a stale
+    ///   [`AllocKey`].
+    /// - [`Error::RangePastEnd`]: it resolves and its range runs past the
+    ///   allocation's end.
+    /// - [`Error::Unresolved`], in strict mode only: it does not resolve
+    ///   (where it is `Ok(None)` outside strict mode).
+    /// - [`Error::UnknownKey`], in strict mode only: it names a stale
+    ///   [`AllocKey`].
+    ///
+    /// It only asks: the world is unchanged, `Ok` or `Err`.
     ///
     /// ```
     /// use taintworld::{Access, Binding, Launch, Outcome, Verdict, World};
@@ -821,6 +912,17 @@ impl World {
     /// and the buffer keeps the room of the largest such batch (a batch of
     /// 100,000 launches of 4 bindings: 16 MiB) until
     /// [`shrink_buffers`](Self::shrink_buffers).
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::InBatch`]: any error [`launch`](Self::launch) returns,
+    ///   for the first launch of the batch that is bad input, wrapped with
+    ///   that launch's index in `launches`. Every error comes so wrapped;
+    ///   [`Error::inner`] takes it out.
+    ///
+    /// The whole batch is checked before any launch settles: on `Err` no
+    /// launch of it was processed (none takes a number), `results` is as
+    /// it was, and the world is unchanged.
     pub fn launch_batch<B: Bind>(
         &mut self,
         launches: &[Launch<'_, B>],
@@ -1391,6 +1493,25 @@ impl World {
     ///
     /// Cost: that of a launch binding one write (see
     /// [`launch`](Self::launch)).
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::DryRunOutcome`]: `outcome` is [`Outcome::DryRun`], which
+    ///   only a launch may have (looked at before the binding).
+    /// - [`Error::SpecialOutOfRange`]: the binding's stream is a special
+    ///   stream at or past `num_special`.
+    /// - [`Error::RangeReversed`]: its range ends before it starts, whether
+    ///   it resolves or not.
+    /// - [`Error::KeyRangeReversed`]: the same, when it names a stale
+    ///   [`AllocKey`].
+    /// - [`Error::RangePastEnd`]: it resolves and its range runs past the
+    ///   allocation's end.
+    /// - [`Error::Unresolved`], in strict mode only: it does not resolve.
+    /// - [`Error::UnknownKey`], in strict mode only: it names a stale
+    ///   [`AllocKey`].
+    ///
+    /// On `Err` nothing is released, tainted or counted: the world is
+    /// unchanged.
     pub fn host_write(
         &mut self,
         binding: &Binding,
@@ -1421,6 +1542,26 @@ impl World {
     /// Cost: one look-up and a binary search of the allocation's claims,
     /// O(log claims), for a clean read; a tainted one also walks and copies
     /// its chain, at most `chain_limit` hops, into the report it returns.
+    ///
+    /// # Errors
+    ///
+    /// Those of the binding, checked as a read whatever its access (see
+    /// [`launch`](Self::launch)):
+    ///
+    /// - [`Error::SpecialOutOfRange`]: the binding's stream is a special
+    ///   stream at or past `num_special`.
+    /// - [`Error::RangeReversed`]: its range ends before it starts, whether
+    ///   it resolves or not.
+    /// - [`Error::KeyRangeReversed`]: the same, when it names a stale
+    ///   [`AllocKey`].
+    /// - [`Error::RangePastEnd`]: it resolves and its range runs past the
+    ///   allocation's end.
+    /// - [`Error::Unresolved`], in strict mode only: it does not resolve.
+    /// - [`Error::UnknownKey`], in strict mode only: it names a stale
+    ///   [`AllocKey`].
+    ///
+    /// On `Err` not even the unresolved-bindings counter changes: the world
+    /// is unchanged.
     pub fn read(&mut self, binding: &Binding) -> Result<ReadResult, Error> {
         // A read is checked like a read-visible binding, whatever access
         // the caller gave it.
@@ -1446,6 +1587,25 @@ impl World {
     /// builds it when someone wants to know why. `Ok(None)` for clean bytes
     /// and for an unresolved binding (counted, as by `read`). It looks only
     /// at claims: a device fault is [`sync`](Self::sync)'s to report.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`read`](Self::read), the binding checked as a read:
+    ///
+    /// - [`Error::SpecialOutOfRange`]: the binding's stream is a special
+    ///   stream at or past `num_special`.
+    /// - [`Error::RangeReversed`]: its range ends before it starts, whether
+    ///   it resolves or not.
+    /// - [`Error::KeyRangeReversed`]: the same, when it names a stale
+    ///   [`AllocKey`].
+    /// - [`Error::RangePastEnd`]: it resolves and its range runs past the
+    ///   allocation's end.
+    /// - [`Error::Unresolved`], in strict mode only: it does not resolve.
+    /// - [`Error::UnknownKey`], in strict mode only: it names a stale
+    ///   [`AllocKey`].
+    ///
+    /// On `Err` the world is unchanged, its unresolved-bindings counter
+    /// included.
     pub fn read_failure(&mut self, binding: &Binding) -> Result<Option<FailureId>, Error> {
         self.resolve_as(binding, Access::Read)?;
         Ok(check_reads(&self.rows, &self.allocs)
@@ -1492,6 +1652,12 @@ impl World {
     /// skipped, or any host write or replay fails, anywhere on the device
     /// before it ends.
     ///
+    /// # Errors
+    ///
+    /// - [`Error::ProfileOpen`]: profile `profile` is already open.
+    ///
+    /// On `Err` the open profile keeps what it saw: the world is unchanged.
+    ///
     /// ```
     /// use taintworld::{Access, Binding, Outcome, ProfileResult, World};
     ///
@@ -1515,6 +1681,13 @@ impl World {
 
     /// Ends profile `profile`: valid, or invalid with the first failure it
     /// saw (id and error as they were then).
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::ProfileNotOpen`]: profile `profile` is not open (never
+    ///   begun, or already ended).
+    ///
+    /// On `Err` the world is unchanged.
     pub fn profile_end(&mut self, profile: u64) -> Result<ProfileResult, Error> {
         let first = self
             .profiles
@@ -1586,6 +1759,19 @@ impl World {
     /// does (SPEC §4) rather than renaming a provisional one. So
     /// `failures_minted` counts failures that outlived their scope, which
     /// is what a scheduler reading the ids expects.
+    ///
+    /// # Errors
+    ///
+    /// Bad input, found before the body runs: any error
+    /// [`launch`](Self::launch) returns for a launch on `stream` binding
+    /// `bindings`, on the same conditions — [`Error::SpecialOutOfRange`],
+    /// [`Error::RangeReversed`], [`Error::KeyRangeReversed`],
+    /// [`Error::RangePastEnd`], and in strict mode [`Error::Unresolved`]
+    /// and [`Error::UnknownKey`]. On `Err` the body does not run, the scope
+    /// takes no launch number, and the world is unchanged.
+    ///
+    /// The body's own error is no `Err` of this method: it comes back in
+    /// `Ok`, as [`ScopeOutcome::Failed`], with the write set tainted by it.
     ///
     /// ```
     /// use taintworld::{Access, Binding, ErrorInfo, ScopeOutcome, World};

@@ -881,3 +881,184 @@ fn the_world_names_the_first_bad_binding_of_a_launch_its_error_is_about() {
     let error = strict.launch(&launch(&bindings[..])).unwrap_err();
     assert_eq!(strict.binding_at_fault(&bindings, &error), Some(1));
 }
+
+/// Each operation that takes one binding checks it as a launch checks its
+/// bindings (the `# Errors` of `launch`, `resolve_binding`, `host_write`,
+/// `read`, `read_failure` and `scope` list the same variants): the same
+/// typed error from every one of them, and nothing changed. A scope given
+/// bad input does not run its body.
+#[test]
+fn every_operation_on_one_binding_rejects_a_bad_one_with_the_error_a_launch_gives() {
+    for strict in [false, true] {
+        let mut w = world(strict);
+        let key = w.alloc(0, 9, 16).unwrap();
+        w.free(key).unwrap();
+        let before = snapshot(&w);
+        let mut cases: Vec<(Binding, Error)> = vec![
+            (
+                reads(StreamRef::Special(1), 3),
+                Error::SpecialOutOfRange {
+                    index: 1,
+                    num_special: 1,
+                },
+            ),
+            (
+                Binding::range(0, 3, 9, 3, Access::Read),
+                Error::RangeReversed {
+                    memory: 3,
+                    start: 9,
+                    end: 3,
+                },
+            ),
+            (
+                Binding::range(0, key, 9, 3, Access::Read),
+                Error::KeyRangeReversed {
+                    key,
+                    start: 9,
+                    end: 3,
+                },
+            ),
+            (
+                Binding::range(0, 3, 0, 17, Access::Read),
+                Error::RangePastEnd {
+                    memory: 3,
+                    start: 0,
+                    end: 17,
+                    size: 16,
+                },
+            ),
+        ];
+        if strict {
+            cases.push((
+                reads(1, 3),
+                Error::Unresolved {
+                    memory: 3,
+                    slot: 1,
+                    made_on: Some(0),
+                },
+            ));
+            cases.push((reads(0, key), Error::UnknownKey { key }));
+        }
+        for (binding, expected) in &cases {
+            let expected = Err(expected.clone());
+            let bindings = [*binding];
+            let launch = Launch {
+                kernel: "k",
+                stream: 0.into(),
+                bindings: &bindings[..],
+                outcome: Outcome::Ok,
+            };
+            assert_eq!(w.launch(&launch).map(|_| ()), expected, "{binding:?}");
+            assert_eq!(w.resolve_binding(binding).map(|_| ()), expected);
+            assert_eq!(w.host_write(binding, FAIL).map(|_| ()), expected);
+            assert_eq!(w.read(binding).map(|_| ()), expected);
+            assert_eq!(w.read_failure(binding).map(|_| ()), expected);
+            let mut ran = false;
+            let scoped = w.scope("k", 0, &bindings, || {
+                ran = true;
+                Ok::<_, taintworld::ErrorInfo>(())
+            });
+            assert_eq!(scoped.map(|_| ()), expected);
+            assert!(!ran, "a scope given bad input runs no body");
+            assert_eq!(snapshot(&w), before, "{binding:?} changed the world");
+        }
+        // A scope's own stream is checked as a launch's is.
+        let scoped = w.scope("k", StreamRef::Special(1), &[reads(0, 3)], || {
+            Ok::<_, taintworld::ErrorInfo>(())
+        });
+        assert_eq!(
+            scoped.map(|_| ()),
+            Err(Error::SpecialOutOfRange {
+                index: 1,
+                num_special: 1
+            })
+        );
+        assert_eq!(snapshot(&w), before);
+    }
+}
+
+/// `alloc_failed` is bad input where `alloc` is, and a rejected one mints
+/// no failure.
+#[test]
+fn a_failed_reservation_of_a_live_id_or_on_a_special_stream_out_of_range_is_bad_input() {
+    let mut w = world(false);
+    let before = snapshot(&w);
+    assert_eq!(
+        w.alloc_failed(0, 2, 64, "out_of_memory", "cudaMalloc failed"),
+        Err(Error::DuplicateMemory { memory: 2 })
+    );
+    assert_eq!(
+        w.alloc_failed(StreamRef::Special(1), 9, 64, "out_of_memory", "x"),
+        Err(Error::SpecialOutOfRange {
+            index: 1,
+            num_special: 1
+        })
+    );
+    assert_eq!(snapshot(&w), before);
+    assert!(w.streams().get(2).is_none());
+}
+
+#[test]
+fn ending_a_capture_on_a_special_stream_out_of_range_is_bad_input() {
+    let mut w = world(false);
+    w.capture_begin(0).unwrap();
+    let before = snapshot(&w);
+    assert_eq!(
+        w.capture_end(StreamRef::Special(1), 8),
+        Err(Error::SpecialOutOfRange {
+            index: 1,
+            num_special: 1
+        })
+    );
+    assert_eq!(snapshot(&w), before);
+    assert_eq!(w.capture_end(0, 8), Ok(taintworld::CaptureResult::Ok));
+}
+
+/// `replay_checked` and `replay_checked_each` give a replay's typed
+/// errors, with either outcome, and on bad input settle no launch, call
+/// nothing and keep the graph.
+#[test]
+fn a_checked_replay_gives_the_typed_errors_of_a_replay_and_settles_no_launch() {
+    let unknown = Err(Error::UnknownGraph { graph: 8 });
+    let dry = Err(Error::DryRunOutcome {
+        operation: "replay",
+    });
+    // Memory 3, which graph 7 writes whole (16 bytes), reused too small.
+    let mut w = world(false);
+    w.free(3).unwrap();
+    w.alloc(0, 3, 8).unwrap();
+    let past = Err(Error::RangePastEnd {
+        memory: 3,
+        start: 0,
+        end: 16,
+        size: 8,
+    });
+    // Memory 3 freed, in strict mode.
+    let mut strict = world(true);
+    strict.free(3).unwrap();
+    let unresolved = Err(Error::Unresolved {
+        memory: 3,
+        slot: 0,
+        made_on: None,
+    });
+    let mut worlds = [w, strict];
+    for (at, graph, outcome, expected) in [
+        (0, 8, Outcome::Ok, &unknown),
+        (0, 8, FAIL, &unknown),
+        (0, 7, Outcome::DryRun, &dry),
+        (0, 7, Outcome::Ok, &past),
+        (0, 7, FAIL, &past),
+        (1, 7, Outcome::Ok, &unresolved),
+        (1, 7, FAIL, &unresolved),
+    ] {
+        let w = &mut worlds[at];
+        let before = snapshot(w);
+        assert_eq!(w.replay_checked(graph, outcome), *expected);
+        let mut called = 0;
+        let got = w.replay_checked_each(graph, outcome, |_| called += 1);
+        assert_eq!(got, *expected, "graph {graph}, {outcome:?}");
+        assert_eq!(called, 0, "bad input settles no launch");
+        assert_eq!(snapshot(w), before);
+        assert!(w.has_graph(7));
+    }
+}

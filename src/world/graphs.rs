@@ -245,6 +245,15 @@ impl World {
     /// slot are processed as usual and, when they run, recorded into it.
     /// Neither needs nor initializes the slot.
     ///
+    /// # Errors
+    ///
+    /// - [`Error::SpecialOutOfRange`]: `stream` is a special stream at or
+    ///   past `num_special`.
+    /// - [`Error::CaptureOpen`]: the slot already has an open capture
+    ///   window, opened by this stream or another that folds onto it.
+    ///
+    /// On `Err` no window is opened and the world is unchanged.
+    ///
     /// ```
     /// use taintworld::{Access, Binding, CaptureResult, Launch, Outcome, Verdict, World};
     ///
@@ -281,6 +290,17 @@ impl World {
     ///
     /// Cost: the recorded writes sorted once, O(n log n), to merge them
     /// into the write set a replay settles (see [`replay`](Self::replay)).
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::SpecialOutOfRange`]: `stream` is a special stream at or
+    ///   past `num_special`.
+    /// - [`Error::NoCapture`]: the slot has no open capture window.
+    /// - [`Error::GraphLive`]: `graph` is a live graph id, whether the
+    ///   window is doomed or not.
+    ///
+    /// On `Err` the window stays open as it was, no graph is made, and the
+    /// world is unchanged.
     pub fn capture_end(
         &mut self,
         stream: impl Into<StreamRef>,
@@ -338,6 +358,21 @@ impl World {
     /// good replay makes no heap allocation
     /// once the world's buffers have grown (the kernel's name is made only
     /// for a failure).
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::DryRunOutcome`]: `outcome` is [`Outcome::DryRun`], which
+    ///   only a launch may have.
+    /// - [`Error::UnknownGraph`]: `graph` is not a live graph id.
+    /// - [`Error::RangePastEnd`]: a recorded write's memory id was freed
+    ///   since the capture, and the allocation that has it now is too
+    ///   small for the recorded range.
+    /// - [`Error::Unresolved`], in strict mode only: a recorded write's
+    ///   memory id no longer resolves — no live allocation has it, or the
+    ///   one that has it now was made on another slot.
+    ///
+    /// On `Err` nothing is released, tainted or counted, the graph stays
+    /// live, and the world is unchanged.
     pub fn replay(&mut self, graph: u64, outcome: Outcome<'_>) -> Result<Verdict, Error> {
         if outcome == Outcome::DryRun {
             return Err(Error::DryRunOutcome {
@@ -399,6 +434,25 @@ impl World {
     /// clean memory: `docs/performance.md`), with the bindings of
     /// allocations freed since the capture resolved again by memory id.
     ///
+    /// # Errors
+    ///
+    /// Those of [`replay_checked_each`](Self::replay_checked_each):
+    ///
+    /// - [`Error::DryRunOutcome`]: `outcome` is [`Outcome::DryRun`], as
+    ///   for [`replay`](Self::replay).
+    /// - [`Error::UnknownGraph`]: `graph` is not a live graph id.
+    /// - [`Error::RangePastEnd`]: a recorded binding's memory id was freed
+    ///   since the capture, and the allocation that has it now is too small
+    ///   for the recorded range. With `Outcome::Ok` every recorded binding
+    ///   that read or wrote is resolved again; with `Outcome::Failed` only
+    ///   the writes, as [`replay`](Self::replay) resolves them.
+    /// - [`Error::Unresolved`], in strict mode only: a recorded binding's
+    ///   memory id no longer resolves — no live allocation has it, or the
+    ///   one that has it now was made on another slot.
+    ///
+    /// The whole replay is resolved before any launch settles: on `Err` no
+    /// launch is settled, the graph stays live, and the world is unchanged.
+    ///
     /// ```
     /// use taintworld::{Access, Binding, Launch, Outcome, ReadResult, Verdict, World};
     ///
@@ -431,6 +485,23 @@ impl World {
     /// replay settles no launch of its own, and bad input none at all:
     /// `each` is not called. For a caller that wants to know which of a
     /// graph's launches read garbage, and how many.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::DryRunOutcome`]: `outcome` is [`Outcome::DryRun`], as
+    ///   for [`replay`](Self::replay).
+    /// - [`Error::UnknownGraph`]: `graph` is not a live graph id.
+    /// - [`Error::RangePastEnd`]: a recorded binding's memory id was freed
+    ///   since the capture, and the allocation that has it now is too small
+    ///   for the recorded range. With `Outcome::Ok` every recorded binding
+    ///   that read or wrote is resolved again; with `Outcome::Failed` only
+    ///   the writes, as [`replay`](Self::replay) resolves them.
+    /// - [`Error::Unresolved`], in strict mode only: a recorded binding's
+    ///   memory id no longer resolves — no live allocation has it, or the
+    ///   one that has it now was made on another slot.
+    ///
+    /// On `Err` `each` is not called, no launch is settled, the graph stays
+    /// live, and the world is unchanged.
     pub fn replay_checked_each(
         &mut self,
         graph: u64,
@@ -621,6 +692,13 @@ impl World {
     }
 
     /// Forgets graph `graph`; its id may be captured again.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::UnknownGraph`]: `graph` is not a live graph id (never
+    ///   captured, or already destroyed).
+    ///
+    /// On `Err` the world is unchanged.
     pub fn graph_destroy(&mut self, graph: u64) -> Result<(), Error> {
         self.graphs
             .remove(&graph)

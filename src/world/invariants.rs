@@ -22,6 +22,13 @@ impl World {
     /// allocation's footprint, row and index entry; a freed allocation's
     /// row left with no claim and no heap memory). O(everything): for
     /// tests and fuzzing. Returns what is broken.
+    ///
+    /// # Errors
+    ///
+    /// A `String` naming the first broken invariant it finds (the entity
+    /// and what is wrong with it), not an [`Error`](crate::Error): no input
+    /// should ever break one (SPEC §10), so an `Err` here is a bug in the
+    /// world. It only looks: the world is unchanged.
     pub fn check_invariants(&self) -> Result<(), String> {
         let g = &self.graph;
         let mut carriers: HashMap<FailureKey, u64> = HashMap::default();
