@@ -978,15 +978,18 @@ fn every_operation_on_one_binding_rejects_a_bad_one_with_the_error_a_launch_give
 }
 
 /// `alloc_failed` is bad input where `alloc` is, and a rejected one mints
-/// no failure.
+/// no failure and, like a rejected `alloc`, initializes no stream's slot
+/// (stream 5 is one no call here has used).
 #[test]
 fn a_failed_reservation_of_a_live_id_or_on_a_special_stream_out_of_range_is_bad_input() {
     let mut w = world(false);
     let before = snapshot(&w);
+    assert!(w.streams().get(5).is_none());
     assert_eq!(
-        w.alloc_failed(0, 2, 64, "out_of_memory", "cudaMalloc failed"),
+        w.alloc_failed(5, 2, 64, "out_of_memory", "cudaMalloc failed"),
         Err(Error::DuplicateMemory { memory: 2 })
     );
+    assert_eq!(w.alloc(5, 2, 64), Err(Error::DuplicateMemory { memory: 2 }));
     assert_eq!(
         w.alloc_failed(StreamRef::Special(1), 9, 64, "out_of_memory", "x"),
         Err(Error::SpecialOutOfRange {
@@ -995,7 +998,7 @@ fn a_failed_reservation_of_a_live_id_or_on_a_special_stream_out_of_range_is_bad_
         })
     );
     assert_eq!(snapshot(&w), before);
-    assert!(w.streams().get(2).is_none());
+    assert!(w.streams().get(5).is_none(), "a rejected reservation initialized its slot");
 }
 
 #[test]
