@@ -341,14 +341,19 @@
 //!
 //! What the world answers with and may come to say more about is
 //! `#[non_exhaustive]`, so a new count or a new way to fail is not a
-//! breaking change: [`Stats`], the look-ups [`FailureInfo`],
-//! [`RecordInfo`] and [`ClaimInfo`], [`Error`], and with `log` the replay
-//! report's parts and `ReplayError`. Read their fields and match them with
-//! a wildcard arm; start from `Default` where a test builds one. What
+//! breaking change: [`Error`], [`Stats`], the look-ups [`FailureInfo`],
+//! [`RecordInfo`] and [`ClaimInfo`], and with `log` `ReplayError`, the
+//! report's `Report`, `Verdicts` and `FinalState`, and the summary's
+//! `FailureTally`, `Carriers`, `CarriersRest`, `Untallied`, `FaultAnswers`
+//! and `FirstLines`. Read their fields and match them with a wildcard arm;
+//! outside the crate only the world makes them (a test that builds a
+//! `Stats` or a report part to compare starts from its `Default`). What
 //! SPEC.md closes stays exhaustive, for a scheduler to match whole: the
-//! verdicts ([`Verdict`]), the read, capture, profile and sync answers, a
-//! launch's [`Outcome`], [`Access`], and the shapes a caller writes
-//! ([`Binding`], [`Launch`], [`Config`]).
+//! verdicts ([`Verdict`], [`LaunchResult`]), the read, capture, profile and
+//! sync answers, a read's [`TaintReport`] and [`ChainHop`], [`ErrorInfo`],
+//! [`ScopeOutcome`], a launch's [`Outcome`], [`Access`], the shapes a
+//! caller writes ([`Binding`], [`Launch`], [`Config`]), and the log's
+//! events and report entries, which SPEC §7 and §8 fix.
 //!
 //! ## Features
 //!

@@ -723,21 +723,13 @@ impl World {
     ///
     /// # Errors
     ///
-    /// Those of a launch's binding (see [`launch`](Self::launch)), the
-    /// binding checked as a read whatever its access:
-    ///
-    /// - [`Error::SpecialOutOfRange`]: its stream is a special stream at or
-    ///   past `num_special`.
-    /// - [`Error::RangeReversed`]: its range ends before it starts, whether
-    ///   it resolves or not.
-    /// - [`Error::KeyRangeReversed`]: the same, when it names a stale
-    ///   [`AllocKey`].
-    /// - [`Error::RangePastEnd`]: it resolves and its range runs past the
-    ///   allocation's end.
-    /// - [`Error::Unresolved`], in strict mode only: it does not resolve
-    ///   (where it is `Ok(None)` outside strict mode).
-    /// - [`Error::UnknownKey`], in strict mode only: it names a stale
-    ///   [`AllocKey`].
+    /// Those of a launch's binding, on the same conditions (see
+    /// [`launch`](Self::launch)), the binding checked as a read whatever
+    /// its access:
+    /// [`Error::SpecialOutOfRange`], [`Error::RangeReversed`],
+    /// [`Error::KeyRangeReversed`], [`Error::RangePastEnd`], and in strict
+    /// mode [`Error::Unresolved`] and [`Error::UnknownKey`].
+    /// Outside strict mode a binding that does not resolve is `Ok(None)`.
     ///
     /// It only asks: the world is unchanged, `Ok` or `Err`.
     ///
@@ -1498,17 +1490,11 @@ impl World {
     ///
     /// - [`Error::DryRunOutcome`]: `outcome` is [`Outcome::DryRun`], which
     ///   only a launch may have (looked at before the binding).
-    /// - [`Error::SpecialOutOfRange`]: the binding's stream is a special
-    ///   stream at or past `num_special`.
-    /// - [`Error::RangeReversed`]: its range ends before it starts, whether
-    ///   it resolves or not.
-    /// - [`Error::KeyRangeReversed`]: the same, when it names a stale
-    ///   [`AllocKey`].
-    /// - [`Error::RangePastEnd`]: it resolves and its range runs past the
-    ///   allocation's end.
-    /// - [`Error::Unresolved`], in strict mode only: it does not resolve.
-    /// - [`Error::UnknownKey`], in strict mode only: it names a stale
-    ///   [`AllocKey`].
+    /// - Then those of a launch's binding, on the same conditions (see
+    ///   [`launch`](Self::launch)):
+    ///   [`Error::SpecialOutOfRange`], [`Error::RangeReversed`],
+    ///   [`Error::KeyRangeReversed`], [`Error::RangePastEnd`], and in strict
+    ///   mode [`Error::Unresolved`] and [`Error::UnknownKey`].
     ///
     /// On `Err` nothing is released, tainted or counted: the world is
     /// unchanged.
@@ -1545,20 +1531,12 @@ impl World {
     ///
     /// # Errors
     ///
-    /// Those of the binding, checked as a read whatever its access (see
-    /// [`launch`](Self::launch)):
-    ///
-    /// - [`Error::SpecialOutOfRange`]: the binding's stream is a special
-    ///   stream at or past `num_special`.
-    /// - [`Error::RangeReversed`]: its range ends before it starts, whether
-    ///   it resolves or not.
-    /// - [`Error::KeyRangeReversed`]: the same, when it names a stale
-    ///   [`AllocKey`].
-    /// - [`Error::RangePastEnd`]: it resolves and its range runs past the
-    ///   allocation's end.
-    /// - [`Error::Unresolved`], in strict mode only: it does not resolve.
-    /// - [`Error::UnknownKey`], in strict mode only: it names a stale
-    ///   [`AllocKey`].
+    /// Those of a launch's binding, on the same conditions (see
+    /// [`launch`](Self::launch)), the binding checked as a read whatever
+    /// its access:
+    /// [`Error::SpecialOutOfRange`], [`Error::RangeReversed`],
+    /// [`Error::KeyRangeReversed`], [`Error::RangePastEnd`], and in strict
+    /// mode [`Error::Unresolved`] and [`Error::UnknownKey`].
     ///
     /// On `Err` not even the unresolved-bindings counter changes: the world
     /// is unchanged.
@@ -1591,18 +1569,9 @@ impl World {
     /// # Errors
     ///
     /// Those of [`read`](Self::read), the binding checked as a read:
-    ///
-    /// - [`Error::SpecialOutOfRange`]: the binding's stream is a special
-    ///   stream at or past `num_special`.
-    /// - [`Error::RangeReversed`]: its range ends before it starts, whether
-    ///   it resolves or not.
-    /// - [`Error::KeyRangeReversed`]: the same, when it names a stale
-    ///   [`AllocKey`].
-    /// - [`Error::RangePastEnd`]: it resolves and its range runs past the
-    ///   allocation's end.
-    /// - [`Error::Unresolved`], in strict mode only: it does not resolve.
-    /// - [`Error::UnknownKey`], in strict mode only: it names a stale
-    ///   [`AllocKey`].
+    /// [`Error::SpecialOutOfRange`], [`Error::RangeReversed`],
+    /// [`Error::KeyRangeReversed`], [`Error::RangePastEnd`], and in strict
+    /// mode [`Error::Unresolved`] and [`Error::UnknownKey`].
     ///
     /// On `Err` the world is unchanged, its unresolved-bindings counter
     /// included.

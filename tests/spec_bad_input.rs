@@ -998,7 +998,10 @@ fn a_failed_reservation_of_a_live_id_or_on_a_special_stream_out_of_range_is_bad_
         })
     );
     assert_eq!(snapshot(&w), before);
-    assert!(w.streams().get(5).is_none(), "a rejected reservation initialized its slot");
+    assert!(
+        w.streams().get(5).is_none(),
+        "a rejected reservation initialized its slot"
+    );
 }
 
 #[test]

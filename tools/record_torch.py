@@ -61,6 +61,8 @@ import runpy
 import sys
 import threading
 import weakref
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures.thread import _worker as _pool_worker
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
@@ -458,6 +460,10 @@ class _Mode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if not self.recorder.active:
+            # A thread started while recording keeps its mode for life:
+            # once the recording ends, its operators only pass through.
+            return func(*args, **kwargs)
         seen = (args, kwargs)
         if _base_name(func) in _REPOINTS_ARGUMENTS:
             # What the arguments are before the call, for the recorder
@@ -575,12 +581,18 @@ class Recorder:
     def _patch_threads(self) -> None:
         """A dispatch mode is thread-local: operators a thread the program
         starts while recording runs would not reach it.  Each such thread
-        runs its ``run`` inside a mode of its own over this recorder."""
+        runs its ``run`` inside a mode of its own over this recorder, which
+        it keeps for its life (unrecording once the recording ends).  A
+        thread pool's workers live as long as their pool, so they are not
+        given one: each work item submitted while recording runs under a
+        mode instead, and only for the item, whether its pool was made
+        before the recording or during it."""
         orig_start = threading.Thread.start
+        orig_submit = ThreadPoolExecutor.submit
         rec = self
 
         def start(thread, *a, **kw):
-            if rec.active:
+            if rec.active and getattr(thread, "_target", None) is not _pool_worker:
                 inner = thread.run
 
                 def run():
@@ -590,8 +602,21 @@ class Recorder:
                         return inner()
                 thread.run = run
             return orig_start(thread, *a, **kw)
+
+        def submit(pool, fn, /, *args, **kwargs):
+            if rec.active:
+                work = fn
+
+                def fn(*a, **kw):
+                    if not rec.active:
+                        return work(*a, **kw)
+                    with _Mode(rec):
+                        return work(*a, **kw)
+            return orig_submit(pool, fn, *args, **kwargs)
         threading.Thread.start = start
+        ThreadPoolExecutor.submit = submit
         self._patched.append((threading.Thread, "start", orig_start))
+        self._patched.append((ThreadPoolExecutor, "submit", orig_submit))
 
     def __exit__(self, exc_type, exc, tb):
         try:

@@ -305,6 +305,35 @@ def test_a_thread_started_while_recording_has_its_device_work_recorded():
     assert threading.Thread.start is start_before  # the patch is undone
 
 
+def test_a_thread_pools_work_is_recorded_item_by_item_and_its_workers_keep_no_mode():
+    # A pool's workers outlive the recording; a mode put on them for life
+    # would send every operator they run after it through Python and keep
+    # torch.compile from compiling there (seventy-first session's review).
+    # So the work items submitted while recording run under a mode, the
+    # workers never do, and a pool made before the recording is seen too.
+    from concurrent.futures import ThreadPoolExecutor
+
+    before = ThreadPoolExecutor(max_workers=1)
+    pools = [before]
+
+    def prog():
+        x = torch.randn(8)
+        y = before.submit(lambda: x * 3.0).result()
+        during = ThreadPoolExecutor(max_workers=1)
+        pools.append(during)
+        z = during.submit(lambda: y + 1.0).result()
+        z.sum().item()
+    events, _, _ = record(prog)
+    mul = one(events, "aten::mul.Tensor")
+    add = one(events, "aten::add.Tensor")
+    total = one(events, "aten::sum")
+    assert add["bindings"][0]["memory"] == mul["bindings"][-1]["memory"]
+    assert total["bindings"][0]["memory"] == add["bindings"][-1]["memory"]
+    for pool in pools:
+        assert pool.submit(torch._C._len_torch_dispatch_stack).result() == 0
+        pool.shutdown()
+
+
 def test_data_dependent_results_are_reads():
     def prog():
         a, b = torch.randn(4), torch.randn(4)
