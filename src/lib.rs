@@ -355,6 +355,14 @@
 //! caller writes ([`Binding`], [`Launch`], [`Config`]), and the log's
 //! events and report entries, which SPEC §7 and §8 fix.
 //!
+//! The stores and the systems themselves ([`components`], [`systems`]) are
+//! public for whoever drives or benchmarks a system alone, and for the
+//! seed's [`pool`], which works on claims directly. Their layout follows
+//! the crate's speed work (a row's bytes, a claim set's thresholds, the
+//! store keys, which are slotmap's) and may change in any release, where
+//! [`World`]'s methods and the answers above change only as semver
+//! allows.
+//!
 //! ## Features
 //!
 //! * `std` (default): builds the library against `std` rather than `core`
