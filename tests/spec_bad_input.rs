@@ -12,6 +12,12 @@ use taintworld::{
 /// A world with some of everything: memory 1 tainted at the root, memory 2
 /// tainted through a skip, memory 3 clean (16 bytes each, stream 0), a graph
 /// 7 writing memory 3, and an open profile 1. `strict` as given.
+/// What naming special stream 1 gets: `world` has one special stream, 0.
+const SPECIAL_1_OUT_OF_RANGE: Error = Error::SpecialOutOfRange {
+    index: 1,
+    num_special: 1,
+};
+
 fn world(strict: bool) -> World {
     let config = Config {
         num_special: 1,
@@ -332,11 +338,12 @@ fn a_special_stream_index_out_of_range_is_bad_input_everywhere() {
     let mut w = world(false);
     let before = snapshot(&w);
     let bad = StreamRef::Special(1);
-    let expected = Error::SpecialOutOfRange {
-        index: 1,
-        num_special: 1,
-    };
+    let expected = SPECIAL_1_OUT_OF_RANGE;
     assert_eq!(w.alloc(bad, 9, 16).unwrap_err(), expected);
+    assert_eq!(
+        w.alloc_failed(bad, 9, 64, "out_of_memory", "x"),
+        Err(expected.clone())
+    );
     let b = [writes(0, 3)];
     assert_eq!(
         w.launch(&Launch {
@@ -384,6 +391,12 @@ fn a_special_stream_index_out_of_range_is_bad_input_everywhere() {
     assert!(expected.to_string().contains("special stream 1"));
     assert_eq!(snapshot(&w), before);
     assert!(w.streams().get(9).is_none());
+    // Ending a capture names its stream too: the window stays open.
+    w.capture_begin(0).unwrap();
+    let before = snapshot(&w);
+    assert_eq!(w.capture_end(bad, 8), Err(expected));
+    assert_eq!(snapshot(&w), before);
+    assert_eq!(w.capture_end(0, 8), Ok(taintworld::CaptureResult::Ok));
 }
 
 #[test]
@@ -895,13 +908,7 @@ fn every_operation_on_one_binding_rejects_a_bad_one_with_the_error_a_launch_give
         w.free(key).unwrap();
         let before = snapshot(&w);
         let mut cases: Vec<(Binding, Error)> = vec![
-            (
-                reads(StreamRef::Special(1), 3),
-                Error::SpecialOutOfRange {
-                    index: 1,
-                    num_special: 1,
-                },
-            ),
+            (reads(StreamRef::Special(1), 3), SPECIAL_1_OUT_OF_RANGE),
             (
                 Binding::range(0, 3, 9, 3, Access::Read),
                 Error::RangeReversed {
@@ -966,22 +973,17 @@ fn every_operation_on_one_binding_rejects_a_bad_one_with_the_error_a_launch_give
         let scoped = w.scope("k", StreamRef::Special(1), &[reads(0, 3)], || {
             Ok::<_, taintworld::ErrorInfo>(())
         });
-        assert_eq!(
-            scoped.map(|_| ()),
-            Err(Error::SpecialOutOfRange {
-                index: 1,
-                num_special: 1
-            })
-        );
+        assert_eq!(scoped.map(|_| ()), Err(SPECIAL_1_OUT_OF_RANGE));
         assert_eq!(snapshot(&w), before);
     }
 }
 
-/// `alloc_failed` is bad input where `alloc` is, and a rejected one mints
-/// no failure and, like a rejected `alloc`, initializes no stream's slot
-/// (stream 5 is one no call here has used).
+/// `alloc_failed` is bad input where `alloc` is (a special stream out of
+/// range: `a_special_stream_index_out_of_range_is_bad_input_everywhere`),
+/// and a rejected one mints no failure and, like a rejected `alloc`,
+/// initializes no stream's slot (stream 5 is one no call here has used).
 #[test]
-fn a_failed_reservation_of_a_live_id_or_on_a_special_stream_out_of_range_is_bad_input() {
+fn a_failed_reservation_of_a_live_id_is_bad_input_and_initializes_no_slot() {
     let mut w = world(false);
     let before = snapshot(&w);
     assert!(w.streams().get(5).is_none());
@@ -990,34 +992,11 @@ fn a_failed_reservation_of_a_live_id_or_on_a_special_stream_out_of_range_is_bad_
         Err(Error::DuplicateMemory { memory: 2 })
     );
     assert_eq!(w.alloc(5, 2, 64), Err(Error::DuplicateMemory { memory: 2 }));
-    assert_eq!(
-        w.alloc_failed(StreamRef::Special(1), 9, 64, "out_of_memory", "x"),
-        Err(Error::SpecialOutOfRange {
-            index: 1,
-            num_special: 1
-        })
-    );
     assert_eq!(snapshot(&w), before);
     assert!(
         w.streams().get(5).is_none(),
         "a rejected reservation initialized its slot"
     );
-}
-
-#[test]
-fn ending_a_capture_on_a_special_stream_out_of_range_is_bad_input() {
-    let mut w = world(false);
-    w.capture_begin(0).unwrap();
-    let before = snapshot(&w);
-    assert_eq!(
-        w.capture_end(StreamRef::Special(1), 8),
-        Err(Error::SpecialOutOfRange {
-            index: 1,
-            num_special: 1
-        })
-    );
-    assert_eq!(snapshot(&w), before);
-    assert_eq!(w.capture_end(0, 8), Ok(taintworld::CaptureResult::Ok));
 }
 
 /// `replay_checked` and `replay_checked_each` give a replay's typed

@@ -591,27 +591,24 @@ class Recorder:
         orig_submit = ThreadPoolExecutor.submit
         rec = self
 
+        def recorded(work):
+            """`work`, run under a mode of its own if the recording still
+            runs when it starts."""
+            def run(*a, **kw):
+                if not rec.active:
+                    return work(*a, **kw)
+                with _Mode(rec):
+                    return work(*a, **kw)
+            return run
+
         def start(thread, *a, **kw):
             if rec.active and getattr(thread, "_target", None) is not _pool_worker:
-                inner = thread.run
-
-                def run():
-                    if not rec.active:
-                        return inner()
-                    with _Mode(rec):
-                        return inner()
-                thread.run = run
+                thread.run = recorded(thread.run)
             return orig_start(thread, *a, **kw)
 
         def submit(pool, fn, /, *args, **kwargs):
             if rec.active:
-                work = fn
-
-                def fn(*a, **kw):
-                    if not rec.active:
-                        return work(*a, **kw)
-                    with _Mode(rec):
-                        return work(*a, **kw)
+                fn = recorded(fn)
             return orig_submit(pool, fn, *args, **kwargs)
         threading.Thread.start = start
         ThreadPoolExecutor.submit = submit
