@@ -340,6 +340,7 @@ mod tests {
         let first = world.failure(failure(1)).unwrap();
         assert_eq!(world.failures().next(), Some(first));
         assert_eq!(u64::from(first.id), 1);
+        assert_eq!(u64::from(failure(7)), 7);
         let ran: ScopeOutcome<u8, ErrorInfo> = ScopeOutcome::Ran(7);
         assert_eq!(ran.clone(), ran);
         assert_eq!(Access::ReadWrite.to_string(), "read_write");
