@@ -755,6 +755,50 @@ fn a_failed_write_to_stdout_that_is_not_a_closed_pipe_is_an_error_with_exit_stat
     assert!(stderr.starts_with("error: writing the log: "), "{stderr}");
 }
 
+/// Runs `args` with stderr on `/dev/full`, where every write fails.
+#[cfg(target_os = "linux")]
+fn with_stderr_on_a_full_device(args: &[&str]) -> Output {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    Command::new(env!("CARGO_BIN_EXE_taintworld"))
+        .args(args)
+        .stderr(full)
+        .output()
+        .expect("the binary runs")
+}
+
+/// A stderr that cannot be written (a full disk, a closed pipe) loses what
+/// the command had to say there, and the exit status still tells how the
+/// run went: 2 for an error, 0 for a run whose stderr had only a note.
+/// `eprintln!` would panic there and exit 101.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stderr_that_cannot_be_written_leaves_the_exit_status_as_it_was() {
+    let dir = Scratch::new();
+    let bad = log_of(&dir, "bad.jsonl", &["not json"]);
+    let missing = dir.path("missing.jsonl");
+    let nowhere = dir.path("no-such-folder/log.jsonl");
+    let good = examples().join("skip_chain_three_kernels.jsonl");
+    for args in [
+        vec!["replay", bad.to_str().unwrap()],
+        vec!["replay", missing.to_str().unwrap()],
+        vec!["gen", "--launches", "10", "-o", nowhere.to_str().unwrap()],
+    ] {
+        let out = with_stderr_on_a_full_device(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+    // The summary is whole on stdout; the note past the last launch is lost.
+    let out =
+        with_stderr_on_a_full_device(&["replay", good.to_str().unwrap(), "--fail-launch", "99"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        out.stdout,
+        ran_ok(&["replay", good.to_str().unwrap()]).stdout
+    );
+}
+
 #[test]
 fn a_failure_that_claimed_nothing_keeps_its_error_and_its_occurrence_in_the_summary() {
     // Each failure here writes nothing (no write binding, an unresolved

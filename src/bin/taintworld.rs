@@ -166,10 +166,18 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("{message}");
+            to_stderr(&message);
             ExitCode::from(2)
         }
     }
+}
+
+/// Writes `message` and a newline to stderr. A stderr that cannot be
+/// written (a full disk, a closed pipe) leaves the message nowhere to go:
+/// it is dropped, and the exit status still tells how the run went, where
+/// `eprintln!` would panic and exit 101 instead.
+fn to_stderr(message: &str) {
+    let _ = writeln!(io::stderr().lock(), "{message}");
 }
 
 /// A write to stdout that stopped because the reader went away (`| head`)
@@ -248,10 +256,10 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     };
     quiet_on_closed_pipe(written).map_err(|e| format!("error: writing the report: {e}"))?;
     if let Some(note) = past_the_last_launch(&asked, report.launches) {
-        eprintln!("{note}");
+        to_stderr(&note);
     }
     if let Some(note) = skipped_anyway(&skipped_injections) {
-        eprintln!("{note}");
+        to_stderr(&note);
     }
     Ok(())
 }
