@@ -799,6 +799,44 @@ fn a_stderr_that_cannot_be_written_leaves_the_exit_status_as_it_was() {
     );
 }
 
+/// `--help` and `--version` that cannot be written to stdout are an error,
+/// as a report that cannot be is: clap's own exit would say 0 with the text
+/// lost. A reader gone away (`| head -1`) is no error here either.
+#[cfg(target_os = "linux")]
+#[test]
+fn help_or_version_that_cannot_be_written_is_an_error_with_exit_status_2() {
+    for args in [
+        vec!["--help"],
+        vec!["--version"],
+        vec!["replay", "--help"],
+        vec!["gen", "-h"],
+    ] {
+        let out = onto_a_full_device(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with("error: writing the "),
+            "{args:?}: {stderr}"
+        );
+        let out = taintworld(&args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(!out.stdout.is_empty() && out.stderr.is_empty(), "{args:?}");
+    }
+    let child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+        .arg("--help")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut child = Killed(child);
+    drop(child.0.stdout.take());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.0.stderr.take().expect("piped"), &mut stderr)
+        .expect("stderr");
+    let status = child.0.wait().expect("the binary ends");
+    assert_eq!((status.code(), stderr.as_str()), (Some(0), ""));
+}
+
 #[test]
 fn a_failure_that_claimed_nothing_keeps_its_error_and_its_occurrence_in_the_summary() {
     // Each failure here writes nothing (no write binding, an unresolved

@@ -116,7 +116,10 @@ enum ShapeArg {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return not_parsed(&e),
+    };
     let result = match cli.command {
         Command::Replay {
             log,
@@ -167,6 +170,31 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             to_stderr(&message);
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// What `Cli::parse` does with `--help`, `--version` or a usage error —
+/// prints it, and exits 0 for the first two and 2 for the last — except
+/// that help or version text that could not be written to stdout is an
+/// error (a reader gone away aside), where clap's own exit says 0 with the
+/// text lost.
+fn not_parsed(e: &clap::Error) -> ExitCode {
+    let code = u8::try_from(e.exit_code()).unwrap_or(2);
+    let printed = e.print();
+    if e.use_stderr() {
+        return ExitCode::from(code);
+    }
+    let written = printed.and_then(|()| io::stdout().flush());
+    match quiet_on_closed_pipe(written) {
+        Ok(()) => ExitCode::from(code),
+        Err(written) => {
+            let what = match e.kind() {
+                clap::error::ErrorKind::DisplayVersion => "version",
+                _ => "help",
+            };
+            to_stderr(&format!("error: writing the {what}: {written}"));
             ExitCode::from(2)
         }
     }
