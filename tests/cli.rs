@@ -837,6 +837,49 @@ fn help_or_version_that_cannot_be_written_is_an_error_with_exit_status_2() {
     assert_eq!((status.code(), stderr.as_str()), (Some(0), ""));
 }
 
+/// A replay whose stdout is its own log (`replay LOG >> LOG`, or `> LOG`,
+/// which the shell empties first) is refused before a line is read: the
+/// report would go into the log it replays, and an emptied log would
+/// replay as a report of nothing with exit status 0.
+#[cfg(unix)]
+#[test]
+fn a_replay_whose_stdout_is_its_own_log_is_refused_and_leaves_the_log_as_it_was() {
+    let dir = Scratch::new();
+    let log = dir.path("log.jsonl");
+    let text = std::fs::read(examples().join("skip_chain_three_kernels.jsonl")).expect("example");
+    for json in [false, true] {
+        std::fs::write(&log, &text).expect("the log");
+        let appended = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&log)
+            .expect("the log opens");
+        let mut args = vec!["replay", log.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+            .args(&args)
+            .stdout(appended)
+            .output()
+            .expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("error: {} is also standard output", log.display())),
+            "{stderr}"
+        );
+        assert_eq!(std::fs::read(&log).expect("the log"), text);
+    }
+    // Another file as stdout is no concern of the replay's.
+    let other = std::fs::File::create(dir.path("report.txt")).expect("a report file");
+    let out = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+        .args(["replay", log.to_str().unwrap()])
+        .stdout(other)
+        .output()
+        .expect("the binary runs");
+    assert_eq!(out.status.code(), Some(0));
+}
+
 #[test]
 fn a_failure_that_claimed_nothing_keeps_its_error_and_its_occurrence_in_the_summary() {
     // Each failure here writes nothing (no write binding, an unresolved

@@ -35,7 +35,8 @@ enum Command {
     /// The log is JSON Lines, read as gzip when its name ends in `.gz` or
     /// its first bytes are gzip's. Exit status 0 when the replay ran to
     /// the end (with `--keep-going`, whatever it rejected), 2 on bad input
-    /// (the error names the line) or when the log cannot be read.
+    /// (the error names the line), when the log cannot be read, or when it
+    /// is also standard output (`replay LOG >> LOG`).
     Replay {
         /// The log; `-` reads standard input (where the system names it
         /// `/dev/stdin`).
@@ -246,8 +247,19 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     // The bar follows the bytes read of the log file (before any
     // decompression): `wrap` gives it the file's size as its length.
     let progress = Progress::new(REPLAY_BAR, 0);
-    let reader = LogReader::open_with(path, |file| progress.wrap(file))
-        .map_err(|e| format!("error: {e}"))?;
+    let own_log = std::cell::Cell::new(false);
+    let reader = LogReader::open_with(path, |file| {
+        own_log.set(is_stdout(&file));
+        progress.wrap(file)
+    })
+    .map_err(|e| format!("error: {e}"))?;
+    if own_log.get() {
+        return Err(format!(
+            "error: {} is also standard output: the report would be written into the log \
+             it replays (which a `>` to it has emptied already); write the report to another file",
+            path.display()
+        ));
+    }
     let mut replay = Replay::new(options).map_err(|e| format!("error: {e}"))?;
     let replayed = replay.apply_all(reader, |line| {
         progress.tick(line, |bar| bar.set_message(HumanCount(line).to_string()));
@@ -290,6 +302,30 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
         to_stderr(&note);
     }
     Ok(())
+}
+
+/// Whether `file`, the log, is the regular file stdout writes to
+/// (`replay LOG >> LOG`, or `> LOG`, which the shell empties first), as
+/// `cat` asks of its input and output.
+#[cfg(unix)]
+fn is_stdout(file: &File) -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let Ok(log) = file.metadata() else {
+        return false;
+    };
+    let Ok(out) = io::stdout().as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    let Ok(out) = File::from(out).metadata() else {
+        return false;
+    };
+    log.is_file() && out.is_file() && (log.dev(), log.ino()) == (out.dev(), out.ino())
+}
+
+#[cfg(not(unix))]
+fn is_stdout(_: &File) -> bool {
+    false
 }
 
 /// The note for a replay with `--fail-launch` that stopped at a bad line:
