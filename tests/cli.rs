@@ -2224,3 +2224,42 @@ fn a_gzip_log_cut_short_says_so_and_how_to_replay_the_lines_it_holds() {
         assert!(!err.contains("note:"), "{err}");
     }
 }
+
+/// `gen -o /dev/stdout | head -c 20` ends as `gen | head -c 20` does: the
+/// reader going away from a path written in place is no error.
+#[cfg(target_os = "linux")]
+#[test]
+fn gen_into_a_pipe_by_its_path_whose_reader_goes_away_exits_0_as_into_stdout() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+        .args([
+            "gen",
+            "--seed",
+            "3",
+            "--launches",
+            "20000",
+            "-o",
+            "/dev/stdout",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut start = [0u8; 20];
+    {
+        use std::io::Read;
+        let mut stdout = child.stdout.take().expect("piped");
+        stdout.read_exact(&mut start).expect("the log's start");
+    }
+    let out = child.wait_with_output().expect("the binary ends");
+    assert!(
+        start.starts_with(b"{"),
+        "{}",
+        String::from_utf8_lossy(&start)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success());
+}

@@ -939,8 +939,10 @@ fn gen_to_file(options: &GenOptions, path: &Path, progress: &Progress) -> io::Re
     };
     let gzip = gzip_named(path);
     let Some(partial) = partial_path(path) else {
+        // Written in place, `PATH` may be a pipe (`-o /dev/stdout | head`),
+        // whose reader going away is no error, as for `gen | head`.
         let file = File::create(path).map_err(|e| cannot_create(path, e))?;
-        return write_log_file(options, file, gzip, progress).map_err(named);
+        return quiet_on_closed_pipe(write_log_file(options, file, gzip, progress)).map_err(named);
     };
     let kept = match std::fs::metadata(path) {
         Ok(m) => {
