@@ -451,3 +451,60 @@ fn a_long_error_is_given_back_when_its_failure_goes_and_a_kept_one_when_the_worl
     assert_eq!(w.stats().live_failures, 0);
     w.check_invariants().unwrap();
 }
+
+/// However many profiles are open when a failure comes, its error is kept
+/// once for them all, not copied into each: 10,000 `profile_begin` lines
+/// and one failed launch with a 1 MiB message made a replay hold 10 GB.
+/// The profiles still each end invalid with that failure, and a profile
+/// begun after it still sees the next.
+#[test]
+fn a_failure_seen_by_many_open_profiles_is_kept_once() {
+    const OPEN: u64 = 10_000;
+    let mut w = World::default();
+    w.alloc(0, 1, 64).unwrap();
+    let out = [Binding::whole(0, 1, Access::Write)];
+    for profile in 0..OPEN {
+        w.profile_begin(profile).unwrap();
+    }
+    let long = "x".repeat(4096);
+    let failed = Launch {
+        kernel: "fill",
+        stream: 0.into(),
+        bindings: &out,
+        outcome: Outcome::Failed {
+            kind: "launch",
+            message: &long,
+        },
+    };
+    let before = live_heap();
+    w.launch(&failed).unwrap();
+    let kept = live_heap() - before;
+    assert!(
+        kept < 64 * 1024,
+        "{kept} bytes kept for one 4 KiB error seen by {OPEN} open profiles"
+    );
+
+    // Later failures add nothing for the profiles that saw one already.
+    w.profile_begin(OPEN).unwrap();
+    let second = Launch {
+        outcome: Outcome::Failed {
+            kind: "launch",
+            message: "second",
+        },
+        ..failed
+    };
+    w.launch(&second).unwrap();
+    for profile in 0..OPEN {
+        match w.profile_end(profile).unwrap() {
+            taintworld::ProfileResult::Invalid { error, .. } => assert_eq!(error.message, long),
+            other => panic!("profile {profile} ended {other:?}"),
+        }
+    }
+    match w.profile_end(OPEN).unwrap() {
+        taintworld::ProfileResult::Invalid { error, .. } => assert_eq!(error.message, "second"),
+        other => panic!("profile {OPEN} ended {other:?}"),
+    }
+    w.profile_begin(0).unwrap();
+    assert_eq!(w.profile_end(0).unwrap(), taintworld::ProfileResult::Valid);
+    w.check_invariants().unwrap();
+}
