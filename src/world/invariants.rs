@@ -20,7 +20,9 @@ impl World {
     /// them or they are registered; and the stores' own agreements (the
     /// failures' identity and id indexes, the kernel names' index, each
     /// allocation's footprint, row and index entry; a freed allocation's
-    /// row left with no claim and no heap memory). O(everything): for
+    /// row left with no claim and no heap memory; the open profiles' count
+    /// of clean ones, and the failure kept once for the profiles that saw
+    /// it first, with their number). O(everything): for
     /// tests and fuzzing. Returns what is broken.
     ///
     /// # Errors
@@ -219,6 +221,7 @@ impl World {
         }
         g.records.check_kernels()?;
         g.failures.check_index()?;
+        self.check_profiles()?;
         let open_pins: u64 = pins.values().sum();
         let live = g.failures.len() as u64;
         if live > all_claims + open_pins {
@@ -238,6 +241,51 @@ impl World {
             if c == 0 && p == 0 {
                 return Err(format!("failure {}: alive with nothing holding it", f.id));
             }
+        }
+        Ok(())
+    }
+
+    /// The open profiles' bookkeeping: the clean ones (begun in the current
+    /// epoch) counted, and each ended epoch that open profiles began in
+    /// keeping its failure once, with the number of them open — no more, no
+    /// fewer, and nothing kept for an epoch no open profile began in.
+    fn check_profiles(&self) -> Result<(), String> {
+        let mut clean = 0usize;
+        let mut open: HashMap<u64, usize> = HashMap::default();
+        for &epoch in self.profiles.values() {
+            if epoch == self.profile_epoch {
+                clean += 1;
+            } else {
+                *open.entry(epoch).or_default() += 1;
+            }
+        }
+        if clean != self.clean_profiles {
+            return Err(format!(
+                "{} clean profiles counted, {clean} real",
+                self.clean_profiles
+            ));
+        }
+        for (&epoch, seen) in &self.profile_failures {
+            if epoch >= self.profile_epoch {
+                return Err(format!(
+                    "profile epoch {epoch}: a failure kept before the epoch ended"
+                ));
+            }
+            let real = open.get(&epoch).copied().unwrap_or(0);
+            if seen.open != real {
+                return Err(format!(
+                    "profile epoch {epoch}: {} open profiles counted, {real} real",
+                    seen.open
+                ));
+            }
+        }
+        if let Some(epoch) = open
+            .keys()
+            .find(|epoch| !self.profile_failures.contains_key(*epoch))
+        {
+            return Err(format!(
+                "profile epoch {epoch}: no failure kept for its open profiles"
+            ));
         }
         Ok(())
     }
@@ -777,5 +825,48 @@ mod tests {
         let mut w = doomed();
         w.graph.records.add_ref(r3);
         names(&w, "record of launch 3: 2 refs counted, 1 real");
+    }
+
+    /// Two profiles see failure 1 first and one stays clean: the clean
+    /// count and the kept failure's count of open profiles are checked,
+    /// and a kept failure with no open profile, or missing for open ones,
+    /// or kept for an epoch not yet ended, is named.
+    #[test]
+    fn the_profiles_bookkeeping_is_checked() {
+        let profiled = || {
+            let mut w = World::default();
+            w.alloc(0, 1, 64).expect("a new allocation");
+            w.profile_begin(1).expect("not open");
+            w.profile_begin(2).expect("not open");
+            launch(
+                &mut w,
+                "fill",
+                &[(1, Access::Write)],
+                Outcome::Failed {
+                    kind: "launch",
+                    message: "bad grid",
+                },
+            );
+            w.profile_begin(3).expect("not open");
+            assert_eq!(w.check_invariants(), Ok(()));
+            w
+        };
+        let mut w = profiled();
+        w.clean_profiles += 1;
+        names(&w, "2 clean profiles counted, 1 real");
+        let mut w = profiled();
+        w.profile_failures.get_mut(&0).expect("epoch 0 ended").open += 1;
+        names(&w, "profile epoch 0: 3 open profiles counted, 2 real");
+        let mut w = profiled();
+        let seen = w.profile_failures.remove(&0).expect("epoch 0 ended");
+        names(&w, "profile epoch 0: no failure kept for its open profiles");
+        let mut w = profiled();
+        w.profile_failures.insert(1, seen);
+        names(&w, "profile epoch 1: a failure kept before the epoch ended");
+        let mut w = profiled();
+        w.profile_end(1).expect("open");
+        w.profile_end(2).expect("open");
+        assert_eq!(w.check_invariants(), Ok(()));
+        assert!(w.profile_failures.is_empty(), "let go with the last");
     }
 }
