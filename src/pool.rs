@@ -611,6 +611,11 @@ pub fn taint_with<'a, F>(
 /// prunes the graph ([`FailureGraph::prune`]), as the seed's `taint` left
 /// it. Returns its id — which names nothing any more when the failure was
 /// minted here and claimed nothing.
+///
+/// Cost: one look-up by the error, O(1) while at most one failure of that
+/// error is held, but O(h) once a caller's [`taint_with`] of older ids
+/// holds h of them at once (see [`Failures::find_held_or_mint`](crate::Failures::find_held_or_mint)),
+/// then one claim change a binding.
 pub fn taint<'a, F>(
     pool: &mut StreamPool<F>,
     error: ErrorInfo,
