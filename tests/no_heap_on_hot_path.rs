@@ -11,7 +11,7 @@
 #[path = "common/counting.rs"]
 mod counting;
 
-use counting::allocations_in;
+use counting::{allocations_in, live_bytes};
 use taintworld::{
     Access, AllocKey, Binding, ErrorInfo, Launch, Outcome, ReadResult, Resolved, ScopeOutcome,
     Verdict, World,
@@ -604,4 +604,121 @@ fn a_clone_mints_its_first_new_failure_into_the_room_its_original_would() {
         [0, 0],
         "allocations in the next new failure (clone, original)"
     );
+}
+
+/// W4 of `docs/performance.md` ("memory flat", which its bench asserts as
+/// one failure and one claim): a kernel failing again and again on the
+/// buffer it already tainted, in batches and one launch at a time, by
+/// binding and by row, allocates nothing once warm, and the heap the
+/// world holds does not move by a byte.
+#[test]
+fn a_kernel_failing_again_on_the_buffer_it_tainted_allocates_nothing() {
+    let mut w = World::default();
+    let key = w.alloc(0, 1, 4096).unwrap();
+    let bound = [Binding::whole(0, key, Access::Write)];
+    let row: [Resolved; 1] = [w.resolve_binding(&bound[0]).unwrap().unwrap()];
+    let outcome = Outcome::Failed {
+        kind: "launch",
+        message: "out of memory",
+    };
+    let by_binding = vec![
+        Launch {
+            kernel: "fill",
+            stream: 0.into(),
+            bindings: &bound[..],
+            outcome,
+        };
+        1000
+    ];
+    let by_row = vec![
+        Launch {
+            kernel: "fill",
+            stream: 0.into(),
+            bindings: &row[..],
+            outcome,
+        };
+        1000
+    ];
+    let mut results = Vec::with_capacity(1000);
+    let mut round = |w: &mut World| {
+        w.launch_batch(&by_binding, &mut results).unwrap();
+        results.clear();
+        w.launch_batch(&by_row, &mut results).unwrap();
+        results.clear();
+        w.launch(&by_binding[0]).unwrap();
+        w.launch(&by_row[0]).unwrap();
+    };
+    round(&mut w);
+    let before = live_bytes();
+    let n = allocations_in(|| {
+        for _ in 0..10 {
+            round(&mut w);
+        }
+    });
+    assert_eq!(
+        (n, live_bytes() - before),
+        (0, 0),
+        "the retaint loop allocated"
+    );
+    let stats = w.stats();
+    assert_eq!(
+        (stats.live_failures, stats.claims, stats.failures_minted),
+        (1, 1, 1)
+    );
+}
+
+/// A skip allocates nothing for its kernel's name while a live record
+/// holds the name (the crate docs, *Bindings resolved once*), though the
+/// scheduler never registers the kernel and names it by a fresh copy each
+/// time: the name is interned once, and found again by hashing the copy.
+#[test]
+fn skips_of_a_kernel_a_live_record_names_allocate_nothing_for_the_name() {
+    let mut w = World::default();
+    for m in 0..4 {
+        w.alloc(0, m, 64).unwrap();
+    }
+    let launch = |w: &mut World, kernel: &str, out: u64, outcome| {
+        let bindings = [
+            Binding::whole(0, 0, Access::Read),
+            Binding::whole(0, out, Access::Write),
+        ];
+        w.launch(&Launch {
+            kernel,
+            stream: 0.into(),
+            bindings: &bindings,
+            outcome,
+        })
+        .unwrap()
+        .verdict
+    };
+    let failed = Outcome::Failed {
+        kind: "launch",
+        message: "out of memory",
+    };
+    // Memory 0 carries a failure; skips of each kernel write memory 1 and
+    // 2 and stay, their records holding the two names.
+    launch(&mut w, "fill", 0, failed);
+    launch(&mut w, "gelu", 1, Outcome::Ok);
+    launch(&mut w, "softmax", 2, Outcome::Ok);
+    // Then skips by turns write memory 3, each letting the record before
+    // it go, named by copies made here and not counted.
+    let names: Vec<String> = (0..1000)
+        .map(|i| ["gelu", "softmax"][i % 2].to_owned())
+        .collect();
+    for name in &names[..10] {
+        launch(&mut w, name, 3, Outcome::Ok);
+    }
+    let mut skipped = 0;
+    let n = allocations_in(|| {
+        for name in &names {
+            if matches!(
+                launch(&mut w, name, 3, Outcome::Ok),
+                Verdict::Skipped { .. }
+            ) {
+                skipped += 1;
+            }
+        }
+    });
+    assert_eq!((n, skipped), (0, 1000), "skips allocated for a held name");
+    assert_eq!(w.stats().live_records, 3);
 }

@@ -9,8 +9,8 @@ mod counting;
 use counting::live_bytes as live;
 use taintworld::components::allocation::Footprint;
 use taintworld::{
-    Access, Allocation, Binding, Claim, ClaimSet, Failure, Launch, Outcome, Resolved, SkipRecord,
-    World,
+    Access, Allocation, Binding, Claim, ClaimSet, Config, Failure, Launch, Outcome, Resolved,
+    SkipRecord, World,
 };
 
 #[test]
@@ -90,6 +90,123 @@ fn a_clean_allocation_a_claim_and_a_failure_cost_what_the_docs_state() {
     let per_failure = (live() - before) as f64 / N as f64;
     println!("bytes per failure (with its claim and strings): {per_failure:.1}");
     assert!((128.0..=320.0).contains(&per_failure), "{per_failure}");
+}
+
+/// A stream slot costs what `components::stream::Streams` and
+/// `docs/reliability.md` (*Stream slots*) state: about 54 bytes on a
+/// 64-bit target at 100,000 slots (43 on i686), growth slack included.
+#[test]
+fn a_stream_slot_costs_what_the_docs_state() {
+    const N: u64 = 100_000;
+    let mut world = World::new(Config {
+        max_streams: u64::MAX,
+        ..Config::default()
+    })
+    .unwrap();
+    let before = live();
+    for stream in 0..N {
+        world.initialize_stream(stream).unwrap();
+    }
+    let per_slot = (live() - before) as f64 / N as f64;
+    println!("bytes per stream slot: {per_slot:.1}");
+    assert!((40.0..=64.0).contains(&per_slot), "{per_slot}");
+}
+
+/// A captured graph holds what the crate docs' Costs table and
+/// `docs/reliability.md` (*Graphs*) state, and gives it all back at
+/// `graph_destroy`: for a launch that writes one allocation, its recorded
+/// binding (96 bytes), its merged write (40), the launch (40) and its
+/// name (`graph:<id>/<kernel>`, in the room `format!` gave it: its length
+/// to twice that).
+#[test]
+#[cfg_attr(
+    not(target_pointer_width = "64"),
+    ignore = "pins a 64-bit target's sizes: a 32-bit target lays these types out smaller"
+)]
+fn a_graph_holds_its_recorded_bindings_merged_writes_and_launches_and_nothing_more() {
+    const N: u64 = 1_000;
+    let mut world = World::default();
+    for memory in 0..N {
+        world.alloc(0, memory, 4096).unwrap();
+    }
+    world.capture_begin(0).unwrap();
+    for memory in 0..N {
+        world
+            .launch(&Launch {
+                kernel: "fill",
+                stream: 0.into(),
+                bindings: &[Binding::whole(0, memory, Access::Write)],
+                outcome: Outcome::Ok,
+            })
+            .unwrap();
+    }
+    world.capture_end(0, 7).unwrap();
+    let before = live();
+    world.graph_destroy(7).unwrap();
+    let per_launch = (before - live()) as f64 / N as f64;
+    println!("bytes a graph holds per launch writing one allocation: {per_launch:.1}");
+    let name = "graph:7/fill".len() as f64;
+    let kept = 96.0 + 40.0 + 40.0;
+    assert!(
+        (kept + name..=kept + 2.0 * name).contains(&per_launch),
+        "{per_launch}"
+    );
+}
+
+/// The log reader's line buffer keeps at most 1 MiB and a byte of a line,
+/// and its room, grown by doubling, at most 2 MiB (`docs/reliability.md`,
+/// *The reader*): after a 3 MiB line the reader holds no more than that
+/// and its `BufReader`'s 8 KiB, and the next line adds nothing.
+#[cfg(feature = "log")]
+#[test]
+fn the_log_readers_line_buffer_stays_within_two_mib() {
+    use std::io::BufReader;
+    use taintworld::log::LogReader;
+
+    let mut text = vec![b'x'; 3 << 20];
+    text.extend_from_slice(b"\n{\"op\":\"alloc\",\"stream\":0,\"memory\":1,\"size\":64}\n");
+    let before = live();
+    let mut reader = LogReader::new(BufReader::new(&text[..]));
+    assert!(reader.next().unwrap().unwrap().event.is_err(), "over-long");
+    let held = live() - before;
+    assert!(held <= (2 << 20) + (8 << 10) + 1024, "{held}");
+    assert!(reader.next().unwrap().unwrap().event.is_ok());
+    assert_eq!(live() - before, held, "the next line grew the buffer");
+    // Printed last: the test harness's captured output is itself heap.
+    println!("bytes the reader holds after a 3 MiB line: {held}");
+}
+
+/// What parsing a log line allocates (`log::parse`'s module docs): a
+/// well-formed launch line only what its event keeps — the kernel's name
+/// and the bindings' vector — a string with an escape one more, an
+/// allocation none.
+#[cfg(feature = "log")]
+#[test]
+fn a_log_line_allocates_what_its_event_keeps() {
+    use std::io::BufReader;
+    use taintworld::log::LogReader;
+
+    for (line, expected) in [
+        (
+            r#"{"op":"launch","kernel":"matmul","stream":0,"bindings":[{"stream":0,"memory":1,"access":"read"},{"stream":0,"memory":2,"range":[0,64],"access":"read"},{"stream":0,"memory":3,"access":"write"}],"outcome":"ok"}"#,
+            2,
+        ),
+        (
+            r#"{"op":"launch","kernel":"mat\u006dul","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":"ok"}"#,
+            3,
+        ),
+        (r#"{"op":"alloc","stream":0,"memory":1,"size":64}"#, 0),
+        (r#"{"op":"free","memory":1}"#, 0),
+    ] {
+        // The first line warms the reader's buffer; the second is counted.
+        let text = format!("{line}\n{line}\n");
+        let mut reader = LogReader::new(BufReader::new(text.as_bytes()));
+        reader.next().unwrap().unwrap().event.unwrap();
+        let mut event = None;
+        let n = counting::allocations_in(|| event = Some(reader.next().unwrap().unwrap().event));
+        event.unwrap().unwrap();
+        assert_eq!(n, expected, "{line}");
+    }
 }
 
 /// A launch of `fill` writing `binding` that fails with `kind` and
