@@ -292,9 +292,9 @@
 //! | --- | --- |
 //! | an allocation's [`Footprint`](components::allocation::Footprint) (what every binding touches) | 16 |
 //! | an allocation's row: its [`Allocation`], and where its memory id's index entry sits (the 8 pinned by a unit test of the store) | 80 + 8 |
-//! | a clean allocation, all told (footprint, row, memory-id index) | about 170, no heap memory of its own |
+//! | a clean allocation, all told (footprint, row, memory-id index) | about 170 (129 and the stores' growth slack: 147–258 from 1,000 to 1,000,000 allocations), no heap memory of its own |
 //! | a [`Claim`] (the first of an allocation inline) | 32 and the vector's growth slack (32.8 measured at 4,000 an allocation); about 77 in the B-tree of a set of more than 4,096 |
-//! | a [`Failure`] | 120; about 220 with its strings and index entries (one minted into the room of a failure removed may keep up to 1 KiB a string) |
+//! | a [`Failure`] | 120; about 220 with its strings and index entries (203–271 from 1,000 to 200,000 failures; one minted into the room of a failure removed may keep up to 1 KiB a string) |
 //! | a [`SkipRecord`] (kernel names interned) | 56 |
 //! | a [`Binding`] / a pre-resolved [`Resolved`] row, as a launch reads it | 64 / 32 |
 //! | a binding a captured graph recorded (each that read or wrote): the binding by memory id and the row it resolved to (pinned by a unit test of the world); and a row for each range of the graph's merged write set (an allocation's recorded ranges written, joined where they overlap or touch, with where one of them is recorded) | 96; 40 |

@@ -469,7 +469,10 @@ impl World {
     /// A memory id that is already live is bad input.
     ///
     /// Cost: O(1) expected — a slot-map insert and a hash insert of the
-    /// memory id; about 170 bytes a clean allocation, whatever its size.
+    /// memory id; about 130 bytes a clean allocation, whatever its size,
+    /// and the stores' room, which doubles with them: 147 to 258 bytes
+    /// all told measured from 1,000 to 1,000,000 allocations (see
+    /// [`Allocations`]).
     ///
     /// # Errors
     ///

@@ -210,9 +210,11 @@ impl Failure {
 ///
 /// Costs: look-up by key O(1); find-or-mint O(1) expected (one hash of the
 /// three strings; no allocation when the failure exists, nor when its
-/// strings fit those of the failure removed last); about 120 bytes per
-/// live failure plus its strings' room (which, minted into the strings of
-/// the failure removed last, may be up to 1 KiB a string).
+/// strings fit those of the failure removed last); per live failure its
+/// 120 bytes in a 128-byte slot, its two index entries and the stores'
+/// room (about 200 bytes all told over 100,000 failures, 184 to 252 from
+/// 1,000 to 200,000), plus its strings' room (which, minted into the
+/// strings of the failure removed last, may be up to 1 KiB a string).
 #[derive(Debug, Default)]
 pub struct Failures {
     store: SlotMap<FailureKey, Failure>,

@@ -1,9 +1,11 @@
 //! Streaming a launch log line by line (SPEC §7, Appendix A "Reading a log").
 //!
-//! The reader holds one line buffer, at most [`MAX_LINE_BYTES`] and a byte,
-//! reused for every line: a log of any length replays in constant memory,
-//! and a line too long to be an event is counted and skipped without ever
-//! being held. Lines are split on `\n` by hand (not `read_line`) so that an
+//! The reader holds one line buffer, reused for every line, that keeps at
+//! most [`MAX_LINE_BYTES`] and a byte of a line; its room grows by
+//! doubling and is never given back, so a line of more than 1 MiB leaves
+//! it 2 MiB (beside the 8 KiB a `BufReader` reads ahead). A log of any
+//! length replays in constant memory, and a line too long to be an event
+//! is counted and skipped without ever being held whole. Lines are split on `\n` by hand (not `read_line`) so that an
 //! over-long line, bytes that are not UTF-8 and a broken stream are three
 //! different answers instead of one I/O error.
 
