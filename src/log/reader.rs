@@ -2,8 +2,9 @@
 //!
 //! The reader holds one line buffer, reused for every line, that keeps at
 //! most [`MAX_LINE_BYTES`] and a byte of a line; its room grows by
-//! doubling and is never given back, so a line of more than 1 MiB leaves
-//! it 2 MiB (beside the 8 KiB a `BufReader` reads ahead). A log of any
+//! doubling up to exactly that and is never given back, so a line of 1 MiB
+//! or more leaves it 1 MiB and a byte (beside the 8 KiB a `BufReader`
+//! reads ahead). A log of any
 //! length replays in constant memory, and a line too long to be an event
 //! is counted and skipped without ever being held whole. Lines are split on `\n` by hand (not `read_line`) so that an
 //! over-long line, bytes that are not UTF-8 and a broken stream are three
@@ -171,8 +172,16 @@ impl<R: BufRead> LogReader<R> {
                 None => (available, false),
             };
             let room = KEEP.saturating_sub(self.buf.len());
-            self.buf
-                .extend_from_slice(chunk.get(..room).unwrap_or(chunk));
+            let kept = chunk.get(..room).unwrap_or(chunk);
+            let needed = self.buf.len().saturating_add(kept.len());
+            if needed > self.buf.capacity() {
+                // Doubling, as a `Vec` grows, but never past `KEEP`: the
+                // last byte of a long line would double 1 MiB of room to 2.
+                let room_for = self.buf.capacity().saturating_mul(2).max(needed).min(KEEP);
+                self.buf
+                    .reserve_exact(room_for.saturating_sub(self.buf.len()));
+            }
+            self.buf.extend_from_slice(kept);
             if let Some(dropped) = chunk.get(room..) {
                 // Only an over-long line gets here.
                 let other = dropped.iter().filter(|&&b| b != b' ' && b != b'\t').count();
