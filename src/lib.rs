@@ -335,7 +335,10 @@
 //! grown (`tests/no_heap_on_hot_path.rs`). A failure new to the world keeps
 //! its error's three strings, written into the room of the failure removed
 //! last where they fit (room of up to 1 KiB a string is kept): a failure
-//! that comes and goes allocates them once.
+//! that comes and goes allocates them once. With `log`, recording the
+//! launch as well (`log::LogWriter::write_launch`, which borrows the
+//! kernel's name, the bindings and the error from the [`Launch`]) makes no
+//! heap allocation either once the writer's line buffer has grown.
 //!
 //! ## What may grow
 //!

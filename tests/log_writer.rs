@@ -361,6 +361,48 @@ proptest! {
         let log = String::from_utf8(writer.into_inner()).unwrap();
         prop_assert_eq!(read_back(&log), expected);
     }
+
+    /// Launches of any shape — bindings by id and by key (live and freed),
+    /// on regular and special streams, whole and ranged (some backwards),
+    /// every access and outcome, any kernel name — are written by
+    /// `write_launch` byte for byte as `write_event` writes their events,
+    /// or refused by both with the same kind.
+    #[test]
+    fn write_launch_agrees_with_write_event_on_any_launch(
+        (world, launches) in {
+            let mut world = taintworld::World::default();
+            let mut keys = Vec::new();
+            for memory in 0..8u64 {
+                keys.push(world.alloc(memory % 4, memory, 64).unwrap());
+            }
+            for &key in &keys[6..] {
+                world.free(key).unwrap();
+            }
+            let launch = (
+                any::<String>(),
+                prop_oneof![4 => any::<u64>().prop_map(taintworld::StreamRef::Id),
+                            1 => any::<u16>().prop_map(taintworld::StreamRef::Special)],
+                proptest::collection::vec(world_binding(keys), 0..6),
+                world_outcome(),
+            );
+            (Just(world), proptest::collection::vec(launch, 1..8))
+        },
+    ) {
+        for (kernel, stream, bindings, (kind, message, outcome)) in &launches {
+            let launch = taintworld::Launch {
+                kernel,
+                stream: *stream,
+                bindings: &bindings[..],
+                outcome: match outcome {
+                    0 => taintworld::Outcome::Ok,
+                    1 => taintworld::Outcome::DryRun,
+                    _ => taintworld::Outcome::Failed { kind, message },
+                },
+            };
+            let (direct, via_event) = both_ways(&launch, &world);
+            prop_assert_eq!(direct, via_event);
+        }
+    }
 }
 
 /// An output that keeps its bytes in a buffer of its own until flushed, as
@@ -610,4 +652,263 @@ fn a_scheduler_records_its_own_launches_and_the_log_replays_to_the_same_world() 
         LogBinding::of(&Binding::whole(0, input, Access::Read), &world),
         None
     );
+}
+
+/// The event a scheduler would build for `launch` to record it with
+/// `write_event`: what `write_launch` must write byte for byte. `None` for
+/// a launch on a special stream, which no event names.
+fn launch_event(launch: &taintworld::Launch<'_>, world: &taintworld::World) -> Option<Event> {
+    let taintworld::StreamRef::Id(stream) = launch.stream else {
+        return None;
+    };
+    Some(Event::Launch {
+        kernel: launch.kernel.to_owned(),
+        stream,
+        bindings: launch
+            .bindings
+            .iter()
+            .filter_map(|b| LogBinding::of(b, world))
+            .collect(),
+        outcome: Outcome::from(launch.outcome),
+    })
+}
+
+/// `write_launch`'s bytes and `write_event`'s for the launch's event, each
+/// on a writer of its own (`Err` with the refusal's kind where one
+/// refused; a refusal writes nothing).
+fn both_ways(
+    launch: &taintworld::Launch<'_>,
+    world: &taintworld::World,
+) -> (
+    Result<Vec<u8>, std::io::ErrorKind>,
+    Result<Vec<u8>, std::io::ErrorKind>,
+) {
+    let bytes = |written: std::io::Result<()>, out: Vec<u8>| match written {
+        Ok(()) => Ok(out),
+        Err(refused) => {
+            assert!(out.is_empty(), "a refusal wrote {out:?}");
+            Err(refused.kind())
+        }
+    };
+    let mut direct = LogWriter::new(Vec::new());
+    let result = direct.write_launch(launch, world);
+    let direct = bytes(result, direct.into_inner());
+    let mut via_event = LogWriter::new(Vec::new());
+    let result = match launch_event(launch, world) {
+        Some(event) => via_event.write_event(&event),
+        None => Err(std::io::ErrorKind::InvalidInput.into()),
+    };
+    (direct, bytes(result, via_event.into_inner()))
+}
+
+/// Every shape of launch a scheduler records, with the line SPEC §7 spells
+/// for it: `write_launch` writes that line, the same bytes as `write_event`
+/// writes for the launch's event.
+#[test]
+fn write_launch_writes_the_line_write_event_writes_for_the_launchs_event() {
+    use taintworld::{Binding, Launch, StreamRef, World};
+
+    let mut world = World::default();
+    let key = world.alloc(0, 7, 4096).unwrap();
+    let on_three = world.alloc(3, 8, 64).unwrap();
+    let freed = world.alloc(0, 9, 64).unwrap();
+    world.free(freed).unwrap();
+    let failed = taintworld::Outcome::Failed {
+        kind: "launch",
+        message: "too many resources requested for launch",
+    };
+    let nasty = "q\"b\\s/ \n\r\t\u{0}\u{1f}\u{7f} é 核 🚀 \u{2028}";
+    let cases: Vec<(&str, Vec<Binding>, StreamRef, taintworld::Outcome<'_>, &str)> = vec![
+        (
+            "matmul",
+            vec![],
+            0.into(),
+            taintworld::Outcome::Ok,
+            r#"{"op":"launch","kernel":"matmul","stream":0,"bindings":[],"outcome":"ok"}"#,
+        ),
+        (
+            "whole_by_key",
+            vec![Binding::whole(0, key, Access::Read)],
+            0.into(),
+            taintworld::Outcome::Ok,
+            r#"{"op":"launch","kernel":"whole_by_key","stream":0,"bindings":[{"stream":0,"memory":7,"access":"read"}],"outcome":"ok"}"#,
+        ),
+        (
+            "every_access",
+            vec![
+                Binding::range(0, key, 0, 4096, Access::Read),
+                Binding::range(0, 7, 16, 32, Access::Write),
+                Binding::whole(3, on_three, Access::ReadWrite),
+                Binding::range(3, 8, 5, 5, Access::Dead),
+            ],
+            u64::MAX.into(),
+            taintworld::Outcome::Ok,
+            concat!(
+                r#"{"op":"launch","kernel":"every_access","stream":18446744073709551615,"bindings":["#,
+                r#"{"stream":0,"memory":7,"range":[0,4096],"access":"read"},"#,
+                r#"{"stream":0,"memory":7,"range":[16,32],"access":"write"},"#,
+                r#"{"stream":3,"memory":8,"access":"read_write"},"#,
+                r#"{"stream":3,"memory":8,"range":[5,5],"access":"dead"}"#,
+                r#"],"outcome":"ok"}"#
+            ),
+        ),
+        (
+            // What a log cannot name is left out, as `LogBinding::of` says:
+            // a special stream's binding and a freed key; a memory id is
+            // kept whether or not it is live, as the world takes it.
+            "unnamed",
+            vec![
+                Binding::whole(StreamRef::Special(0), key, Access::Read),
+                Binding::whole(0, freed, Access::Read),
+                Binding::whole(0, 404, Access::Write),
+                Binding::whole(StreamRef::Special(1), 7, Access::Write),
+            ],
+            2.into(),
+            taintworld::Outcome::Ok,
+            r#"{"op":"launch","kernel":"unnamed","stream":2,"bindings":[{"stream":0,"memory":404,"access":"write"}],"outcome":"ok"}"#,
+        ),
+        (
+            "fill",
+            vec![Binding::whole(0, key, Access::Write)],
+            0.into(),
+            failed,
+            r#"{"op":"launch","kernel":"fill","stream":0,"bindings":[{"stream":0,"memory":7,"access":"write"}],"outcome":{"failed":{"kind":"launch","message":"too many resources requested for launch"}}}"#,
+        ),
+        (
+            "plan",
+            vec![Binding::range(0, key, 0, 8, Access::ReadWrite)],
+            1.into(),
+            taintworld::Outcome::DryRun,
+            r#"{"op":"launch","kernel":"plan","stream":1,"bindings":[{"stream":0,"memory":7,"range":[0,8],"access":"read_write"}],"outcome":"dry_run"}"#,
+        ),
+        (
+            nasty,
+            vec![],
+            0.into(),
+            taintworld::Outcome::Failed {
+                kind: nasty,
+                message: "",
+            },
+            concat!(
+                r#"{"op":"launch","kernel":"q\"b\\s/ \n\r\t\u0000\u001f"#,
+                "\u{7f} é 核 🚀 \u{2028}",
+                r#"","stream":0,"bindings":[],"outcome":{"failed":{"kind":"q\"b\\s/ \n\r\t\u0000\u001f"#,
+                "\u{7f} é 核 🚀 \u{2028}",
+                r#"","message":""}}}"#
+            ),
+        ),
+    ];
+    // And one writer, every case in turn, reads back as the launches' events.
+    let mut writer = LogWriter::new(Vec::new());
+    let mut expected = Vec::new();
+    for (kernel, bindings, stream, outcome, line) in &cases {
+        let launch = Launch {
+            kernel,
+            stream: *stream,
+            bindings: &bindings[..],
+            outcome: *outcome,
+        };
+        let (direct, via_event) = both_ways(&launch, &world);
+        let direct = String::from_utf8(direct.expect("written")).unwrap();
+        assert_eq!(direct, format!("{line}\n"), "{kernel:?}");
+        assert_eq!(Ok(direct.into_bytes()), via_event, "{kernel:?}");
+        writer.write_launch(&launch, &world).unwrap();
+        expected.extend(launch_event(&launch, &world));
+    }
+    let log = String::from_utf8(writer.into_inner()).unwrap();
+    assert_eq!(read_back(&log), expected);
+}
+
+/// `write_launch` refuses what `write_event` refuses for the launch's
+/// event, with the same kind and nothing written, and the writer goes on
+/// afterwards; a launch on a special stream, which no event names, it
+/// refuses the same way.
+#[test]
+fn write_launch_refuses_what_write_event_refuses_and_writes_nothing() {
+    use taintworld::log::MAX_LINE_BYTES;
+    use taintworld::{Binding, Launch, StreamRef, World};
+
+    let mut world = World::default();
+    let key = world.alloc(0, 7, 4096).unwrap();
+    let backwards = [
+        Binding::whole(0, key, Access::Read),
+        Binding::range(0, key, 9, 4, Access::Write),
+    ];
+    let backwards_by_id = [Binding::range(0, 7, 1, 0, Access::Read)];
+    let whole = [Binding::whole(0, key, Access::Read)];
+    // A launch whose line is one byte over the reader's limit.
+    let empty_line = r#"{"op":"launch","kernel":"","stream":0,"bindings":[],"outcome":"ok"}"#;
+    let long_kernel = "k".repeat(MAX_LINE_BYTES - empty_line.len() + 1);
+    let binding_line = r#",{"stream":0,"memory":7,"access":"read"}"#;
+    let wide = vec![whole[0]; MAX_LINE_BYTES / binding_line.len() + 1];
+    let launch = |kernel, stream, bindings| Launch {
+        kernel,
+        stream,
+        bindings,
+        outcome: taintworld::Outcome::Ok,
+    };
+    let refused = [
+        launch("backwards", 0.into(), &backwards[..]),
+        launch("backwards", 0.into(), &backwards_by_id[..]),
+        Launch {
+            outcome: taintworld::Outcome::Failed {
+                kind: "compile",
+                message: "bad PTX",
+            },
+            ..launch("backwards", 0.into(), &backwards[..])
+        },
+        launch(&long_kernel, 0.into(), &[]),
+        launch("wide", 0.into(), &wide[..]),
+        launch("special", StreamRef::Special(0), &whole[..]),
+    ];
+    for launch in &refused {
+        let name = &launch.kernel[..launch.kernel.len().min(16)];
+        let (direct, via_event) = both_ways(launch, &world);
+        assert_eq!(direct, Err(std::io::ErrorKind::InvalidInput), "{name}");
+        assert_eq!(direct, via_event, "{name}");
+    }
+    // One byte shorter, the long kernel's line is at the limit and written.
+    let at_limit = launch(&long_kernel[1..], 0.into(), &[]);
+    let (direct, via_event) = both_ways(&at_limit, &world);
+    assert_eq!(direct.as_ref().map(Vec::len), Ok(MAX_LINE_BYTES + 1));
+    assert_eq!(direct, via_event);
+
+    // A refusal leaves the writer as it was: the next launch is written whole.
+    let mut writer = LogWriter::new(Vec::new());
+    for launch in &refused {
+        assert!(writer.write_launch(launch, &world).is_err());
+    }
+    let good = launch("gelu", 0.into(), &whole[..]);
+    writer.write_launch(&good, &world).unwrap();
+    let log = String::from_utf8(writer.into_inner()).unwrap();
+    assert_eq!(read_back(&log), [launch_event(&good, &world).unwrap()]);
+}
+
+fn world_binding(keys: Vec<taintworld::AllocKey>) -> impl Strategy<Value = taintworld::Binding> {
+    use taintworld::{Binding, MemoryRef, StreamRef};
+    let stream = prop_oneof![
+        4 => (0..6u64).prop_map(StreamRef::Id),
+        1 => any::<u64>().prop_map(StreamRef::Id),
+        1 => any::<u16>().prop_map(StreamRef::Special),
+    ];
+    let memory = prop_oneof![
+        (0..8u64).prop_map(MemoryRef::Id),
+        any::<u64>().prop_map(MemoryRef::Id),
+        proptest::sample::select(keys).prop_map(MemoryRef::Key),
+    ];
+    // Ranges in either order: where one ends before it starts, both refuse.
+    let range = proptest::option::of(prop_oneof![
+        (0..64u64, 0..64u64),
+        (any::<u64>(), any::<u64>()),
+    ]);
+    (stream, memory, range, access()).prop_map(|(stream, memory, range, access)| Binding {
+        stream,
+        memory,
+        range,
+        access,
+    })
+}
+
+fn world_outcome() -> impl Strategy<Value = (String, String, u8)> {
+    (any::<String>(), any::<String>(), 0..3u8)
 }

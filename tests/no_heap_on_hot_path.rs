@@ -4,7 +4,8 @@
 //! of registered kernels and good replays of a captured graph make no heap
 //! allocation once warm; nor does a failure that comes and goes (new each
 //! time, in the room of the one before), nor shrinking buffers that never
-//! grew.
+//! grew, nor (with the `log` feature) recording a launch to a launch log
+//! with `LogWriter::write_launch`.
 //!
 //! Allocations are counted by `tests/common/counting.rs`.
 
@@ -721,4 +722,82 @@ fn skips_of_a_kernel_a_live_record_names_allocate_nothing_for_the_name() {
     });
     assert_eq!((n, skipped), (0, 1000), "skips allocated for a held name");
     assert_eq!(w.stats().live_records, 3);
+}
+
+/// Recording each launch to a log as it is handed to the world
+/// (`LogWriter::write_launch`) allocates nothing once the writer's line
+/// buffer has grown to the longest line: the kernel's name, the bindings
+/// (by key, by id, on a special stream, left out) and a failure's words
+/// are borrowed from the launch, where an `Event::Launch` built for
+/// `write_event` costs a `String` and a `Vec` a launch, and two more
+/// strings when it failed.
+#[cfg(feature = "log")]
+#[test]
+fn recording_launches_with_write_launch_allocates_nothing_once_warm() {
+    use std::io::BufWriter;
+    use taintworld::StreamRef;
+    use taintworld::log::{Event, LogBinding, LogWriter};
+
+    let mut w = World::default();
+    let keys: Vec<AllocKey> = (0..4).map(|m| w.alloc(0, m, 4096).unwrap()).collect();
+    let bindings = [
+        Binding::whole(0, keys[0], Access::Read),
+        Binding::range(0, keys[1], 0, 1024, Access::Read),
+        Binding::whole(0, 2, Access::ReadWrite),
+        Binding::whole(StreamRef::Special(0), keys[3], Access::Write),
+        Binding::whole(0, keys[3], Access::Write),
+    ];
+    let launches = [
+        Launch {
+            kernel: "matmul",
+            stream: 0.into(),
+            bindings: &bindings[..],
+            outcome: Outcome::Ok,
+        },
+        Launch {
+            kernel: "fill \"tile\"\n",
+            stream: 1.into(),
+            bindings: &bindings[1..],
+            outcome: Outcome::Failed {
+                kind: "launch",
+                message: "too many resources requested for launch",
+            },
+        },
+        Launch {
+            kernel: "plan",
+            stream: 0.into(),
+            bindings: &bindings[..2],
+            outcome: Outcome::DryRun,
+        },
+    ];
+    let mut log = LogWriter::new(BufWriter::with_capacity(1 << 16, std::io::sink()));
+    // Warm: the line buffer grows to the longest line.
+    for launch in &launches {
+        log.write_launch(launch, &w).unwrap();
+    }
+    let n = allocations_in(|| {
+        for i in 0..999 {
+            log.write_launch(&launches[i % 3], &w).unwrap();
+        }
+    });
+    assert_eq!(n, 0, "recording launches allocated");
+
+    // The premise: recording them as events allocates on every launch.
+    let event = |launch: &Launch<'_>| Event::Launch {
+        kernel: launch.kernel.into(),
+        stream: 0,
+        bindings: launch
+            .bindings
+            .iter()
+            .filter_map(|b| LogBinding::of(b, &w))
+            .collect(),
+        outcome: launch.outcome.into(),
+    };
+    let n = allocations_in(|| {
+        for i in 0..999 {
+            log.write_event(&event(&launches[i % 3])).unwrap();
+        }
+    });
+    assert!(n >= 2 * 999, "events allocated {n} times for 999 launches");
+    log.flush().unwrap();
 }

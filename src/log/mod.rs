@@ -14,12 +14,15 @@
 //!   [`std::io::Error`], so the caller can tell "reject this line" from "stop".
 //! * [`LogWriter`] writes [`Event`]s back in exactly the form the reader
 //!   accepts, so an embedding scheduler can record its own launches:
+//!   [`LogWriter::write_launch`] writes the [`Launch`](crate::Launch) it
+//!   hands its world as the launch's event, allocating nothing;
 //!   [`LogBinding::of`] names a world's [`Binding`](crate::Binding) as a
 //!   log does (a key by its allocation's memory id), and the two
-//!   `Outcome`s convert each way (`From`). The root's `Outcome`,
-//!   `LaunchResult`, `ReadResult` and the other answers share their names
-//!   with this module's report and event types, which are the log's
-//!   spelling of them: import one set and name the other by its path.
+//!   `Outcome`s convert each way (`From`), for the events it builds. The
+//!   root's `Outcome`, `LaunchResult`, `ReadResult` and the other answers
+//!   share their names with this module's report and event types, which
+//!   are the log's spelling of them: import one set and name the other by
+//!   its path.
 //! * [`Report`] is the replay report as plain data, and
 //!   [`Report::write_json`] its one byte layout.
 //!
@@ -27,9 +30,7 @@
 //! same answer:
 //!
 //! ```
-//! use taintworld::log::{
-//!     Event, LaunchResult, LogBinding, LogReader, LogWriter, Outcome, ReplayOptions,
-//! };
+//! use taintworld::log::{Event, LaunchResult, LogReader, LogWriter, ReplayOptions};
 //! use taintworld::{Access, Binding, Launch, World};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -47,13 +48,9 @@
 //! ];
 //! for (kernel, first, second, outcome) in steps {
 //!     let bindings: Vec<Binding> = [Some(first), second].into_iter().flatten().collect();
-//!     world.launch(&Launch { kernel, stream: 0.into(), bindings: &bindings[..], outcome })?;
-//!     log.write_event(&Event::Launch {
-//!         kernel: kernel.into(),
-//!         stream: 0,
-//!         bindings: bindings.iter().filter_map(|b| LogBinding::of(b, &world)).collect(),
-//!         outcome: Outcome::from(outcome),
-//!     })?;
+//!     let launch = Launch { kernel, stream: 0.into(), bindings: &bindings[..], outcome };
+//!     world.launch(&launch)?;
+//!     log.write_launch(&launch, &world)?; // the line of its `Event::Launch`, built from nothing
 //! }
 //! let recorded = log.into_inner();
 //!

@@ -4,7 +4,8 @@
 use std::io::{self, Write};
 
 use super::MAX_LINE_BYTES;
-use super::event::{ErrorObject, Event, Header, LogBinding, Outcome};
+use super::event::{Event, Header, LogBinding, Outcome};
+use crate::{Launch, StreamRef, World};
 
 /// Writes [`Event`]s as a launch log: compact JSON, one event per line, keys
 /// in the order SPEC §7 shows them.
@@ -12,12 +13,21 @@ use super::event::{ErrorObject, Event, Header, LogBinding, Outcome};
 /// What it writes, [`LogReader`](super::LogReader) reads back as the same
 /// events; an event the reader would reject (a header after another event, a
 /// `dry_run` outside a launch, a range ending before it starts, a header
-/// setting of `0`, a line longer than [`MAX_LINE_BYTES`]) is refused with
+/// setting of `0`, a line longer than [`MAX_LINE_BYTES`]; for
+/// [`write_launch`](Self::write_launch), a launch on a special stream,
+/// which a log cannot name) is refused with
 /// [`io::ErrorKind::InvalidInput`] and nothing is written, so a recorded
 /// log never holds bad input but for a line an output error tore (below).
 /// A launch too wide for one line (tens of thousands of bindings, or a
 /// kernel name near a mebibyte) is among them: split it, or leave it out,
 /// where it is recorded.
+///
+/// A scheduler records each launch it hands its world with
+/// [`write_launch`](Self::write_launch), which writes the line the
+/// launch's [`Event`] would without building one, and so allocates nothing
+/// per launch; the rest it records with [`write_event`](Self::write_event)
+/// (the event of an alloc, a free, a read, or a host write that succeeded,
+/// holds no string, and costs no allocation to build either).
 ///
 /// Each event is one `write_all` of a whole line; wrap the output in a
 /// [`io::BufWriter`] when writing many.
@@ -89,7 +99,7 @@ impl<W: Write> LogWriter<W> {
                         return Err(invalid("an alloc's outcome cannot be dry_run"));
                     }
                     line.extend_from_slice(br#","outcome":"#);
-                    encode_outcome(line, outcome)?;
+                    encode_outcome(line, outcome.into())?;
                 }
             }
             Event::Free { memory } => write!(line, r#"{{"op":"free","memory":{memory}"#)?,
@@ -98,19 +108,13 @@ impl<W: Write> LogWriter<W> {
                 stream,
                 bindings,
                 outcome,
-            } => {
-                line.extend_from_slice(br#"{"op":"launch","kernel":"#);
-                encode_str(line, kernel)?;
-                write!(line, r#","stream":{stream},"bindings":["#)?;
-                for (index, binding) in bindings.iter().enumerate() {
-                    if index > 0 {
-                        line.push(b',');
-                    }
-                    encode_binding(line, binding)?;
-                }
-                line.extend_from_slice(br#"],"outcome":"#);
-                encode_outcome(line, outcome)?;
-            }
+            } => encode_launch(
+                line,
+                kernel,
+                *stream,
+                bindings.iter().copied(),
+                outcome.into(),
+            )?,
             Event::HostWrite { binding, outcome } => {
                 if *outcome == Outcome::DryRun {
                     return Err(invalid("a host write's outcome cannot be dry_run"));
@@ -118,7 +122,7 @@ impl<W: Write> LogWriter<W> {
                 line.extend_from_slice(br#"{"op":"host_write","binding":"#);
                 encode_binding(line, binding)?;
                 line.extend_from_slice(br#","outcome":"#);
-                encode_outcome(line, outcome)?;
+                encode_outcome(line, outcome.into())?;
             }
             Event::Read { binding } => {
                 line.extend_from_slice(br#"{"op":"read","binding":"#);
@@ -144,7 +148,7 @@ impl<W: Write> LogWriter<W> {
                     write!(line, r#","stream":{stream}"#)?;
                 }
                 line.extend_from_slice(br#","outcome":"#);
-                encode_outcome(line, outcome)?;
+                encode_outcome(line, outcome.into())?;
             }
             Event::GraphDestroy { graph } => {
                 write!(line, r#"{{"op":"graph_destroy","graph":{graph}"#)?;
@@ -157,10 +161,56 @@ impl<W: Write> LogWriter<W> {
             }
             Event::DeviceFault { error } => {
                 line.extend_from_slice(br#"{"op":"device_fault","error":"#);
-                encode_error(line, error)?;
+                encode_error(line, &error.kind, &error.message)?;
             }
             Event::Sync => line.extend_from_slice(br#"{"op":"sync""#),
         }
+        self.finish()
+    }
+
+    /// Writes a launch a scheduler hands its world as one line, without
+    /// building an [`Event`] for it: the hot path of recording.
+    ///
+    /// Building an [`Event::Launch`] costs a `String` for the kernel and a
+    /// `Vec` for the bindings on every launch (two allocations, four when
+    /// it failed); this borrows all of them from `launch`, so, once the
+    /// writer's line buffer has grown to the longest line written, a
+    /// recorded launch allocates nothing (nor does the output, where it is
+    /// a [`io::BufWriter`] or a `Vec` with room).
+    ///
+    /// The line is byte for byte what [`write_event`](Self::write_event)
+    /// writes for the launch's event: its kernel and stream, each binding
+    /// [`LogBinding::of`] names, in order, and its outcome
+    /// ([`Outcome::from`]). As there, a binding a log cannot name — on a
+    /// special stream, or by a key of no live allocation of `world` — is
+    /// left out: record the launch before freeing what it binds.
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::InvalidInput`], with nothing written, where
+    /// `write_event` refuses the launch's event — a binding's range ending
+    /// before it starts, or a line longer than [`MAX_LINE_BYTES`] — and
+    /// where the launch has no event, being on a special stream (a log
+    /// names regular streams only, SPEC §7); otherwise the output's error,
+    /// as for any event (see the type's docs).
+    pub fn write_launch(&mut self, launch: &Launch<'_>, world: &World) -> io::Result<()> {
+        self.line.clear();
+        let StreamRef::Id(stream) = launch.stream else {
+            return Err(invalid(
+                "a launch on a special stream cannot be recorded: a log names regular streams only",
+            ));
+        };
+        let bindings = launch
+            .bindings
+            .iter()
+            .filter_map(|binding| LogBinding::of(binding, world));
+        encode_launch(
+            &mut self.line,
+            launch.kernel,
+            stream,
+            bindings,
+            launch.outcome,
+        )?;
         self.finish()
     }
 
@@ -259,24 +309,49 @@ fn encode_binding(line: &mut Vec<u8>, binding: &LogBinding) -> io::Result<()> {
     write!(line, r#","access":"{}"}}"#, access.name())
 }
 
-fn encode_outcome(line: &mut Vec<u8>, outcome: &Outcome) -> io::Result<()> {
+/// A launch's line but for the closing brace: what [`LogWriter::write_event`]
+/// writes for an [`Event::Launch`] and [`LogWriter::write_launch`] for a
+/// world's launch, from borrowed parts so that neither allocates.
+fn encode_launch(
+    line: &mut Vec<u8>,
+    kernel: &str,
+    stream: u64,
+    bindings: impl Iterator<Item = LogBinding>,
+    outcome: crate::Outcome<'_>,
+) -> io::Result<()> {
+    line.extend_from_slice(br#"{"op":"launch","kernel":"#);
+    encode_str(line, kernel)?;
+    write!(line, r#","stream":{stream},"bindings":["#)?;
+    for (index, binding) in bindings.enumerate() {
+        if index > 0 {
+            line.push(b',');
+        }
+        encode_binding(line, &binding)?;
+    }
+    line.extend_from_slice(br#"],"outcome":"#);
+    encode_outcome(line, outcome)
+}
+
+/// An outcome, in the world's borrowed form, which a log's
+/// [`Outcome`] converts to without allocating.
+fn encode_outcome(line: &mut Vec<u8>, outcome: crate::Outcome<'_>) -> io::Result<()> {
     match outcome {
-        Outcome::Ok => line.extend_from_slice(br#""ok""#),
-        Outcome::DryRun => line.extend_from_slice(br#""dry_run""#),
-        Outcome::Failed(error) => {
+        crate::Outcome::Ok => line.extend_from_slice(br#""ok""#),
+        crate::Outcome::DryRun => line.extend_from_slice(br#""dry_run""#),
+        crate::Outcome::Failed { kind, message } => {
             line.extend_from_slice(br#"{"failed":"#);
-            encode_error(line, error)?;
+            encode_error(line, kind, message)?;
             line.push(b'}');
         }
     }
     Ok(())
 }
 
-fn encode_error(line: &mut Vec<u8>, error: &ErrorObject) -> io::Result<()> {
+fn encode_error(line: &mut Vec<u8>, kind: &str, message: &str) -> io::Result<()> {
     line.extend_from_slice(br#"{"kind":"#);
-    encode_str(line, &error.kind)?;
+    encode_str(line, kind)?;
     line.extend_from_slice(br#","message":"#);
-    encode_str(line, &error.message)?;
+    encode_str(line, message)?;
     line.push(b'}');
     Ok(())
 }
