@@ -231,6 +231,17 @@ fn systems_alone(c: &mut Criterion) {
                 )
             })
         });
+        // Resolved again here: under a filter (`cargo bench -- recording`)
+        // criterion runs no closure above.
+        resolved.clear();
+        resolve_owner(
+            bindings,
+            world.streams(),
+            world.allocations(),
+            false,
+            &mut resolved,
+        )
+        .expect("W1's bindings are good");
         assert_eq!(resolved.len(), rows.len(), "every W1 binding resolves");
 
         group.bench_function(BenchmarkId::new("check_reads", n), |b| {
@@ -718,6 +729,61 @@ fn bench_steps<P: std::fmt::Display>(
     });
 }
 
+/// Recording a launch to a launch log as well, as a scheduler embedding
+/// the world may (`docs/performance.md`, *Recording launches*): one launch
+/// of four bindings by key (two whole reads, a ranged `read_write`, a whole
+/// write) into a buffered sink, written by `LogWriter::write_launch`
+/// (`write_launch`) and by building its `log::Event` and `write_event`
+/// (`event`, in the baseline's column: the recording before
+/// `write_launch`). Per launch; no seed baseline, as the seed recorded
+/// nothing.
+fn recording(c: &mut Criterion) {
+    use std::io::{BufWriter, Sink, sink};
+    use taintworld::log::{self, LogBinding, LogWriter};
+    use taintworld::{Access, Binding};
+
+    let mut world = World::default();
+    let keys: Vec<_> = (1..=4)
+        .map(|memory| world.alloc(0, memory, 4096).expect("a new allocation"))
+        .collect();
+    let bindings = [
+        Binding::whole(0, keys[0], Access::Read),
+        Binding::whole(0, keys[1], Access::Read),
+        Binding::range(0, keys[2], 64, 1024, Access::ReadWrite),
+        Binding::whole(0, keys[3], Access::Write),
+    ];
+    let launch = Launch {
+        kernel: "sgemm_128x64_nn",
+        stream: 0.into(),
+        bindings: &bindings[..],
+        outcome: Outcome::Ok,
+    };
+    let writer = || LogWriter::new(BufWriter::new(sink()));
+    let mut group = c.benchmark_group("recording_per_launch");
+    group.throughput(Throughput::Elements(1));
+    let mut log: LogWriter<BufWriter<Sink>> = writer();
+    group.bench_function(BenchmarkId::new("write_launch", 4), |b| {
+        b.iter(|| log.write_launch(black_box(&launch), &world))
+    });
+    let mut log: LogWriter<BufWriter<Sink>> = writer();
+    group.bench_function(BenchmarkId::new("event", 4), |b| {
+        b.iter(|| {
+            let launch = black_box(&launch);
+            log.write_event(&log::Event::Launch {
+                kernel: launch.kernel.into(),
+                stream: 0,
+                bindings: launch
+                    .bindings
+                    .iter()
+                    .filter_map(|binding| LogBinding::of(binding, &world))
+                    .collect(),
+                outcome: log::Outcome::from(launch.outcome),
+            })
+        })
+    });
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .warm_up_time(Duration::from_millis(500))
@@ -728,6 +794,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = w1, w1_floor, w1_single, w2, w3, w4, w5, w5_real_logs, graph_replays, systems_alone
+    targets = w1, w1_floor, w1_single, w2, w3, w4, w5, w5_real_logs, graph_replays, systems_alone, recording
 }
 criterion_main!(benches);
