@@ -1417,9 +1417,14 @@ fn injected_in_vain(log: &str, number: &str) -> String {
 /// `args` run on a pseudo-terminal, as a person at a terminal runs them:
 /// util-linux's `script` gives the command one and copies all it writes,
 /// stdout and stderr together, to its own stdout.
+///
+/// The terminal is named, as a person's is: indicatif draws nothing where
+/// `TERM` is unset or `dumb`, which is how a CI job, a container or
+/// `env -i` often leaves it, and `script` passes on whatever it was given.
 fn on_a_terminal(command: &str) -> String {
     let out = Command::new("script")
         .args(["-qec", command, "/dev/null"])
+        .env("TERM", "xterm")
         .output()
         .expect("util-linux's `script` runs (the CI script installs it)");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
