@@ -1413,10 +1413,41 @@ fn gzip(text: impl AsRef<[u8]>) -> Vec<u8> {
     gz.finish().unwrap()
 }
 
-fn temp_path(name: &str) -> std::path::PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("log_reader");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// A file called `name` in a folder of its own under the target's
+/// temporary folder, the folder removed when the file is dropped. Not one
+/// folder shared by every run: two runs at once (two test processes, a
+/// second checkout's CI job with the same target folder) wrote and read
+/// the same names, and about one pair in seventy failed, reading another
+/// run's bytes; and a file a run by another user left there could not be
+/// written over.
+fn temp_path(name: &str) -> TempFile {
+    let under = env!("CARGO_TARGET_TMPDIR");
+    std::fs::create_dir_all(under).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("log_reader-")
+        .tempdir_in(under)
+        .unwrap();
+    let path = dir.path().join(name);
+    TempFile { path, _dir: dir }
+}
+
+/// A path in a scratch folder of its own, which goes with it.
+struct TempFile {
+    path: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::path::Path> for TempFile {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.path
+    }
 }
 
 const SMALL_LOG: &str = "# c\n{\"op\":\"sync\"}\n\n{\"op\":\"free\",\"memory\":1}\n";
