@@ -844,7 +844,12 @@ def main(argv):
         "final": world.final(),
         "rejected": rejected,
     }
-    sys.stdout.write(json.dumps(report, ensure_ascii=False, separators=(",", ":")) + "\n")
+    # UTF-8 bytes, as the crate's report is (SPEC §8), whatever encoding
+    # the locale or PYTHONIOENCODING gives sys.stdout: under an ASCII one
+    # a kernel name or message outside ASCII stopped the oracle.
+    sys.stdout.flush()
+    sys.stdout.buffer.write(
+        (json.dumps(report, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
     return 0
 
 
