@@ -12,11 +12,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+/// The binary, to be given its arguments. Its output goes to pipes here,
+/// where clap writes plain text, unless `CLICOLOR_FORCE` (which some CI
+/// set for coloured logs) makes it colour its errors and help there too:
+/// the tests that read them then read escape codes. They see what a pipe
+/// gets with no variable forcing it.
+fn binary() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_taintworld"));
+    command.env_remove("CLICOLOR_FORCE");
+    command
+}
+
 fn taintworld(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_taintworld"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
+    binary().args(args).output().expect("the binary runs")
 }
 
 /// A running `taintworld`, killed and waited for when the test lets go of
@@ -242,7 +250,7 @@ fn gen_rejects_a_fail_rate_that_is_not_a_probability() {
 
 #[test]
 fn a_reader_that_stops_early_is_no_error() {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_taintworld"))
+    let mut child = binary()
         .args(["gen", "--launches", "200000"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -726,7 +734,7 @@ fn onto_a_full_device(args: &[&str]) -> Output {
         .write(true)
         .open("/dev/full")
         .expect("/dev/full");
-    Command::new(env!("CARGO_BIN_EXE_taintworld"))
+    binary()
         .args(args)
         .stdout(full)
         .output()
@@ -762,7 +770,7 @@ fn with_stderr_on_a_full_device(args: &[&str]) -> Output {
         .write(true)
         .open("/dev/full")
         .expect("/dev/full");
-    Command::new(env!("CARGO_BIN_EXE_taintworld"))
+    binary()
         .args(args)
         .stderr(full)
         .output()
@@ -822,7 +830,7 @@ fn help_or_version_that_cannot_be_written_is_an_error_with_exit_status_2() {
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         assert!(!out.stdout.is_empty() && out.stderr.is_empty(), "{args:?}");
     }
-    let child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+    let child = binary()
         .arg("--help")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -857,7 +865,7 @@ fn a_replay_whose_stdout_is_its_own_log_is_refused_and_leaves_the_log_as_it_was(
         if json {
             args.push("--json");
         }
-        let out = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+        let out = binary()
             .args(&args)
             .stdout(appended)
             .output()
@@ -872,7 +880,7 @@ fn a_replay_whose_stdout_is_its_own_log_is_refused_and_leaves_the_log_as_it_was(
     }
     // Another file as stdout is no concern of the replay's.
     let other = std::fs::File::create(dir.path("report.txt")).expect("a report file");
-    let out = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+    let out = binary()
         .args(["replay", log.to_str().unwrap()])
         .stdout(other)
         .output()
@@ -1030,7 +1038,7 @@ fn a_negative_number_for_any_numeric_option_is_named_as_its_value() {
 fn replayed_from_stdin(input: &[u8]) -> Output {
     use std::io::Write;
     use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+    let mut child = binary()
         .args(["replay", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -1301,7 +1309,7 @@ fn a_reader_that_stops_early_is_no_error_for_the_json_report_either() {
         "-o",
         log.to_str().unwrap(),
     ]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+    let mut child = binary()
         .args(["replay", "--json", log.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -1685,7 +1693,7 @@ fn gen_writes_its_log_under_a_partial_name_and_renames_it_only_when_whole() {
     let path = dir.path("killed.jsonl");
     let partial = dir.path("killed.jsonl.partial");
     let child = Killed(
-        Command::new(env!("CARGO_BIN_EXE_taintworld"))
+        binary()
             .args(["gen", "--launches", "1000000", "-o", path.to_str().unwrap()])
             .spawn()
             .expect("the binary runs"),
@@ -2235,7 +2243,7 @@ fn a_gzip_log_cut_short_says_so_and_how_to_replay_the_lines_it_holds() {
 #[cfg(target_os = "linux")]
 #[test]
 fn gen_into_a_pipe_by_its_path_whose_reader_goes_away_exits_0_as_into_stdout() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+    let mut child = binary()
         .args([
             "gen",
             "--seed",
