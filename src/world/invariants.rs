@@ -272,6 +272,12 @@ impl World {
                 ));
             }
             let real = open.get(&epoch).copied().unwrap_or(0);
+            if real == 0 {
+                // Its count may agree (none), but nothing will let it go.
+                return Err(format!(
+                    "profile epoch {epoch}: a failure kept for no open profile"
+                ));
+            }
             if seen.open != real {
                 return Err(format!(
                     "profile epoch {epoch}: {} open profiles counted, {real} real",
@@ -829,8 +835,9 @@ mod tests {
 
     /// Two profiles see failure 1 first and one stays clean: the clean
     /// count and the kept failure's count of open profiles are checked,
-    /// and a kept failure with no open profile, or missing for open ones,
-    /// or kept for an epoch not yet ended, is named.
+    /// and a kept failure with no open profile (whatever its count says),
+    /// or missing for open ones, or kept for an epoch not yet ended, is
+    /// named.
     #[test]
     fn the_profiles_bookkeeping_is_checked() {
         let profiled = || {
@@ -861,8 +868,25 @@ mod tests {
         let seen = w.profile_failures.remove(&0).expect("epoch 0 ended");
         names(&w, "profile epoch 0: no failure kept for its open profiles");
         let mut w = profiled();
-        w.profile_failures.insert(1, seen);
+        w.profile_failures.insert(1, seen.clone());
         names(&w, "profile epoch 1: a failure kept before the epoch ended");
+        // Kept with a count of none, for the profiles of epoch 0 all ended
+        // (a last `profile_end` that did not let it go), or for an epoch
+        // no profile began in (a failure that found no clean profile and
+        // ended the epoch anyway): no count disagrees, yet the error is
+        // kept for ever.
+        let mut w = profiled();
+        w.profile_end(1).expect("open");
+        w.profile_end(2).expect("open");
+        w.profile_failures.insert(0, seen.clone());
+        w.profile_failures.get_mut(&0).expect("put back").open = 0;
+        names(&w, "profile epoch 0: a failure kept for no open profile");
+        let mut w = profiled();
+        w.profile_end(3).expect("open");
+        w.profile_failures.insert(1, seen);
+        w.profile_failures.get_mut(&1).expect("put back").open = 0;
+        w.profile_epoch += 1;
+        names(&w, "profile epoch 1: a failure kept for no open profile");
         let mut w = profiled();
         w.profile_end(1).expect("open");
         w.profile_end(2).expect("open");
