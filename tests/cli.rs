@@ -888,6 +888,32 @@ fn a_replay_whose_stdout_is_its_own_log_is_refused_and_leaves_the_log_as_it_was(
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// Only a regular file is refused as a log that is also standard output:
+/// `replay -` typed at a terminal reads and writes the same device, as
+/// `replay - </dev/null >/dev/null` does, and neither is the log the
+/// report would go into.
+#[cfg(unix)]
+#[test]
+fn a_replay_whose_log_and_stdout_are_one_device_is_not_refused() {
+    let null = || {
+        std::fs::File::options()
+            .read(true)
+            .write(true)
+            .open("/dev/null")
+            .expect("/dev/null")
+    };
+    for log in ["-", "/dev/null"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_taintworld"))
+            .args(["replay", log])
+            .stdin(null())
+            .stdout(null())
+            .output()
+            .expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{log}: {stderr}");
+    }
+}
+
 #[test]
 fn a_failure_that_claimed_nothing_keeps_its_error_and_its_occurrence_in_the_summary() {
     // Each failure here writes nothing (no write binding, an unresolved
