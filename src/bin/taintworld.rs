@@ -247,13 +247,13 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     // The bar follows the bytes read of the log file (before any
     // decompression): `wrap` gives it the file's size as its length.
     let progress = Progress::new(REPLAY_BAR, 0);
-    let own_log = std::cell::Cell::new(false);
+    let mut own_log = false;
     let reader = LogReader::open_with(path, |file| {
-        own_log.set(is_stdout(&file));
+        own_log = is_stdout(&file);
         progress.wrap(file)
     })
     .map_err(|e| format!("error: {e}"))?;
-    if own_log.get() {
+    if own_log {
         return Err(format!(
             "error: {} is also standard output: the report would be written into the log \
              it replays (which a `>` to it has emptied already); write the report to another file",
