@@ -3,12 +3,14 @@
 //! The reader holds one line buffer, reused for every line, that keeps at
 //! most [`MAX_LINE_BYTES`] and a byte of a line; its room grows by
 //! doubling up to exactly that and is never given back, so a line of 1 MiB
-//! or more leaves it 1 MiB and a byte (beside the 8 KiB a `BufReader`
-//! reads ahead). A log of any
-//! length replays in constant memory, and a line too long to be an event
-//! is counted and skipped without ever being held whole. Lines are split on `\n` by hand (not `read_line`) so that an
-//! over-long line, bytes that are not UTF-8 and a broken stream are three
-//! different answers instead of one I/O error.
+//! or more leaves it 1 MiB and a byte. Beside it is what its input reads
+//! ahead: 8 KiB for a default `BufReader`, 64 KiB for a log
+//! [`open`](LogReader::open)ed here, and for a gzip log a second 64 KiB
+//! and the decompressor's state. A log of any length replays in constant
+//! memory, and a line too long to be an event is counted and skipped
+//! without ever being held whole. Lines are split on `\n` by hand (not
+//! `read_line`) so that an over-long line, bytes that are not UTF-8 and a
+//! broken stream are three different answers instead of one I/O error.
 
 use std::fmt;
 use std::fs::File;
