@@ -1724,7 +1724,9 @@ impl World {
             return Ok(ProfileResult::Valid);
         }
         // An earlier epoch ended with a failure, kept while a profile
-        // begun in it is open.
+        // begun in it is open. Never missing (`check_invariants` names an
+        // open profile of an ended epoch with no failure kept); were it
+        // ever, the profile saw no failure this world still knows of.
         let hashbrown::hash_map::Entry::Occupied(mut seen) = self.profile_failures.entry(epoch)
         else {
             return Ok(ProfileResult::Valid);

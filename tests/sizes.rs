@@ -183,6 +183,33 @@ fn the_log_readers_line_buffer_stays_within_one_mib_and_a_byte() {
     println!("bytes the reader holds after a 3 MiB line: {held}");
 }
 
+/// A launch too wide for a line, refused by the log writer, leaves the
+/// writer no more room than the longest line it may write (1 MiB and a
+/// byte): the line is built whole to be measured, and an 8 MiB kernel name
+/// would otherwise stay held by the writer for good.
+#[cfg(feature = "log")]
+#[test]
+fn a_refused_wide_line_leaves_the_writer_at_most_a_lines_room() {
+    use taintworld::log::{Event, LogWriter, MAX_LINE_BYTES, Outcome};
+
+    let wide = || Event::Launch {
+        kernel: "k".repeat(8 << 20),
+        stream: 0,
+        bindings: Vec::new(),
+        outcome: Outcome::Ok,
+    };
+    let before = live();
+    let mut log = LogWriter::new(Vec::new());
+    let refused = log.write_event(&wide()).expect_err("over the line limit");
+    assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+    drop(refused);
+    let held = live() - before;
+    let most = isize::try_from(MAX_LINE_BYTES + 1).expect("a mebibyte");
+    assert!(held <= most, "{held}");
+    log.write_event(&Event::Sync).expect("a short line after");
+    assert_eq!(log.into_inner(), b"{\"op\":\"sync\"}\n");
+}
+
 /// What parsing a log line allocates (`log::parse`'s module docs): a
 /// well-formed launch line only what its event keeps — the kernel's name
 /// and the bindings' vector — a string with an escape one more, an

@@ -256,7 +256,8 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     if own_log {
         return Err(format!(
             "error: {} is also standard output: the report would be written into the log \
-             it replays (which a `>` to it has emptied already); write the report to another file",
+             it replays (a `>` to it empties it before the replay starts); write the report to \
+             another file",
             path.display()
         ));
     }
