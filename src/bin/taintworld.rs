@@ -324,6 +324,7 @@ fn is_stdout(file: &File) -> bool {
     log.is_file() && out.is_file() && (log.dev(), log.ino()) == (out.dev(), out.ino())
 }
 
+/// Elsewhere there is no device and inode to compare: never refused.
 #[cfg(not(unix))]
 fn is_stdout(_: &File) -> bool {
     false
