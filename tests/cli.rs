@@ -27,6 +27,25 @@ fn taintworld(args: &[&str]) -> Output {
     binary().args(args).output().expect("the binary runs")
 }
 
+/// What `taintworld ARGS | head -c N` leaves: the first `N` bytes of its
+/// stdout, read before the pipe is closed under it, and how the run then
+/// ended.
+fn head_c<const N: usize>(args: &[&str]) -> ([u8; N], Output) {
+    use std::io::Read;
+    let mut child = binary()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut start = [0u8; N];
+    {
+        let mut stdout = child.stdout.take().expect("piped");
+        stdout.read_exact(&mut start).expect("the output's start");
+    }
+    (start, child.wait_with_output().expect("the binary ends"))
+}
+
 /// A running `taintworld`, killed and waited for when the test lets go of
 /// it, by a failed assertion too, so that no run outlives its test.
 struct Killed(std::process::Child);
@@ -1335,20 +1354,7 @@ fn a_reader_that_stops_early_is_no_error_for_the_json_report_either() {
         "-o",
         log.to_str().unwrap(),
     ]);
-    let mut child = binary()
-        .args(["replay", "--json", log.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    // Read a little, then close the pipe, as `| head -c 20` does.
-    let mut start = [0u8; 20];
-    {
-        use std::io::Read;
-        let mut stdout = child.stdout.take().expect("piped");
-        stdout.read_exact(&mut start).expect("the report's start");
-    }
-    let out = child.wait_with_output().expect("the binary ends");
+    let (start, out) = head_c::<20>(&["replay", "--json", log.to_str().unwrap()]);
     assert!(start.starts_with(br#"{"format""#));
     assert!(
         out.stderr.is_empty(),
@@ -2269,27 +2275,15 @@ fn a_gzip_log_cut_short_says_so_and_how_to_replay_the_lines_it_holds() {
 #[cfg(target_os = "linux")]
 #[test]
 fn gen_into_a_pipe_by_its_path_whose_reader_goes_away_exits_0_as_into_stdout() {
-    let mut child = binary()
-        .args([
-            "gen",
-            "--seed",
-            "3",
-            "--launches",
-            "20000",
-            "-o",
-            "/dev/stdout",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let mut start = [0u8; 20];
-    {
-        use std::io::Read;
-        let mut stdout = child.stdout.take().expect("piped");
-        stdout.read_exact(&mut start).expect("the log's start");
-    }
-    let out = child.wait_with_output().expect("the binary ends");
+    let (start, out) = head_c::<20>(&[
+        "gen",
+        "--seed",
+        "3",
+        "--launches",
+        "20000",
+        "-o",
+        "/dev/stdout",
+    ]);
     assert!(
         start.starts_with(b"{"),
         "{}",
