@@ -2043,6 +2043,63 @@ mod tests {
         assert_eq!(last_error(&lines), "graph 1 is not a live graph");
     }
 
+    /// What is live since longer ago than the replay remembers is named
+    /// without a line, never with a wrong one: an allocation made before
+    /// REMEMBERED_LIFETIMES later allocations and frees, and a graph made
+    /// before as many later graphs made or ended, give the world's error
+    /// alone; a replay's error about such a graph's binding still names the
+    /// graph, since the binding is not on the replay's line.
+    #[test]
+    fn what_is_live_since_longer_ago_than_is_remembered_is_named_without_a_line() {
+        let mut lines = vec![
+            alloc(1),
+            capture_begin(),
+            launch("k", &[(1, "write")], false),
+            capture_end(7),
+        ];
+        // REMEMBERED_LIFETIMES - 1 graph entries after graph 7's: still
+        // remembered, as the test above shows for a failed capture.
+        for graph in 0..REMEMBERED_LIFETIMES as u64 / 2 - 1 {
+            lines.extend([
+                capture_begin(),
+                capture_end(1_000 + graph),
+                graph_destroy(1_000 + graph),
+            ]);
+        }
+        lines.extend([capture_begin(), capture_end(99)]);
+        let again = |lines: &[String], more: &[String]| last_error(&[lines, more].concat());
+        assert_eq!(
+            again(&lines, &[capture_begin(), capture_end(7)]),
+            "graph 7 is already live (made at line 4; a graph_destroy of it frees the id)"
+        );
+        lines.push(graph_destroy(99));
+        // Memory 1 made again, smaller: the graph's write runs past its end.
+        let smaller = r#"{"op":"alloc","stream":0,"memory":1,"size":8}"#.to_string();
+        assert_eq!(
+            again(&lines, &[capture_begin(), capture_end(7)]),
+            "graph 7 is already live"
+        );
+        assert_eq!(
+            again(&lines, &[free(1), smaller, replay_of(7)]),
+            "range [0, 16) runs past the end of memory 1 (8 bytes) in graph 7"
+        );
+        // Memory 1's allocation: named while REMEMBERED_LIFETIMES - 1
+        // allocations and frees follow it, forgotten at one more.
+        for memory in 0..REMEMBERED_LIFETIMES as u64 / 2 - 1 {
+            lines.extend([alloc(100 + memory), free(100 + memory)]);
+        }
+        lines.push(alloc(99));
+        assert_eq!(
+            again(&lines, &[alloc(1)]),
+            "memory 1 is already a live allocation (allocated at line 1)"
+        );
+        lines.push(free(99));
+        assert_eq!(
+            again(&lines, &[alloc(1)]),
+            "memory 1 is already a live allocation"
+        );
+    }
+
     /// What each failure taints at the end is counted by allocation and
     /// byte, its smallest memory ids named, and the bytes of all of them
     /// are the report's tainted bytes; what it tainted and the program
