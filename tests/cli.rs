@@ -907,6 +907,45 @@ fn a_replay_whose_stdout_is_its_own_log_is_refused_and_leaves_the_log_as_it_was(
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// The own-log refusal holds for a run with few file descriptors to
+/// spare: `sh` sends stdout into the log and lowers the limit (`ulimit
+/// -n`, 4 to 12, so that the one where the log takes the last descriptor
+/// is among them whatever the test's process passed on). Each run is
+/// refused, or cannot open its log, and leaves the log as it was; when
+/// stdout's look-up came after the log's open, the run at the last
+/// descriptor had none to look with and appended its report to the log.
+#[cfg(unix)]
+#[test]
+fn a_replay_into_its_own_log_is_refused_with_no_descriptor_to_spare() {
+    let dir = Scratch::new();
+    let log = dir.path("log.jsonl");
+    let text = std::fs::read(examples().join("skip_chain_three_kernels.jsonl")).expect("example");
+    let mut refused = 0;
+    for limit in 4..=12 {
+        std::fs::write(&log, &text).expect("the log");
+        let out = Command::new("sh")
+            .args([
+                "-c",
+                r#"exec >>"$1"; ulimit -n "$2" && exec "$0" replay "$1""#,
+            ])
+            .arg(env!("CARGO_BIN_EXE_taintworld"))
+            .arg(&log)
+            .arg(limit.to_string())
+            .output()
+            .expect("sh runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "limit {limit}: {stderr}");
+        let own = format!("error: {} is also standard output", log.display());
+        assert!(
+            stderr.starts_with(&own) || stderr.contains("Too many open files"),
+            "limit {limit}: {stderr}"
+        );
+        refused += usize::from(stderr.starts_with(&own));
+        assert_eq!(std::fs::read(&log).expect("the log"), text, "limit {limit}");
+    }
+    assert!(refused > 0, "no run got as far as the refusal");
+}
+
 /// Only a regular file is refused as a log that is also standard output:
 /// `replay -` typed at a terminal reads and writes the same device, as
 /// `replay - </dev/null >/dev/null` does, and neither is the log the

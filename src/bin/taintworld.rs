@@ -247,9 +247,10 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     // The bar follows the bytes read of the log file (before any
     // decompression): `wrap` gives it the file's size as its length.
     let progress = Progress::new(REPLAY_BAR, 0);
+    let stdout = stdout_file();
     let mut own_log = false;
     let reader = LogReader::open_with(path, |file| {
-        own_log = is_stdout(&file);
+        own_log = is_stdout(&file, stdout);
         progress.wrap(file)
     })
     .map_err(|e| format!("error: {e}"))?;
@@ -305,28 +306,43 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
     Ok(())
 }
 
-/// Whether `file`, the log, is the regular file stdout writes to
-/// (`replay LOG >> LOG`, or `> LOG`, which the shell empties first), as
-/// `cat` asks of its input and output.
+/// The device and inode of the regular file stdout writes to, if it is
+/// one (`replay LOG >> LOG`, or `> LOG`, which the shell empties first),
+/// for [`is_stdout`]. Taken before the log is opened: the descriptor its
+/// look-up borrows for a moment is then the one the log's open needs, so
+/// a run with no descriptor to spare cannot open its log either. Taken
+/// after the open, such a run found no descriptor to look with and
+/// replayed into its own log (`ulimit -n 4`, `tests/cli.rs`).
 #[cfg(unix)]
-fn is_stdout(file: &File) -> bool {
+fn stdout_file() -> Option<(u64, u64)> {
     use std::os::fd::AsFd;
     use std::os::unix::fs::MetadataExt;
-    let Ok(log) = file.metadata() else {
+    let out = io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let out = File::from(out).metadata().ok()?;
+    out.is_file().then(|| (out.dev(), out.ino()))
+}
+
+/// Elsewhere there is no device and inode to compare: nothing is taken.
+#[cfg(not(unix))]
+fn stdout_file() -> Option<(u64, u64)> {
+    None
+}
+
+/// Whether `file`, the log, is the regular file `stdout` names (from
+/// [`stdout_file`]), as `cat` asks of its input and output.
+#[cfg(unix)]
+fn is_stdout(file: &File, stdout: Option<(u64, u64)>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Some(out) = stdout else {
         return false;
     };
-    let Ok(out) = io::stdout().as_fd().try_clone_to_owned() else {
-        return false;
-    };
-    let Ok(out) = File::from(out).metadata() else {
-        return false;
-    };
-    log.is_file() && out.is_file() && (log.dev(), log.ino()) == (out.dev(), out.ino())
+    file.metadata()
+        .is_ok_and(|log| log.is_file() && (log.dev(), log.ino()) == out)
 }
 
 /// Elsewhere there is no device and inode to compare: never refused.
 #[cfg(not(unix))]
-fn is_stdout(_: &File) -> bool {
+fn is_stdout(_: &File, _: Option<(u64, u64)>) -> bool {
     false
 }
 
