@@ -782,6 +782,22 @@ fn a_failed_write_to_stdout_that_is_not_a_closed_pipe_is_an_error_with_exit_stat
     assert!(stderr.starts_with("error: writing the log: "), "{stderr}");
 }
 
+/// `gen -o` onto a device is written in place, with no `.partial` beside
+/// it; a write there that fails (no space left, on `/dev/full`) is an
+/// error that names the device, as the error of a `.partial` file names
+/// the file, since nothing else on the line says where the log went.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_log_written_in_place_onto_a_full_device_is_an_error_naming_the_device() {
+    let out = taintworld(&["gen", "--launches", "10", "-o", "/dev/full"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: /dev/full: No space left on device"),
+        "{stderr}"
+    );
+}
+
 /// Runs `args` with stderr on `/dev/full`, where every write fails.
 #[cfg(target_os = "linux")]
 fn with_stderr_on_a_full_device(args: &[&str]) -> Output {
