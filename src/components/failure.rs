@@ -236,6 +236,15 @@ pub struct Failures {
     /// A parked failure is held again since the parked ones were last
     /// looked at: the next look-up by identity puts it back first.
     regained: bool,
+    /// A parked failure went back into the identity index, where another
+    /// failure of its error may be: only then can an identity name two
+    /// entries, and a look-up by identity must walk them all and take the
+    /// one minted last. Their order in the index is the hasher's (its seed
+    /// is drawn anew for each store) and the other entries', so taking the
+    /// first found named the older one in some stores and the newer in
+    /// others. Never set on the world's path, which never parks: there a
+    /// look-up stops at its first match.
+    shared: bool,
     /// The error of the failure removed last, kept for the room of its
     /// strings: the next failure minted writes its own into them, so a
     /// failure that comes and goes (a launch fails, a later launch writes
@@ -289,6 +298,7 @@ impl Clone for Failures {
             last: self.last,
             parked: self.parked.clone_with_room(),
             regained: self.regained,
+            shared: self.shared,
             spare: self.spare.clone(),
         }
     }
@@ -336,24 +346,30 @@ impl Failures {
     }
 
     /// The live failure with identity `(kind, kernel, message)`, without
-    /// counting an occurrence: one hash of the three strings. (Where an
+    /// counting an occurrence: one hash of the three strings. Where an
     /// identity names more than one failure, which only a caller of
     /// [`find_held_or_mint`](Self::find_held_or_mint) that prunes seldom
-    /// can make, any one of them.)
+    /// can make, the one minted last (a held one whose return to the
+    /// identity index waits for the next look-up that counts included), as
+    /// `find_held_or_mint` and [`find_or_mint`](Self::find_or_mint) take:
+    /// the same answer in every run, whatever seed the hasher drew.
     pub fn find(&self, kind: &str, kernel: &str, message: &str) -> Option<FailureKey> {
         let identity = self.identity_of(kind, kernel, message);
-        let regained = || {
-            self.parked.iter().copied().find(|&k| {
-                self.store
-                    .get(k)
-                    .is_some_and(|f| f.parked() && f.held() && f.error.is(kind, kernel, message))
-            })
-        };
-        self.find_hashed(identity, kind, kernel, message)
-            .or_else(|| self.regained.then(regained).flatten())
+        let indexed = self.find_hashed(identity, kind, kernel, message);
+        if !self.regained {
+            return indexed;
+        }
+        let regained = self.parked.iter().copied().filter(|&k| {
+            self.store
+                .get(k)
+                .is_some_and(|f| f.parked() && f.held() && f.error.is(kind, kernel, message))
+        });
+        self.newest(indexed.into_iter().chain(regained))
     }
 
-    /// [`find`](Self::find) of an identity whose hash is `identity`.
+    /// [`find`](Self::find) of an identity whose hash is `identity`, in the
+    /// identity index alone: its first entry of that error, or, once an
+    /// identity may name more than one (`shared`), the one minted last.
     fn find_hashed(
         &self,
         identity: u64,
@@ -362,9 +378,25 @@ impl Failures {
         message: &str,
     ) -> Option<FailureKey> {
         let store = &self.store;
-        self.by_identity
-            .find(identity, |&k| store[k].error.is(kind, kernel, message))
-            .copied()
+        if !self.shared {
+            return self
+                .by_identity
+                .find(identity, |&k| store[k].error.is(kind, kernel, message))
+                .copied();
+        }
+        self.newest(self.by_identity.iter_hash(identity).copied().filter(|&k| {
+            store
+                .get(k)
+                .is_some_and(|f| f.error.is(kind, kernel, message))
+        }))
+    }
+
+    /// The live failure among `keys` minted last: ids are minted in order,
+    /// so the greatest id, whatever order the keys come in.
+    fn newest(&self, keys: impl Iterator<Item = FailureKey>) -> Option<FailureKey> {
+        keys.filter_map(|k| Some((k, self.store.get(k)?.id)))
+            .max_by_key(|&(_, id)| id)
+            .map(|(k, _)| k)
     }
 
     /// The live failure with identity `(kind, kernel, message)`, its
@@ -482,6 +514,7 @@ impl Failures {
             }
             f.identity &= !PARKED;
             let identity = f.identity;
+            self.shared = true;
             let store = &self.store;
             self.by_identity
                 .insert_unique(identity, key, |&k| store[k].hash());
@@ -614,13 +647,18 @@ impl Failures {
             .filter(|(_, f)| f.error.is(kind, kernel, message))
             .max_by_key(|(_, f)| f.id)
             .map(|(k, _)| k);
-        match held.and_then(|key| Some((key, self.store.get_mut(key)?))) {
+        let key = match held.and_then(|key| Some((key, self.store.get_mut(key)?))) {
             Some((key, failure)) => {
                 failure.occurrences = failure.occurrences.saturating_add(1);
                 key
             }
             None => self.mint(identity, kind, kernel, message),
-        }
+        };
+        // Found or minted last, for `occur`'s comparison of strings: left
+        // at an older failure of this error, a later `find_or_mint` would
+        // count that one, not this newer one.
+        self.last = Some(key);
+        key
     }
 
     /// Marks `key`, just taken out of the identity index, as parked, and
@@ -909,6 +947,56 @@ mod tests {
             assert_eq!(failures.store[old].occurrences, 2, "case {i}");
             assert_eq!((failures.minted(), failures.parked()), (2, 0), "case {i}");
             assert_eq!(failures.check_index(), Ok(()), "case {i}");
+        }
+    }
+
+    /// Two held failures of one error (one held again through its old id
+    /// after the error minted a new one) are named the same way whatever
+    /// seed the store's hasher drew: `find` and `find_or_mint` take the
+    /// one minted last, as `find_held_or_mint` does. Where the two lie in
+    /// the identity index — which the seed and the other failures decide
+    /// (here the index grows past them, and entries that had wrapped round
+    /// its end come back in another order) — changes nothing. Many stores,
+    /// each with its own seed: before, some of them named the older one.
+    /// And `find_or_mint`, which compares the strings of the failure found
+    /// or minted last before it hashes, counts the newer one even when it
+    /// found the older one last.
+    #[test]
+    fn two_held_failures_of_one_error_are_named_as_the_newer_whatever_the_hash_seed() {
+        for store in 0..200 {
+            let mut failures = Failures::default();
+            let old = failures.find_or_mint("compile", "fill", "bad PTX");
+            let new = failures.find_held_or_mint("compile", "fill", "bad PTX");
+            assert_ne!(old, new, "store {store}: nothing held the old one");
+            failures.gain_carrier(new);
+            failures.gain_carrier(old);
+            assert_eq!(
+                failures.find_or_mint("compile", "fill", "bad PTX"),
+                new,
+                "store {store}"
+            );
+            // The first look-up by hash puts the old one back in the
+            // identity index, beside the new; the index then grows.
+            for other in 0..40 {
+                failures.find_or_mint("launch", "gelu", &format!("error {other}"));
+            }
+            assert_eq!(
+                failures.find("compile", "fill", "bad PTX"),
+                Some(new),
+                "store {store}"
+            );
+            assert_eq!(
+                failures.find_or_mint("compile", "fill", "bad PTX"),
+                new,
+                "store {store}"
+            );
+            let occurrences = |key: FailureKey| failures.store[key].occurrences;
+            assert_eq!(
+                (occurrences(old), occurrences(new)),
+                (1, 3),
+                "store {store}"
+            );
+            assert_eq!(failures.check_index(), Ok(()), "store {store}");
         }
     }
 
