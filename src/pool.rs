@@ -214,9 +214,32 @@ pub struct PoolAllocation {
 /// let streams = taintworld::pool::StreamAllocations::default();
 /// let copy = streams.clone();
 /// ```
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct StreamAllocations {
     allocations: HashMap<u64, PoolAllocation>,
+}
+
+/// The allocations by memory id, not in the order their map keeps them,
+/// which its hasher's seed decides (drawn anew for every map, in every
+/// run): two streams given the same calls, in one run or two, print the
+/// same.
+impl core::fmt::Debug for StreamAllocations {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let mut allocations: Vec<_> = self.allocations.iter().collect();
+        allocations.sort_unstable_by_key(|&(memory, _)| *memory);
+        f.debug_struct("StreamAllocations")
+            .field("allocations", &InMemoryOrder(&allocations))
+            .finish()
+    }
+}
+
+/// Allocations printed as a map, in the order given.
+struct InMemoryOrder<'a>(&'a [(&'a u64, &'a PoolAllocation)]);
+
+impl core::fmt::Debug for InMemoryOrder<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_map().entries(self.0.iter().copied()).finish()
+    }
 }
 
 impl StreamAllocations {
@@ -654,7 +677,8 @@ pub fn written<'a, F>(
 #[cfg(test)]
 mod tests {
     use super::{
-        StreamAllocations, StreamFactory, StreamId, StreamPool, taint, taint_with, written,
+        StreamAllocations, StreamFactory, StreamId, StreamMemory, StreamPool, taint, taint_with,
+        written,
     };
     use crate::components::binding::Access;
     use crate::{Binding, ErrorInfo, FailureGraph};
@@ -680,6 +704,39 @@ mod tests {
                 .unwrap();
         }
         (pool, FailureGraph::new())
+    }
+
+    /// Two streams given the same calls print the same, though each map
+    /// in them hashes with a seed of its own (drawn anew in every run, as
+    /// for two streams of one run): the allocations by memory id, and a
+    /// large claim set's count of claims by failure. Before, both printed
+    /// in their maps' order, so a stream's print changed from run to run.
+    #[test]
+    fn two_streams_given_the_same_calls_print_the_same_whatever_their_hash_seeds() {
+        let print = || {
+            let mut graph = FailureGraph::new();
+            let mut stream = StreamAllocations::default();
+            for memory in 1..=40 {
+                stream.alloc(memory, 4096).unwrap();
+            }
+            // Memory 1 takes 40 claims of 8 failures: a set that large
+            // counts its claims by failure.
+            for piece in 0..40 {
+                let message = alloc::format!("error {}", piece % 8);
+                let key = graph
+                    .failures
+                    .find_held_or_mint("compile", "fill", &message);
+                let id = graph.failures.get(key).unwrap().id;
+                let at = Binding::range(0, 1, piece * 64, piece * 64 + 32, Access::Write);
+                stream.taint(&at, id, &mut graph);
+            }
+            alloc::format!("{stream:?}")
+        };
+        let first = print();
+        assert!(first.contains("counts: {"), "{first}");
+        for other in 0..20 {
+            assert_eq!(print(), first, "stream {other}");
+        }
     }
 
     /// A backend that prunes seldom: every round mints a failure (the last

@@ -292,13 +292,18 @@ impl Clone for World {
 /// order, so a graph taken out and put back by a replay prints where it
 /// was.
 ///
-/// Two worlds built apart by the same calls need not print the same: each
-/// hashes memory ids with a seed of its own, and the allocation store
-/// prints its memory-id index as it lies (its hasher, its entries in table
-/// order, each row's place in it), so that a call that moved the table
-/// without changing an answer still shows. To compare two worlds, compare
-/// what they answer ([`World::claims`], [`World::failures`],
-/// [`World::skip_records`]), or build the second as a clone of the first.
+/// Two worlds built apart by the same calls need not print the same, in
+/// one run or in two: each of their hashed indexes has a seed of its own,
+/// drawn anew in every run, and prints as it lies, so that a call that
+/// moved a table without changing an answer still shows — the allocation
+/// store's memory-id index (its hasher, its entries in table order, each
+/// row's place in it), the stream store's slot index, the failure store's
+/// identity and id indexes and the identity hashes it keeps, and the
+/// record store's kernel-name index and hashes, with the address of each
+/// registered kernel name. To compare two worlds, compare what they answer
+/// ([`World::claims`], [`World::failures`], [`World::skip_records`]: the
+/// same, in the same order, for the same calls), or build the second as a
+/// clone of the first.
 impl core::fmt::Debug for World {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("World")

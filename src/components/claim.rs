@@ -142,7 +142,7 @@ fn drop_large(large: &mut Option<Box<Large>>) {
 }
 
 /// What a large claim set keeps besides its vector.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 struct Large {
     /// How many claims carry each failure, only failures carried.
     counts: Counts,
@@ -175,6 +175,32 @@ const DEAD: Claim = Claim {
 
 /// How many claims of one set carry each failure.
 type Counts = HashMap<FailureKey, usize>;
+
+/// The counts by failure key, not in the order their map keeps them, which
+/// its hasher's seed decides (drawn anew for every set, in every run): two
+/// sets given the same calls, in one run or two, print the same.
+impl core::fmt::Debug for Large {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let mut counts: alloc::vec::Vec<_> = self.counts.iter().collect();
+        counts.sort_unstable_by_key(|&(failure, _)| *failure);
+        f.debug_struct("Large")
+            .field("counts", &DebugMap(&counts))
+            .field("tree", &self.tree)
+            .field("dead", &self.dead)
+            .finish()
+    }
+}
+
+/// Pairs printed as a map, in the order given.
+struct DebugMap<'a, K, V>(&'a [(K, V)]);
+
+impl<K: core::fmt::Debug, V: core::fmt::Debug> core::fmt::Debug for DebugMap<'_, K, V> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_map()
+            .entries(self.0.iter().map(|(k, v)| (k, v)))
+            .finish()
+    }
+}
 
 /// Whether this is a build for finding bugs, whose claim sets change form
 /// at a handful of claims (see [`COUNTED_ABOVE`]).
