@@ -1920,12 +1920,15 @@ impl World {
         self.graph.failures.get(key).map(FailureInfo::of)
     }
 
-    /// Every live failure, in no particular order.
+    /// Every live failure, in no particular order: the failure store's
+    /// slot order, which the calls alone decide (no hash seed), so the same
+    /// for the same calls in every run.
     pub fn failures(&self) -> impl Iterator<Item = FailureInfo<'_>> {
         self.graph.failures.iter().map(|(_, f)| FailureInfo::of(f))
     }
 
-    /// Every live skip record, in no particular order. O(records).
+    /// Every live skip record, in no particular order: the record store's
+    /// slot order, the same for the same calls in every run. O(records).
     pub fn skip_records(&self) -> impl Iterator<Item = RecordInfo<'_>> {
         let g = &self.graph;
         g.records.iter().map(move |(_, r)| RecordInfo {
@@ -2025,6 +2028,94 @@ fn failure_id(g: &FailureGraph, key: FailureKey) -> FailureId {
 mod tests {
     use super::*;
     use alloc::string::String;
+
+    /// What the world answers in no particular order — its failures, its
+    /// skip records, its allocations, and each one's claims — comes in the
+    /// same order from two worlds given the same calls, though each of
+    /// their indexes hashes with a seed of its own (drawn anew in every
+    /// run, as for two worlds of one run): the stores they walk are slot
+    /// maps, whose order the calls alone decide, frees and prunes
+    /// included. A scheduler can so compare the lists across runs.
+    #[test]
+    fn two_worlds_given_the_same_calls_list_their_failures_records_and_allocations_in_one_order() {
+        let mut worlds = [World::default(), World::default()];
+        for world in &mut worlds {
+            // A fixed walk of allocations, frees, launches that fail,
+            // skip or run, and reads.
+            let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+            let mut draw = |n: u64| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state % n
+            };
+            let mut live: Vec<u64> = Vec::new();
+            let mut next = 1;
+            let kernels = ["matmul", "gelu", "softmax", "adam"];
+            let messages = ["bad PTX", "out of memory", "illegal address"];
+            for _ in 0..3_000 {
+                match draw(10) {
+                    0 | 1 if live.len() < 64 => {
+                        world.alloc(0, next, 64 * (1 + draw(8))).unwrap();
+                        live.push(next);
+                        next += 1;
+                    }
+                    2 if live.len() > 4 => {
+                        let memory = live.swap_remove(draw(live.len() as u64) as usize);
+                        world.free(memory).unwrap();
+                    }
+                    _ if live.len() > 1 => {
+                        let pick = |d: u64| live[(d % live.len() as u64) as usize];
+                        let bindings = [
+                            Binding::whole(0, pick(draw(64)), Access::Read),
+                            Binding::range(0, pick(draw(64)), 0, 32, Access::Write),
+                        ];
+                        let outcome = match draw(12) {
+                            0 => Outcome::Failed {
+                                kind: "launch",
+                                message: messages[draw(3) as usize],
+                            },
+                            _ => Outcome::Ok,
+                        };
+                        let kernel = kernels[draw(4) as usize];
+                        // Overlapping bindings are bad input: the world
+                        // is left as it was.
+                        let _ = world.launch(&Launch {
+                            kernel,
+                            stream: 0.into(),
+                            bindings: &bindings,
+                            outcome,
+                        });
+                        let _ = world.read(&Binding::whole(0, pick(draw(64)), Access::Read));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let [a, b] = &worlds;
+        let failures = |w: &World| w.failures().map(|f| f.id).collect::<Vec<_>>();
+        let records = |w: &World| {
+            w.skip_records()
+                .map(|r| (r.launch, r.cause, r.failure))
+                .collect::<Vec<_>>()
+        };
+        let allocations = |w: &World| {
+            let allocations = w.allocations().iter();
+            let claims = |key| w.claims(key).into_iter().flatten().collect::<Vec<_>>();
+            allocations
+                .map(|(key, a)| (a.memory, claims(key)))
+                .collect::<Vec<_>>()
+        };
+        assert!(
+            failures(a).len() > 3 && records(a).len() > 3,
+            "{:?}",
+            a.stats()
+        );
+        assert_eq!(failures(a), failures(b));
+        assert_eq!(records(a), records(b));
+        assert_eq!(allocations(a), allocations(b));
+        assert_eq!(a.stats(), b.stats());
+    }
 
     /// The row `world` makes for a read of the whole of memory `memory` on
     /// stream 0, which must be live.

@@ -373,7 +373,9 @@ impl Allocations {
         self.by_memory.len()
     }
 
-    /// Every live allocation, in no particular order.
+    /// Every live allocation, in no particular order: slot order, which
+    /// the calls alone decide (not the memory-id index's hash seed), so
+    /// the same for the same calls in every run.
     pub fn iter(&self) -> impl Iterator<Item = (AllocKey, &Allocation)> {
         self.hot
             .keys()

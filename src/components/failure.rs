@@ -322,7 +322,9 @@ impl Failures {
         self.by_id.get(&id).copied()
     }
 
-    /// Every live failure, in no particular order.
+    /// Every live failure, in no particular order: slot order, which the
+    /// calls alone decide (not the indexes' hash seed), so the same for
+    /// the same calls in every run.
     pub fn iter(&self) -> impl Iterator<Item = (FailureKey, &Failure)> {
         self.store.iter()
     }

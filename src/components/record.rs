@@ -155,7 +155,9 @@ impl Records {
         }
     }
 
-    /// Every live record, in no particular order.
+    /// Every live record, in no particular order: slot order, which the
+    /// calls alone decide (not the kernel index's hash seed), so the same
+    /// for the same calls in every run.
     pub fn iter(&self) -> impl Iterator<Item = (RecordKey, &SkipRecord)> {
         self.store.iter()
     }

@@ -185,7 +185,9 @@ impl Streams {
         key
     }
 
-    /// The initialized streams, in no particular order.
+    /// The initialized streams, in no particular order: slot-map order,
+    /// which the calls alone decide (not the slot index's hash seed), so
+    /// the same for the same calls in every run.
     pub fn iter(&self) -> impl Iterator<Item = (StreamKey, &Stream)> {
         self.store.iter()
     }
