@@ -1,5 +1,6 @@
 //! SPEC.md §10, checked over a whole world: for tests and fuzzing.
 
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -249,9 +250,12 @@ impl World {
     /// epoch) counted, and each ended epoch that open profiles began in
     /// keeping its failure once, with the number of them open — no more, no
     /// fewer, and nothing kept for an epoch no open profile began in.
+    /// Epochs are looked at in order, not in their maps' (which each map's
+    /// hash seed decides, anew in every run), so that of several broken
+    /// epochs the same one is named every time.
     fn check_profiles(&self) -> Result<(), String> {
         let mut clean = 0usize;
-        let mut open: HashMap<u64, usize> = HashMap::default();
+        let mut open: BTreeMap<u64, usize> = BTreeMap::new();
         for &epoch in self.profiles.values() {
             if epoch == self.profile_epoch {
                 clean += 1;
@@ -265,7 +269,9 @@ impl World {
                 self.clean_profiles
             ));
         }
-        for (&epoch, seen) in &self.profile_failures {
+        let mut kept: Vec<_> = self.profile_failures.iter().collect();
+        kept.sort_unstable_by_key(|&(epoch, _)| *epoch);
+        for (&epoch, seen) in kept {
             if epoch >= self.profile_epoch {
                 return Err(format!(
                     "profile epoch {epoch}: a failure kept before the epoch ended"
@@ -892,5 +898,47 @@ mod tests {
         w.profile_end(2).expect("open");
         assert_eq!(w.check_invariants(), Ok(()));
         assert!(w.profile_failures.is_empty(), "let go with the last");
+    }
+
+    /// Of several epochs whose bookkeeping is broken, the first is named,
+    /// in every world: each world's maps hash with a seed of their own, and
+    /// the check looked at the epochs in the maps' order, so it named one
+    /// epoch in one world (or run) and another elsewhere.
+    #[test]
+    fn of_several_broken_profile_epochs_the_first_is_named_whatever_the_hash_seed() {
+        let profiled = || {
+            let mut w = World::default();
+            w.alloc(0, 1, 64).expect("a new allocation");
+            // Each profile sees its own epoch's failure first.
+            for epoch in 0..8 {
+                w.profile_begin(epoch + 1).expect("not open");
+                let message = alloc::format!("bad grid {epoch}");
+                let outcome = Outcome::Failed {
+                    kind: "launch",
+                    message: &message,
+                };
+                launch(&mut w, "fill", &[(1, Access::Write)], outcome);
+            }
+            assert_eq!(w.check_invariants(), Ok(()));
+            w
+        };
+        for world in 0..50 {
+            let mut w = profiled();
+            for seen in w.profile_failures.values_mut() {
+                seen.open += 1;
+            }
+            assert_eq!(
+                w.check_invariants(),
+                Err("profile epoch 0: 2 open profiles counted, 1 real".into()),
+                "world {world}"
+            );
+            let mut w = profiled();
+            w.profile_failures.clear();
+            assert_eq!(
+                w.check_invariants(),
+                Err("profile epoch 0: no failure kept for its open profiles".into()),
+                "world {world}"
+            );
+        }
     }
 }
