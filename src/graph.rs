@@ -13,6 +13,13 @@ use crate::systems::prune_failures;
 /// [`World`](crate::World) owns one; a backend on the seed-shaped
 /// [`pool`](crate::pool) path owns one beside its [`StreamPool`](crate::pool::StreamPool),
 /// held apart from the pool exactly as the seed holds its error graph apart.
+///
+/// Its `Debug` print shows the stores as they lie — their hashers' seeds,
+/// drawn anew for each store in every run, the hashes kept, the indexes in
+/// table order, the addresses of registered kernel names — so two graphs
+/// given the same calls print differently, in one run or two. What they
+/// answer ([`Failures::iter`], [`Records::iter`], look-ups by id or error)
+/// is the same, in the same order.
 #[derive(Clone, Debug, Default)]
 pub struct FailureGraph {
     /// The failures.
