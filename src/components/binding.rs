@@ -171,6 +171,14 @@ impl Binding {
 /// no row says which world made it, and those two rows are equal; no such
 /// world takes any row on trust, so it checks either the same way.)
 ///
+/// Its `Debug` print shows the stamp (`made_by`) and the world's count of
+/// frees under it (`epoch`), so that two unequal rows show why. Stamps
+/// come from a process-wide counter, in the order the process's worlds
+/// and clones draw them (a world draws again every 65,535 frees): a
+/// program that makes its worlds in another number or order, or on
+/// threads at once, prints other stamps from run to run. What a row
+/// answers does not change with them.
+///
 /// [`Error::UnknownKey`]: crate::Error::UnknownKey
 #[derive(Copy, Clone, Debug)]
 pub struct Resolved {
