@@ -128,6 +128,73 @@ fn two_replays_of_one_log_print_the_same_bytes() {
     assert!(!a.stdout.is_empty());
 }
 
+/// Every shipped log, the recorded ones too, and a generated one of many
+/// failures on four streams, replayed twice — two processes, so every hash
+/// map in them draws other seeds — with failures injected, graph replays
+/// checked and bad lines passed over: the summary, the JSON report and the
+/// notes on stderr are the same bytes, exit status included. The reports
+/// list many failures, skips, reads, captures, graphs and profiles, so an
+/// order taken from a hash map would show.
+#[test]
+fn two_replays_of_every_log_with_failures_injected_print_the_same_bytes() {
+    let dir = Scratch::new();
+    let generated = dir.path("many_failures.jsonl");
+    ran_ok(&[
+        "gen",
+        "--launches",
+        "2000",
+        "--streams",
+        "4",
+        "--fail-rate",
+        "0.2",
+        "--seed",
+        "7",
+        "-o",
+        generated.to_str().unwrap(),
+    ]);
+    let mut logs = vec![generated];
+    for folder in [examples(), examples().join("real")] {
+        for entry in std::fs::read_dir(folder).expect("the shipped logs") {
+            let path = entry.expect("a folder entry").path();
+            let name = path.to_string_lossy();
+            if name.ends_with(".jsonl") || name.ends_with(".jsonl.gz") {
+                logs.push(path);
+            }
+        }
+    }
+    assert!(logs.len() > 10, "{logs:?}");
+    let printed = |args: &[&str]| {
+        let out = taintworld(args);
+        (out.status.code(), out.stdout, out.stderr)
+    };
+    for log in &logs {
+        let log = log.to_str().unwrap();
+        for json in [false, true] {
+            let mut args = vec!["replay", log, "--keep-going", "--checked-replays"];
+            args.extend(["--fail-launch", "3", "--fail-launch", "40"]);
+            if json {
+                args.push("--json");
+            }
+            let first = printed(&args);
+            assert_eq!(
+                first.0,
+                Some(0),
+                "{log}: {}",
+                String::from_utf8_lossy(&first.2)
+            );
+            assert!(!first.1.is_empty(), "{log}");
+            assert!(
+                printed(&args) == first,
+                "{log} (json: {json}) printed other bytes"
+            );
+        }
+    }
+    let text = stdout_of(&["replay", logs[0].to_str().unwrap()]);
+    // Several failures, each carried by many allocations, and many reads.
+    assert!(text.contains("failure 6 taints memory"), "{text}");
+    assert!(text.contains("more tainted reads"), "{text}");
+}
+
 #[test]
 fn the_summary_names_the_root_error_and_every_hop_of_the_chain() {
     let log = examples().join("skip_chain_three_kernels.jsonl");
