@@ -8,6 +8,20 @@
 //! A write scope (SPEC §6b) is a launch whose outcome is its body's: `a`
 //! and `b` run it through `World::scope`, the model and `r` as the launch.
 //!
+//! Beside the answers and the state, each world is held to the model in
+//! what a scheduler asks besides: the cheap question before a read
+//! (`read_failure`), each launch a checked replay settles
+//! (`replay_checked_each`), which binding a rejected launch is about
+//! (`binding_at_fault`) and which launch a rejected batch
+//! (`Error::batch_index`), which graphs live (`has_graph`), the O(1)
+//! unresolved count, and every failure id ever named, found by
+//! `failure(id)` exactly while it lives. Device faults alternate between
+//! two errors, so that the fault kept must be the first; kernels and errors
+//! include those of host writes, replays and reservations, so that a
+//! failed launch can share their failure (SPEC §4); a sync gives back the
+//! buffers' room (`shrink_buffers`) on `b` and `h`; and every 16
+//! operations `a` and `b` go on as their clones.
+//!
 //! Sizes go to the model worlds as `size % 65` (the model holds one entry
 //! per byte). A fourth world `h` takes the same operations with the sizes as
 //! given — up to `u64::MAX` — and is checked only for no panic and SPEC §10:
@@ -27,14 +41,33 @@ use model::bridge::{
     to_binding, to_outcome, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MVerdict, Model};
-use taintworld::{CaptureResult, Config, ProfileResult, World};
+use taintworld::{Binding, CaptureResult, Config, FailureId, Launch, ProfileResult, World};
 
-/// A `static`, so that a launch names the very strings a world registers.
-static KERNELS: [&str; 4] = ["k0", "k1", "k2", "k3"];
+/// Launch kernels, among them the names the world gives a host write, a
+/// replay of graphs 0 and 1 and a failed reservation, so that a failed
+/// launch can share its identity with a failure of another source (SPEC
+/// §4). Picked by `kernel % 8` (before these were added, `% 4` of the
+/// first four: the bytes decode as before, some into other kernels). A
+/// `static`, so that a launch names the very strings a world registers.
+static KERNELS: [&str; 8] = [
+    "k0",
+    "k1",
+    "k2",
+    "k3",
+    "host_write",
+    "graph:0",
+    "alloc",
+    "graph:1",
+];
 /// Copies of [`KERNELS`] at other addresses, leaked once a process.
-static COPIES: std::sync::OnceLock<[&'static str; 4]> = std::sync::OnceLock::new();
-const KINDS: [&str; 2] = ["compile", "launch"];
-const MESSAGES: [&str; 2] = ["m0", "m1"];
+static COPIES: std::sync::OnceLock<[&'static str; 8]> = std::sync::OnceLock::new();
+/// Error kinds and messages, the failed reservation's among them (the kind
+/// and message `Op::AllocFailed` gives).
+const KINDS: [&str; 4] = ["compile", "launch", "oom", "ecc"];
+const MESSAGES: [&str; 4] = ["m0", "m1", "out of memory", "uncorrectable"];
+/// The device faults, taken in turn: the first a world sees is the one it
+/// keeps, so a second, different fault tells a world that kept the last.
+const FAULTS: [(&str, &str); 2] = [("device", "illegal address"), ("ecc", "uncorrectable")];
 
 /// A stream id: mostly small, sometimes anywhere in `u64`.
 #[derive(Arbitrary, Clone, Copy, Debug)]
@@ -207,11 +240,16 @@ enum Op {
     CaptureBegin {
         stream: Stream,
     },
+    /// The end of the window on `stream`, or, for a `graph` of 128 or
+    /// more, of the window opened last (aimed: a stream drawn at random
+    /// seldom names an open window), as graph `graph % 3`.
     CaptureEnd {
         stream: Stream,
         graph: u8,
     },
-    /// A replay, checked launch by launch (`World::replay_checked`) or not.
+    /// A replay, checked launch by launch (`World::replay_checked`) or not,
+    /// of graph `graph % 3`, or, for a `graph` of 128 or more, of the graph
+    /// made last (aimed: a replay of a graph that lives is otherwise rare).
     Replay {
         graph: u8,
         outcome: O,
@@ -266,12 +304,73 @@ fn small(size: u64) -> u64 {
     size % 65
 }
 
+/// What a run carries from one step to the next, besides the worlds.
+#[derive(Default)]
+struct Carried {
+    /// How many device faults came so far: the next takes
+    /// `FAULTS[faults % 2]`.
+    faults: usize,
+    /// Every failure id a world has named, by number: each is asked of
+    /// every world after every step (`World::failure`), and must be found
+    /// exactly while the model holds it live.
+    ids: std::collections::BTreeMap<u64, FailureId>,
+    /// The stream of the window opened last, for an aimed `CaptureEnd`.
+    opened: Option<u64>,
+    /// The graph made last, for an aimed `Replay`.
+    made: Option<u64>,
+}
+
+/// What a world's `read_failure` says, in the model's terms.
+fn read_failure(world: &mut World, binding: &Binding) -> Result<Option<u64>, ()> {
+    world
+        .read_failure(binding)
+        .map(|f| f.map(FailureId::get))
+        .map_err(|_| ())
+}
+
+/// One launch on `a`, one at a time by memory id, as [`run_launch`] runs it
+/// but keeping the error: a rejected launch must name, through
+/// `binding_at_fault`, the binding the model finds bad first (`first_bad`,
+/// asked before the launch).
+fn run_launch_named(
+    first_bad: Option<usize>,
+    a: &mut World,
+    l: &LaunchOp,
+) -> Result<(u64, MVerdict), ()> {
+    let bindings: Vec<Binding> = l.bindings.iter().map(to_binding).collect();
+    let launch = Launch {
+        kernel: l.kernel,
+        stream: l.stream.into(),
+        bindings: &bindings[..],
+        outcome: to_outcome(&l.outcome),
+    };
+    match a.launch(&launch) {
+        Ok(r) => Ok((r.launch, verdict(r.verdict))),
+        Err(e) => {
+            assert_eq!(
+                a.binding_at_fault(&bindings, &e),
+                first_bad,
+                "the binding at fault in {e}"
+            );
+            Err(())
+        }
+    }
+}
+
 /// Applies one operation to the model, the one-at-a-time world `a`
 /// (memory ids), the batching world `b` (whose single launches name live
 /// memory by key), the pre-resolved world `r` (rows, in batches or one
 /// launch at a time) and the huge world `h`, and checks that the first
 /// four agree and that `a` and `h` keep SPEC §10.
-fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut World, op: &Op) {
+fn step(
+    m: &mut Model,
+    a: &mut World,
+    b: &mut World,
+    r: &mut RowWorld,
+    h: &mut World,
+    carried: &mut Carried,
+    op: &Op,
+) {
     match op {
         Op::Alloc {
             stream,
@@ -315,10 +414,11 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
         }
         Op::Launch(l) => {
             let l = l.get();
+            let first_bad = m.first_bad(&l.bindings);
             let expected = m
                 .launch(l.kernel, l.stream, &l.bindings, &l.outcome)
                 .map_err(|_| ());
-            assert_eq!(run_launch(a, &l), expected);
+            assert_eq!(run_launch_named(first_bad, a, &l), expected);
             // `b` names live memory by key and `r` binds rows: the
             // bindings a single launch answers from one look-up each.
             assert_eq!(bridge::run_keyed_launch(b, model_launch(&l)), expected);
@@ -368,6 +468,35 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
             assert_eq!(got.is_err(), bad);
             if let Ok(got) = &got {
                 assert_eq!(got, &expected);
+            } else {
+                // Rejected, `b` is as it was: the same batch by memory id
+                // again, for its error, which must name the launch the
+                // model found bad (the first) and, within it, the binding.
+                let at = expected.len();
+                let bound: Vec<Vec<Binding>> = launches
+                    .iter()
+                    .map(|l| l.bindings.iter().map(to_binding).collect())
+                    .collect();
+                let batch: Vec<Launch<'_>> = launches
+                    .iter()
+                    .zip(&bound)
+                    .map(|(l, bindings)| Launch {
+                        kernel: l.kernel,
+                        stream: l.stream.into(),
+                        bindings: &bindings[..],
+                        outcome: to_outcome(&l.outcome),
+                    })
+                    .collect();
+                let mut results = Vec::new();
+                let e = b
+                    .launch_batch(&batch, &mut results)
+                    .expect_err("a batch rejected once is rejected again");
+                assert_eq!(e.batch_index(), Some(at), "the bad launch of {e}");
+                assert_eq!(
+                    b.binding_at_fault(&bound[at], e.inner()),
+                    m.first_bad(&launches[at].bindings),
+                    "the binding at fault in {e}"
+                );
             }
             assert_eq!(batch_rows(r, &launches), got);
             let _ = batch(h, &launches);
@@ -385,7 +514,16 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
             let _ = h.host_write(&to_binding(&binding), to_outcome(&outcome));
         }
         Op::Read { binding } => {
+            // First the cheap question a scheduler asks before every host
+            // read (`read_failure`: the failure alone, no report, no
+            // fault), `b` naming live memory by key; then the read itself.
             let binding = binding.get();
+            let expected = m.read_failure(&binding).map_err(|_| ());
+            let keyed = bridge::to_keyed_binding(b, &binding);
+            assert_eq!(read_failure(a, &to_binding(&binding)), expected);
+            assert_eq!(read_failure(b, &keyed), expected);
+            assert_eq!(read_failure(&mut r.world, &to_binding(&binding)), expected);
+            let _ = h.read_failure(&to_binding(&binding));
             let expected = m.read(&binding).map_err(|_| ());
             for w in [&mut *a, &mut *b, &mut r.world] {
                 let got = w
@@ -399,14 +537,24 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
         Op::CaptureBegin { stream } => {
             let s = stream.get();
             let expected = m.capture_begin(s).is_ok();
+            if expected {
+                carried.opened = Some(s);
+            }
             assert_eq!(a.capture_begin(s).is_ok(), expected);
             assert_eq!(b.capture_begin(s).is_ok(), expected);
             assert_eq!(r.world.capture_begin(s).is_ok(), expected);
             let _ = h.capture_begin(s);
         }
         Op::CaptureEnd { stream, graph } => {
-            let (s, g) = (stream.get(), u64::from(graph % 3));
+            let s = match carried.opened {
+                Some(opened) if *graph >= 128 => opened,
+                _ => stream.get(),
+            };
+            let g = u64::from(graph % 3);
             let expected = m.capture_end(s, g).map_err(|_| ());
+            if let Ok(MCapture::Ok) = expected {
+                carried.made = Some(g);
+            }
             for w in [&mut *a, &mut *b, &mut r.world] {
                 let got = w.capture_end(s, g).map_err(|_| ()).map(|r| match r {
                     CaptureResult::Ok => MCapture::Ok,
@@ -421,24 +569,41 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
             outcome,
             checked,
         } => {
-            let (g, outcome, checked) = (u64::from(graph % 3), outcome.get(), *checked);
+            // A checked replay on `a` and `b` hands over each launch it
+            // settles (`replay_checked_each`), which must be the model's,
+            // in order; `r` takes the plain `replay_checked`.
+            let g = match carried.made {
+                Some(made) if *graph >= 128 => made,
+                _ => u64::from(graph % 3),
+            };
+            let (outcome, checked) = (outcome.get(), *checked);
             let expected = if checked {
-                m.replay_checked(g, &outcome)
+                m.replay_checked_each(g, &outcome)
             } else {
-                m.replay(g, &outcome)
+                m.replay(g, &outcome).map(|v| (v, Vec::new()))
             };
             let expected = expected.map_err(|_| ());
-            let replay = |w: &mut World| {
-                if checked {
+            let replay = |w: &mut World, each: bool| {
+                let mut settled = Vec::new();
+                let got = if checked && each {
+                    w.replay_checked_each(g, to_outcome(&outcome), |l| {
+                        settled.push((l.launch, verdict(l.verdict)))
+                    })
+                } else if checked {
                     w.replay_checked(g, to_outcome(&outcome))
                 } else {
                     w.replay(g, to_outcome(&outcome))
-                }
+                };
+                got.map(|v| (verdict(v), settled)).map_err(|_| ())
             };
-            for w in [&mut *a, &mut *b, &mut r.world] {
-                assert_eq!(replay(w).map(verdict).map_err(|_| ()), expected);
-            }
-            let _ = replay(h);
+            assert_eq!(replay(a, true), expected);
+            assert_eq!(replay(b, true), expected);
+            let plain = replay(&mut r.world, false).map(|(v, _)| v);
+            assert_eq!(
+                plain,
+                expected.as_ref().map(|(v, _)| v.clone()).map_err(|_| ())
+            );
+            let _ = replay(h, true);
         }
         Op::GraphDestroy { graph } => {
             let g = u64::from(graph % 3);
@@ -471,11 +636,13 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
             let _ = h.profile_end(p);
         }
         Op::DeviceFault => {
-            m.device_fault("device", "illegal address");
-            a.device_fault("device", "illegal address");
-            b.device_fault("device", "illegal address");
-            r.world.device_fault("device", "illegal address");
-            h.device_fault("device", "illegal address");
+            let (kind, message) = FAULTS[carried.faults % FAULTS.len()];
+            carried.faults += 1;
+            m.device_fault(kind, message);
+            a.device_fault(kind, message);
+            b.device_fault(kind, message);
+            r.world.device_fault(kind, message);
+            h.device_fault(kind, message);
         }
         Op::Sync => {
             let expected = m.sync();
@@ -484,6 +651,11 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
                 assert_eq!(got, expected);
             }
             let _ = h.sync();
+            // A scheduler may give back its buffers' room at any quiet
+            // moment; nothing else may change (`b` and `h` are held to
+            // the model and SPEC §10 as before).
+            b.shrink_buffers();
+            h.shrink_buffers();
         }
     }
     // Each world keeps SPEC §10 on its own: the batching and pre-resolved
@@ -497,6 +669,48 @@ fn step(m: &mut Model, a: &mut World, b: &mut World, r: &mut RowWorld, h: &mut W
     ] {
         if let Err(e) = w.check_invariants() {
             panic!("{name}: invariant broken after {op:?}: {e}");
+        }
+    }
+    // What the state below does not hold: the live graphs, the counter
+    // asked in O(1), and every failure found by its id (`failure`) exactly
+    // while it lives — a pruned id found still, or a live one lost, is an
+    // id index out of step with the store.
+    for w in [&*a, &*b, &r.world] {
+        for f in w.failures() {
+            carried.ids.insert(f.id.get(), f.id);
+        }
+    }
+    let records = m.live_record_rows();
+    for (name, w) in [
+        ("world", &*a),
+        ("batching world", &*b),
+        ("pre-resolved world", &r.world),
+    ] {
+        for g in 0..3 {
+            assert_eq!(
+                w.has_graph(g),
+                m.has_graph(g),
+                "{name}: graph {g} after {op:?}"
+            );
+        }
+        assert_eq!(w.unresolved_bindings(), m.unresolved, "{name} after {op:?}");
+        for (&n, &id) in &carried.ids {
+            let found = w.failure(id);
+            assert_eq!(
+                found.is_some(),
+                m.failures.contains_key(&n),
+                "{name}: failure {n} by its id after {op:?}"
+            );
+            if let Some(f) = found {
+                assert_eq!(
+                    Some(f),
+                    w.failures().find(|g| g.id == id),
+                    "{name}: failure {n}"
+                );
+                let of = w.skip_records_of(id).count();
+                let live = records.iter().filter(|r| r.6 == n).count();
+                assert_eq!(of, live, "{name}: failure {n}'s records after {op:?}");
+            }
         }
     }
     let expected = model_state(m);
@@ -537,8 +751,24 @@ fuzz_target!(|input: Input| {
         r.world.register_kernel(kernel);
         b.register_kernel(copy);
     }
-    for op in input.ops.iter().take(256) {
-        step(&mut m, &mut a, &mut b, &mut r, &mut h, op);
+    let mut carried = Carried::default();
+    for (i, op) in input.ops.iter().take(256).enumerate() {
+        step(&mut m, &mut a, &mut b, &mut r, &mut h, &mut carried, op);
+        // Every so often the worlds that bind by `Binding` go on as their
+        // clones, which must print as they do (a clone's stores are copied
+        // by hand, to keep their room) and are then held to the model as
+        // the originals would have been.
+        if i % 16 == 15 {
+            for w in [&mut a, &mut b] {
+                let copy = w.clone();
+                assert_eq!(
+                    format!("{copy:?}"),
+                    format!("{w:?}"),
+                    "a clone after {op:?}"
+                );
+                *w = copy;
+            }
+        }
     }
     let captured: Vec<u64> = input
         .ops

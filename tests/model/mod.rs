@@ -221,6 +221,14 @@ impl Model {
         Ok((rows, unresolved))
     }
 
+    /// Which of `bindings` is the first bad input, if any: the one a
+    /// launch's error is about (`World::binding_at_fault`).
+    pub fn first_bad(&self, bindings: &[MBinding]) -> Option<usize> {
+        bindings
+            .iter()
+            .position(|b| self.resolve(core::slice::from_ref(b)).is_err())
+    }
+
     fn find_or_mint(&mut self, kind: &str, kernel: &str, message: &str) -> u64 {
         for (id, f) in self.failures.iter_mut() {
             if f.kind == kind && f.kernel == kernel && f.message == message {
@@ -531,6 +539,25 @@ impl Model {
         Ok(MRead::Clean)
     }
 
+    /// The cheap question a scheduler asks before a host read
+    /// (`World::read_failure`): the failure the first tainted byte
+    /// carries, with no report and no device fault — the fault is
+    /// `sync`'s to tell. An unresolved binding is counted and carries
+    /// nothing.
+    pub fn read_failure(&mut self, binding: &MBinding) -> Result<Option<u64>, Bad> {
+        let b = MBinding {
+            access: 0,
+            ..*binding
+        };
+        let (rows, unresolved) = self.resolve(&[b])?;
+        self.unresolved += unresolved;
+        let Some(r) = rows.first() else {
+            return Ok(None);
+        };
+        let a = &self.allocs[&r.memory];
+        Ok((r.start..r.end).find_map(|b| a.bytes[b as usize].map(|t| t.failure)))
+    }
+
     pub fn capture_begin(&mut self, stream: u64) -> Result<(), Bad> {
         let slot = self.slot(stream);
         if self.windows.contains_key(&slot) {
@@ -590,8 +617,20 @@ impl Model {
     /// seen by a window), all resolved first; the verdict is the first
     /// skip's, or `Ran`. A failed one is a replay.
     pub fn replay_checked(&mut self, graph: u64, outcome: &MOutcome) -> Result<MVerdict, Bad> {
+        self.replay_checked_each(graph, outcome)
+            .map(|(verdict, _)| verdict)
+    }
+
+    /// [`replay_checked`](Self::replay_checked) with what
+    /// `World::replay_checked_each` hands its callback: each recorded
+    /// launch's number and verdict, in order — none for a failed replay.
+    pub fn replay_checked_each(
+        &mut self,
+        graph: u64,
+        outcome: &MOutcome,
+    ) -> Result<(MVerdict, Vec<(u64, MVerdict)>), Bad> {
         if *outcome != MOutcome::Ok {
-            return self.replay(graph, outcome);
+            return self.replay(graph, outcome).map(|v| (v, Vec::new()));
         }
         let launches = self.graphs.get(&graph).ok_or(Bad)?.launches.clone();
         let mut resolved = Vec::new();
@@ -612,17 +651,24 @@ impl Model {
         }
         self.unresolved += unresolved;
         let mut verdict = MVerdict::Ran;
+        let mut each = Vec::new();
         for (n, kernel, rows) in resolved {
             let settled = self.settle(n, kernel, &rows, &MOutcome::Ok, None);
+            each.push((n, settled.clone()));
             if verdict == MVerdict::Ran {
                 verdict = settled;
             }
         }
-        Ok(verdict)
+        Ok((verdict, each))
     }
 
     pub fn graph_destroy(&mut self, graph: u64) -> Result<(), Bad> {
         self.graphs.remove(&graph).map(|_| ()).ok_or(Bad)
+    }
+
+    /// Whether graph `graph` is live (`World::has_graph`).
+    pub fn has_graph(&self, graph: u64) -> bool {
+        self.graphs.contains_key(&graph)
     }
 
     pub fn profile_begin(&mut self, p: u64) -> Result<(), Bad> {
