@@ -2,7 +2,15 @@
 //! blank or a comment, and every one that is but is bad input, is yielded
 //! without a panic or a hang, line numbers only grow and never pass the
 //! number of physical lines, and every event the reader accepts is written
-//! back by `LogWriter` and read back as the same event.
+//! back by `LogWriter` and read back as the same event. Each accepted
+//! launch is also written by `LogWriter::write_launch`, from the launch a
+//! scheduler would hand its world (bindings by memory id, and again by the
+//! key of a live allocation, with a binding on a special stream and one by
+//! a freed key among them, which a log cannot name and which are left
+//! out): its line must be `write_event`'s, byte for byte. And the accepted
+//! events, written one after another by one writer, make a log whose bytes
+//! are their lines written alone, in order, and which reads back as the
+//! same events, none rejected.
 //! (b) The parser's fast path, which takes lines that begin
 //! `{"op":"launch",`, changes no answer: each such line reads as the same
 //! event, or as bad input, when a space after its `{` sends it to the full
@@ -23,6 +31,7 @@ use std::path::PathBuf;
 
 use libfuzzer_sys::fuzz_target;
 use taintworld::log::{Event, Line, LogReader, LogWriter};
+use taintworld::{Access, Binding, Launch, MemoryRef, StreamRef, World};
 
 fuzz_target!(|data: &[u8]| {
     plain(data);
@@ -34,6 +43,8 @@ fn plain(data: &[u8]) {
     let physical = data.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
     let mut last = 0u64;
     let mut first = true;
+    let mut accepted = Vec::new();
+    let mut alone = Vec::new();
     for line in LogReader::new(data) {
         // A `&[u8]` never fails to read.
         let line = line.expect("reading a byte slice cannot fail");
@@ -45,13 +56,19 @@ fn plain(data: &[u8]) {
         );
         last = line.number;
         if let Ok(event) = &line.event {
-            round_trip(event, first);
+            let written = round_trip(event, first);
+            if let Event::Launch { .. } = event {
+                recorded(event, &written);
+            }
+            alone.extend_from_slice(&written);
+            accepted.push(event.clone());
         }
         // A bad blank or comment line leaves the header its place.
         if !line.event.as_ref().is_err_and(|e| e.is_blank_or_comment()) {
             first = false;
         }
     }
+    whole_log(&accepted, &alone);
     for text in data.split(|&b| b == b'\n') {
         if let Some(rest) = text.strip_prefix(br#"{"op":"launch","#) {
             let spaced = [&br#"{ "op":"launch","#[..], rest].concat();
@@ -140,9 +157,101 @@ fn read_one(text: &[u8]) -> Option<Event> {
     LogReader::new(text).next()?.ok()?.event.ok()
 }
 
+/// The accepted events written one after another by one writer: the bytes
+/// of their lines written alone (`alone`), in order — the writer carries
+/// nothing from one line into the next — and a log that reads back as
+/// the same events, numbered from 1, none rejected.
+fn whole_log(accepted: &[Event], alone: &[u8]) {
+    let mut writer = LogWriter::new(Vec::new());
+    for event in accepted {
+        writer
+            .write_event(event)
+            .expect("an accepted event is writable in its place");
+    }
+    let bytes = writer.into_inner();
+    assert_eq!(
+        bytes,
+        alone,
+        "one writer's log is not its lines written alone: {:?}",
+        String::from_utf8_lossy(&bytes)
+    );
+    let back: Vec<Line> = LogReader::new(&bytes[..])
+        .map(|line| line.expect("no I/O error"))
+        .collect();
+    assert_eq!(back.len(), accepted.len(), "one line an event");
+    for (i, (line, event)) in back.iter().zip(accepted).enumerate() {
+        assert_eq!(line.number, i as u64 + 1);
+        assert_eq!(line.event.as_ref(), Ok(event), "line {}", line.number);
+    }
+}
+
+/// The launch a scheduler would hand its world for the accepted launch
+/// `event`, recorded with `write_launch`: its line must be `line`, what
+/// `write_event` wrote for the event. Recorded twice: with its bindings by
+/// memory id against an empty world, and by the key of an allocation of
+/// that id made in a world on the binding's stream; the second time with
+/// a binding on a special stream and one by the key of a freed allocation
+/// put first, which a log cannot name and `write_launch` leaves out.
+fn recorded(event: &Event, line: &[u8]) {
+    let Event::Launch {
+        kernel,
+        stream,
+        bindings,
+        outcome,
+    } = event
+    else {
+        unreachable!("a launch");
+    };
+    let by_id: Vec<Binding> = bindings.iter().map(Binding::from).collect();
+    let launch = Launch {
+        kernel,
+        stream: StreamRef::Id(*stream),
+        bindings: &by_id[..],
+        outcome: outcome.into(),
+    };
+    assert_eq!(write_launch(&launch, &World::default()), line);
+
+    let mut world = World::default();
+    world.alloc(0, 0, 1).expect("a new world takes memory 0");
+    let freed = world.allocations().key_of(0).expect("live");
+    world.free(0).expect("live");
+    let mut by_key = vec![
+        Binding::whole(StreamRef::Special(0), 1, Access::Write),
+        Binding {
+            memory: MemoryRef::Key(freed),
+            ..Binding::whole(0, 0, Access::Read)
+        },
+    ];
+    for b in bindings {
+        // Any declared size will do (it is never memory): `LogBinding::of`
+        // asks a key only which memory id it holds. An id bound twice is
+        // made once, and both bindings take its key.
+        let _ = world.alloc(b.stream, b.memory, u64::MAX);
+        let key = world.allocations().key_of(b.memory).expect("made live");
+        by_key.push(Binding {
+            memory: MemoryRef::Key(key),
+            ..Binding::from(b)
+        });
+    }
+    let launch = Launch {
+        bindings: &by_key[..],
+        ..launch
+    };
+    assert_eq!(write_launch(&launch, &world), line);
+}
+
+/// What `write_launch` writes for `launch`, alone.
+fn write_launch(launch: &Launch<'_>, world: &World) -> Vec<u8> {
+    let mut writer = LogWriter::new(Vec::new());
+    writer
+        .write_launch(launch, world)
+        .expect("an accepted launch is writable");
+    writer.into_inner()
+}
+
 /// What the reader accepted, the writer writes, and the reader reads back
-/// unchanged.
-fn round_trip(event: &Event, first: bool) {
+/// unchanged. Returns the line written.
+fn round_trip(event: &Event, first: bool) -> Vec<u8> {
     let mut writer = LogWriter::new(Vec::new());
     match event {
         Event::Header(h) => {
@@ -170,4 +279,5 @@ fn round_trip(event: &Event, first: bool) {
         String::from_utf8_lossy(&bytes)
     );
     assert!(lines.next().is_none(), "exactly one line written");
+    bytes
 }
