@@ -8,18 +8,279 @@
 //! SPEC §10, the failed captures, host writes and graph replays the
 //! summary counts are exactly those the lists hold, and the report
 //! serializes as JSON that parses back with the same counts.
+//! And the replay answers as the world does: every accepted event, handed
+//! straight to a world of the header's settings as the call SPEC §7 names
+//! for it ([`Direct`]), makes the same lists (launch results, reads,
+//! captures, profiles, syncs), the same verdict counts, the same rejected
+//! lines (with those the reader could not parse) and a world whose whole
+//! observable state is the replay's — for the plain replay and for the one
+//! whose replays are checked.
 
 #![no_main]
+
+#[path = "../../tests/model/mod.rs"]
+mod model;
 
 use std::collections::BTreeSet;
 
 use libfuzzer_sys::fuzz_target;
-use taintworld::SyncResult;
 use taintworld::log::{
-    CARRIERS_SHOWN, CaptureResult, CarriersRest, Event, LaunchResult, LogReader, MAX_LINE_BYTES,
-    ProfileResult, REMEMBERED_LIFETIMES, ReadEntry, ReadResult, Replay, ReplayOptions,
-    SUMMARY_FAILURES, SUMMARY_READS, SUMMARY_REJECTED, replay,
+    CARRIERS_SHOWN, CaptureEntry, CaptureResult, CarriersRest, Event, LaunchResult, LogReader,
+    MAX_LINE_BYTES, Outcome as LogOutcome, ProfileEntry, ProfileResult, REMEMBERED_LIFETIMES,
+    ReadEntry, ReadResult, Replay, ReplayOptions, Report, SUMMARY_FAILURES, SUMMARY_READS,
+    SUMMARY_REJECTED, SyncEntry, TaintReport, replay,
 };
+use taintworld::{Binding, Config, Launch, Outcome, StreamRef, SyncResult, Verdict, World};
+
+/// The log's events handed straight to a world, one call each as SPEC §7
+/// names it, with what the replay's report lists for each: what the
+/// replay must have answered, so that a replay that hands an event over
+/// wrongly (another call, an outcome dropped, a list cut short) answers
+/// otherwise.
+struct Direct {
+    world: World,
+    checked: bool,
+    launch_results: Vec<LaunchResult>,
+    reads: Vec<ReadEntry>,
+    captures: Vec<CaptureEntry>,
+    profiles: Vec<ProfileEntry>,
+    syncs: Vec<SyncEntry>,
+    /// ran, failed, skipped, dry run.
+    verdicts: [u64; 4],
+    /// The lines the world refused as bad input.
+    rejected: BTreeSet<u64>,
+}
+
+/// A world's taint report as the replay's report words it.
+fn taint(r: taintworld::TaintReport) -> TaintReport {
+    TaintReport {
+        failure: r.failure.get(),
+        error: r.error,
+        occurrences: r.occurrences,
+        chain: r.chain,
+        truncated: r.truncated,
+    }
+}
+
+impl Direct {
+    /// A world of `header`'s settings (the defaults where it names none);
+    /// `checked`: replays are checked, launch by launch.
+    fn new(header: Option<&taintworld::log::Header>, checked: bool) -> Self {
+        let defaults = Config::default();
+        let config = Config {
+            max_streams: header
+                .and_then(|h| h.max_streams)
+                .unwrap_or(defaults.max_streams),
+            num_special: 0,
+            chain_limit: header
+                .and_then(|h| h.chain_limit)
+                .map_or(defaults.chain_limit, |c| {
+                    u32::try_from(c).unwrap_or(u32::MAX)
+                }),
+            strict: false,
+        };
+        Direct {
+            world: World::new(config).expect("a header's settings make a world"),
+            checked,
+            launch_results: Vec::new(),
+            reads: Vec::new(),
+            captures: Vec::new(),
+            profiles: Vec::new(),
+            syncs: Vec::new(),
+            verdicts: [0; 4],
+            rejected: BTreeSet::new(),
+        }
+    }
+
+    /// Event `event` of line `line`; its line is rejected where the world
+    /// refuses it.
+    fn apply(&mut self, line: u64, event: &Event) {
+        if self.call(line, event).is_err() {
+            self.rejected.insert(line);
+        }
+    }
+
+    fn call(&mut self, line: u64, event: &Event) -> Result<(), taintworld::Error> {
+        let w = &mut self.world;
+        match event {
+            Event::Header(_) => {
+                // A header the reader took is first; the caller hands it
+                // over as the world's settings, never here.
+                unreachable!("a header is no call")
+            }
+            Event::Alloc {
+                stream,
+                memory,
+                size,
+                outcome: Some(LogOutcome::Failed(e)),
+            } => {
+                w.alloc_failed(*stream, *memory, *size, &e.kind, &e.message)?;
+            }
+            Event::Alloc {
+                stream,
+                memory,
+                size,
+                ..
+            } => {
+                w.alloc(*stream, *memory, *size)?;
+            }
+            Event::Free { memory } => w.free(*memory)?,
+            Event::Launch {
+                kernel,
+                stream,
+                bindings,
+                outcome,
+            } => {
+                let bindings: Vec<Binding> = bindings.iter().map(Binding::from).collect();
+                let r = w.launch(&Launch {
+                    kernel,
+                    stream: StreamRef::Id(*stream),
+                    bindings: &bindings[..],
+                    outcome: outcome.into(),
+                })?;
+                let launch = r.launch;
+                let (i, entry) = match r.verdict {
+                    Verdict::Ran => (0, None),
+                    Verdict::Failed(f) => (
+                        1,
+                        Some(LaunchResult::Failed {
+                            launch,
+                            line,
+                            failure: f.get(),
+                        }),
+                    ),
+                    Verdict::Skipped { failure, needed } => (
+                        2,
+                        Some(LaunchResult::Skipped {
+                            launch,
+                            line,
+                            failure: failure.get(),
+                            needed,
+                        }),
+                    ),
+                    Verdict::DryRun => (3, Some(LaunchResult::DryRun { launch, line })),
+                };
+                self.verdicts[i] += 1;
+                self.launch_results.extend(entry);
+            }
+            Event::HostWrite { binding, outcome } => {
+                if let Verdict::Failed(f) = w.host_write(&Binding::from(binding), outcome.into())? {
+                    self.launch_results.push(LaunchResult::HostWriteFailed {
+                        line,
+                        failure: f.get(),
+                    });
+                }
+            }
+            Event::Read { binding } => {
+                let result = match w.read(&Binding::from(binding))? {
+                    taintworld::ReadResult::Clean => ReadResult::Clean,
+                    taintworld::ReadResult::Unresolved => ReadResult::Unresolved,
+                    taintworld::ReadResult::Tainted(r) => ReadResult::Tainted(taint(r)),
+                    taintworld::ReadResult::DeviceFault(e) => ReadResult::DeviceFault(e),
+                };
+                self.reads.push(ReadEntry {
+                    line,
+                    memory: binding.memory,
+                    result,
+                });
+            }
+            Event::CaptureBegin { stream } => w.capture_begin(*stream)?,
+            Event::CaptureEnd { stream, graph } => {
+                let result = match w.capture_end(*stream, *graph)? {
+                    taintworld::CaptureResult::Ok => CaptureResult::Ok,
+                    taintworld::CaptureResult::Failed(r) => CaptureResult::Failed(taint(r)),
+                };
+                self.captures.push(CaptureEntry {
+                    line,
+                    graph: *graph,
+                    result,
+                });
+            }
+            Event::Replay { graph, outcome, .. } => {
+                let mut skipped = Vec::new();
+                let outcome: Outcome<'_> = outcome.into();
+                let verdict = if self.checked {
+                    w.replay_checked_each(*graph, outcome, |r| {
+                        if let Verdict::Skipped { .. } = r.verdict {
+                            skipped.push(r.launch);
+                        }
+                    })?
+                } else {
+                    w.replay(*graph, outcome)?
+                };
+                match verdict {
+                    Verdict::Failed(f) => self.launch_results.push(LaunchResult::ReplayFailed {
+                        graph: *graph,
+                        line,
+                        failure: f.get(),
+                    }),
+                    Verdict::Skipped { failure, needed } => {
+                        self.launch_results.push(LaunchResult::ReplaySkipped {
+                            graph: *graph,
+                            line,
+                            failure: failure.get(),
+                            needed,
+                            launches: skipped,
+                        })
+                    }
+                    Verdict::Ran | Verdict::DryRun => {}
+                }
+            }
+            Event::GraphDestroy { graph } => w.graph_destroy(*graph)?,
+            Event::ProfileBegin { profile } => w.profile_begin(*profile)?,
+            Event::ProfileEnd { profile } => {
+                let result = match w.profile_end(*profile)? {
+                    taintworld::ProfileResult::Valid => ProfileResult::Valid,
+                    taintworld::ProfileResult::Invalid { failure, error } => {
+                        ProfileResult::Invalid {
+                            failure: failure.get(),
+                            error,
+                        }
+                    }
+                };
+                self.profiles.push(ProfileEntry {
+                    line,
+                    profile: *profile,
+                    result,
+                });
+            }
+            Event::DeviceFault { error } => w.device_fault(&error.kind, &error.message),
+            Event::Sync => self.syncs.push(SyncEntry {
+                line,
+                result: w.sync(),
+            }),
+        }
+        Ok(())
+    }
+
+    /// Holds the replay's report and world to this world's answers.
+    /// `refused`: the lines rejected before any call (the reader could not
+    /// parse them, a bad blank or comment, a header not first).
+    fn agrees(&self, report: &Report, world: &World, refused: &BTreeSet<u64>, what: &str) {
+        assert_eq!(
+            report.launch_results, self.launch_results,
+            "{what}: launch results"
+        );
+        assert_eq!(report.reads, self.reads, "{what}: reads");
+        assert_eq!(report.captures, self.captures, "{what}: captures");
+        assert_eq!(report.profiles, self.profiles, "{what}: profiles");
+        assert_eq!(report.syncs, self.syncs, "{what}: syncs");
+        let v = &report.verdicts;
+        assert_eq!(
+            [v.ran, v.failed, v.skipped, v.dry_run],
+            self.verdicts,
+            "{what}: verdicts"
+        );
+        let rejected: BTreeSet<u64> = report.rejected.iter().map(|r| r.line).collect();
+        let expected: BTreeSet<u64> = self.rejected.union(refused).copied().collect();
+        assert_eq!(rejected, expected, "{what}: rejected lines");
+        assert_eq!(
+            model::bridge::state(world),
+            model::bridge::state(&self.world),
+            "{what}: the replay's world is not the direct world"
+        );
+    }
+}
 
 /// Each unresolved read the replay keeps, by line, with the line it says
 /// freed the read's memory.
@@ -85,6 +346,32 @@ fuzz_target!(|data: &[u8]| {
     let first_is_header =
         matches!(yielded.first(), Some(l) if matches!(l.event, Ok(Event::Header(_))));
 
+    // The events handed straight to worlds of the header's settings: what
+    // the plain replay and the checked one must answer. A header is taken
+    // only first; the lines no call sees are refused as they come.
+    let header = match yielded.first() {
+        Some(l) => match &l.event {
+            Ok(Event::Header(h)) => Some(h),
+            _ => None,
+        },
+        None => None,
+    };
+    let mut direct = Direct::new(header, false);
+    let mut direct_checked = Direct::new(header, true);
+    let mut refused: BTreeSet<u64> = bad_comments.clone();
+    for (i, l) in yielded.iter().enumerate() {
+        match &l.event {
+            Ok(Event::Header(_)) if i == 0 => {}
+            Ok(Event::Header(_)) | Err(_) => {
+                refused.insert(l.number);
+            }
+            Ok(event) => {
+                direct.apply(l.number, event);
+                direct_checked.apply(l.number, event);
+            }
+        }
+    }
+
     let options = ReplayOptions {
         keep_going: true,
         keep_lists: true,
@@ -126,6 +413,7 @@ fuzz_target!(|data: &[u8]| {
     if let Err(e) = world.check_invariants() {
         panic!("invariant broken after replay: {e}");
     }
+    direct.agrees(&report, &world, &refused, "replay");
 
     let rejected: Vec<u64> = report.rejected.iter().map(|r| r.line).collect();
     assert!(
@@ -460,6 +748,7 @@ fuzz_target!(|data: &[u8]| {
     if let Err(e) = checked_world.check_invariants() {
         panic!("invariant broken after a checked replay: {e}");
     }
+    direct_checked.agrees(&checked_report, &checked_world, &refused, "checked replay");
     let listed: Vec<&Vec<u64>> = checked_report
         .launch_results
         .iter()
