@@ -210,6 +210,33 @@ fn a_refused_wide_line_leaves_the_writer_at_most_a_lines_room() {
     assert_eq!(log.into_inner(), b"{\"op\":\"sync\"}\n");
 }
 
+/// The room a refused wide line leaves the writer is the longest line it
+/// may write, newline included, and not a byte less: writing such a line
+/// next allocates nothing. A byte less, and that line's last byte would
+/// double the buffer to 2 MiB, the very room the refusal gave back.
+#[cfg(feature = "log")]
+#[test]
+fn after_a_refused_wide_line_the_longest_line_the_writer_may_write_fits_the_room_it_kept() {
+    use taintworld::log::{Event, LogWriter, MAX_LINE_BYTES, Outcome};
+
+    let launch = |kernel: usize| Event::Launch {
+        kernel: "k".repeat(kernel),
+        stream: 0,
+        bindings: Vec::new(),
+        outcome: Outcome::Ok,
+    };
+    let frame = r#"{"op":"launch","kernel":"","stream":0,"bindings":[],"outcome":"ok"}"#.len();
+    let longest = launch(MAX_LINE_BYTES - frame);
+    let mut log = LogWriter::new(std::io::sink());
+    log.write_event(&launch(8 << 20))
+        .expect_err("over the line limit");
+    let grown = counting::allocations_in(|| {
+        log.write_event(&longest)
+            .expect("a line of exactly the limit");
+    });
+    assert_eq!(grown, 0, "the longest line grew the writer's buffer");
+}
+
 /// What parsing a log line allocates (`log::parse`'s module docs): a
 /// well-formed launch line only what its event keeps — the kernel's name
 /// and the bindings' vector — a string with an escape one more, an
