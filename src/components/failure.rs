@@ -226,7 +226,8 @@ pub struct Failures {
     /// the only ones `prune_failures` has to look at.
     unheld: Vec<FailureKey>,
     /// The failure found or minted last: a kernel failing again and again
-    /// compares three strings instead of hashing them.
+    /// compares three strings instead of hashing them. Forgotten when a
+    /// parked failure is held again (`regain`).
     last: Option<FailureKey>,
     /// Failures [`find_held_or_mint`](Self::find_held_or_mint) took out of
     /// the identity index while nothing held them (and keys of some since
@@ -487,9 +488,21 @@ impl Failures {
         if let Some(f) = self.store.get_mut(key) {
             f.carriers = f.carriers.saturating_add(1);
             if f.parked() {
-                self.regained = true;
+                self.regain();
             }
         }
+    }
+
+    /// A parked failure is held again: the next look-up by identity puts
+    /// it back in the index first. The failure found last is forgotten
+    /// too, since the one held again may be a newer failure of its error,
+    /// which `occur`'s comparison of strings with the last one would pass
+    /// over, counting the older. Never on the world's path, which never
+    /// parks.
+    #[cold]
+    fn regain(&mut self) {
+        self.regained = true;
+        self.last = None;
     }
 
     /// Puts every parked failure that something holds again back in the
@@ -550,7 +563,7 @@ impl Failures {
         if let Some(f) = self.store.get_mut(key) {
             f.pins = f.pins.saturating_add(1);
             if f.parked() {
-                self.regained = true;
+                self.regain();
             }
         }
     }
@@ -1000,6 +1013,32 @@ mod tests {
             );
             assert_eq!(failures.check_index(), Ok(()), "store {store}");
         }
+    }
+
+    /// A newer failure of the error found last, parked and then held
+    /// again, is the one `find_or_mint` counts, as `find` names it: the
+    /// failure found last is only a shortcut past the hash while nothing
+    /// newer of its error can be in the store. Before, the shortcut
+    /// counted the older one, found last, while `find` named the newer.
+    #[test]
+    fn a_newer_failure_held_again_is_counted_not_the_one_found_last() {
+        let mut failures = Failures::default();
+        failures.find_or_mint("compile", "fill", "bad PTX");
+        let older = failures.find_held_or_mint("compile", "fill", "bad PTX");
+        let newer = failures.find_held_or_mint("compile", "fill", "bad PTX");
+        failures.gain_carrier(older);
+        // The look-up puts the older one back and parks the newer, which
+        // nothing holds: the older is found last.
+        assert_eq!(
+            failures.find_held_or_mint("compile", "fill", "bad PTX"),
+            older
+        );
+        failures.gain_carrier(newer);
+        assert_eq!(failures.find("compile", "fill", "bad PTX"), Some(newer));
+        assert_eq!(failures.find_or_mint("compile", "fill", "bad PTX"), newer);
+        let occurrences = |key: FailureKey| failures.store[key].occurrences;
+        assert_eq!((occurrences(older), occurrences(newer)), (2, 2));
+        assert_eq!(failures.check_index(), Ok(()));
     }
 
     #[test]
