@@ -1015,16 +1015,22 @@ mod tests {
         }
     }
 
-    /// A newer failure of the error found last, parked and then held
-    /// again, is the one `find_or_mint` counts, as `find` names it: the
-    /// failure found last is only a shortcut past the hash while nothing
-    /// newer of its error can be in the store. Before, the shortcut
-    /// counted the older one, found last, while `find` named the newer.
+    /// The failure `find_or_mint` counts without hashing, the one found
+    /// or minted last, is never an older failure of its error than `find`
+    /// names: not one `find_held_or_mint` passed over and parked before it
+    /// minted anew, nor one it found while a newer one was parked, once
+    /// that newer one is held again. Before the store forgot the failure
+    /// found last when a parked one was held again, `find_or_mint` counted
+    /// the older of the two while `find` named the newer; and were
+    /// `find_held_or_mint` not to become the failure found last, it would
+    /// count the parked one it had passed over.
     #[test]
-    fn a_newer_failure_held_again_is_counted_not_the_one_found_last() {
+    fn find_or_mint_counts_the_failure_find_names_not_an_older_one_found_last() {
         let mut failures = Failures::default();
         failures.find_or_mint("compile", "fill", "bad PTX");
         let older = failures.find_held_or_mint("compile", "fill", "bad PTX");
+        assert_eq!(failures.find("compile", "fill", "bad PTX"), Some(older));
+        assert_eq!(failures.find_or_mint("compile", "fill", "bad PTX"), older);
         let newer = failures.find_held_or_mint("compile", "fill", "bad PTX");
         failures.gain_carrier(older);
         // The look-up puts the older one back and parks the newer, which
@@ -1037,7 +1043,7 @@ mod tests {
         assert_eq!(failures.find("compile", "fill", "bad PTX"), Some(newer));
         assert_eq!(failures.find_or_mint("compile", "fill", "bad PTX"), newer);
         let occurrences = |key: FailureKey| failures.store[key].occurrences;
-        assert_eq!((occurrences(older), occurrences(newer)), (2, 2));
+        assert_eq!((occurrences(older), occurrences(newer)), (3, 2));
         assert_eq!(failures.check_index(), Ok(()));
     }
 
