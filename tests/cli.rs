@@ -991,9 +991,11 @@ fn a_replay_whose_stdout_is_its_own_log_is_refused_and_leaves_the_log_as_it_was(
 }
 
 /// The own-log refusal holds for a run with few file descriptors to
-/// spare: `sh` sends stdout into the log and lowers the limit (`ulimit
-/// -n`, 4 to 12, so that the one where the log takes the last descriptor
-/// is among them whatever the test's process passed on). Each run is
+/// spare: `sh` sends stdout into the log, closes descriptors 3 to 9 (one
+/// the test's process passed on, at 3, would leave the run none to load
+/// its shared libraries with at limit 4, and a lower free one than the
+/// limit expects at the others) and lowers the limit (`ulimit -n`, 4 to
+/// 12; at 4 the log takes the last descriptor). Each run is
 /// refused, or cannot open its log, and leaves the log as it was; when
 /// stdout's look-up came after the log's open, the run at the last
 /// descriptor had none to look with and appended its report to the log.
@@ -1009,7 +1011,7 @@ fn a_replay_into_its_own_log_is_refused_with_no_descriptor_to_spare() {
         let out = Command::new("sh")
             .args([
                 "-c",
-                r#"exec >>"$1"; ulimit -n "$2" && exec "$0" replay "$1""#,
+                r#"exec >>"$1" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; ulimit -n "$2" && exec "$0" replay "$1""#,
             ])
             .arg(env!("CARGO_BIN_EXE_taintworld"))
             .arg(&log)
