@@ -2078,15 +2078,20 @@ mod tests {
                             _ => Outcome::Ok,
                         };
                         let kernel = kernels[draw(4) as usize];
-                        // Overlapping bindings are bad input: the world
-                        // is left as it was.
-                        let _ = world.launch(&Launch {
-                            kernel,
-                            stream: 0.into(),
-                            bindings: &bindings,
-                            outcome,
-                        });
-                        let _ = world.read(&Binding::whole(0, pick(draw(64)), Access::Read));
+                        // Live memory of at least 64 bytes, on its own
+                        // stream: no binding is bad input, and the two
+                        // may share an allocation.
+                        world
+                            .launch(&Launch {
+                                kernel,
+                                stream: 0.into(),
+                                bindings: &bindings,
+                                outcome,
+                            })
+                            .expect("bindings of live memory, in range");
+                        world
+                            .read(&Binding::whole(0, pick(draw(64)), Access::Read))
+                            .expect("a read of live memory");
                     }
                     _ => {}
                 }
