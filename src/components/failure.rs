@@ -354,8 +354,11 @@ impl Failures {
     /// [`find_held_or_mint`](Self::find_held_or_mint) that prunes seldom
     /// can make, the one minted last (a held one whose return to the
     /// identity index waits for the next look-up that counts included), as
-    /// `find_held_or_mint` and [`find_or_mint`](Self::find_or_mint) take:
-    /// the same answer in every run, whatever seed the hasher drew.
+    /// [`find_or_mint`](Self::find_or_mint) counts: the same answer in
+    /// every run, whatever seed the hasher drew. (`find_held_or_mint`
+    /// takes the one minted last of those something holds, so where the
+    /// newest is held no longer and not yet pruned, it names an older
+    /// one.)
     pub fn find(&self, kind: &str, kernel: &str, message: &str) -> Option<FailureKey> {
         let identity = self.identity_of(kind, kernel, message);
         let indexed = self.find_hashed(identity, kind, kernel, message);
