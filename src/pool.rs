@@ -89,6 +89,7 @@ use alloc::vec::Vec;
 
 use hashbrown::HashMap;
 
+use crate::components::InKeyOrder;
 use crate::components::binding::{Binding, MemoryRef};
 use crate::components::claim::{ClaimSet, Origin};
 use crate::components::failure::{ErrorInfo, FailureId};
@@ -219,26 +220,13 @@ pub struct StreamAllocations {
     allocations: HashMap<u64, PoolAllocation>,
 }
 
-/// The allocations by memory id, not in the order their map keeps them,
-/// which its hasher's seed decides (drawn anew for every map, in every
-/// run): two streams given the same calls, in one run or two, print the
-/// same.
+/// The allocations by memory id (`InKeyOrder`): two streams given the
+/// same calls, in one run or two, print the same.
 impl core::fmt::Debug for StreamAllocations {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let mut allocations: Vec<_> = self.allocations.iter().collect();
-        allocations.sort_unstable_by_key(|&(memory, _)| *memory);
         f.debug_struct("StreamAllocations")
-            .field("allocations", &InMemoryOrder(&allocations))
+            .field("allocations", &InKeyOrder(&self.allocations))
             .finish()
-    }
-}
-
-/// Allocations printed as a map, in the order given.
-struct InMemoryOrder<'a>(&'a [(&'a u64, &'a PoolAllocation)]);
-
-impl core::fmt::Debug for InMemoryOrder<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_map().entries(self.0.iter().copied()).finish()
     }
 }
 

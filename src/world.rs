@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 
 use hashbrown::HashMap;
 
+use crate::components::InKeyOrder;
 use crate::components::allocation::{AllocKey, Allocation, Allocations};
 use crate::components::binding::{Access, Bind, Binding, MemoryRef, Resolved, Stamp};
 use crate::components::claim::{ClaimSet, Origin};
@@ -313,23 +314,12 @@ impl core::fmt::Debug for World {
             .field("graph", &self.graph)
             .field("launches", &self.launches)
             .field("unresolved", &self.unresolved)
-            .field("windows", &InIdOrder(&self.windows))
-            .field("graphs", &InIdOrder(&self.graphs))
+            .field("windows", &InKeyOrder(&self.windows))
+            .field("graphs", &InKeyOrder(&self.graphs))
             .field("profiles", &Profiles(self))
             .field("clean_profiles", &self.clean_profiles)
             .field("fault", &self.fault)
             .finish_non_exhaustive()
-    }
-}
-
-/// A map keyed by id, printed in id order.
-struct InIdOrder<'a, V>(&'a HashMap<u64, V>);
-
-impl<V: core::fmt::Debug> core::fmt::Debug for InIdOrder<'_, V> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let mut entries: Vec<_> = self.0.iter().collect();
-        entries.sort_unstable_by_key(|&(id, _)| *id);
-        f.debug_map().entries(entries).finish()
     }
 }
 

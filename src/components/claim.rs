@@ -9,6 +9,7 @@ use core::ops::{Bound, Deref, DerefMut};
 use hashbrown::HashMap;
 use smallvec::SmallVec;
 
+use crate::components::InKeyOrder;
 use crate::components::failure::{FailureKey, Failures};
 use crate::components::record::{RecordKey, Records};
 
@@ -176,28 +177,14 @@ const DEAD: Claim = Claim {
 /// How many claims of one set carry each failure.
 type Counts = HashMap<FailureKey, usize>;
 
-/// The counts by failure key, not in the order their map keeps them, which
-/// its hasher's seed decides (drawn anew for every set, in every run): two
-/// sets given the same calls, in one run or two, print the same.
+/// The counts by failure key (`InKeyOrder`): two sets given the same
+/// calls, in one run or two, print the same.
 impl core::fmt::Debug for Large {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let mut counts: alloc::vec::Vec<_> = self.counts.iter().collect();
-        counts.sort_unstable_by_key(|&(failure, _)| *failure);
         f.debug_struct("Large")
-            .field("counts", &DebugMap(&counts))
+            .field("counts", &InKeyOrder(&self.counts))
             .field("tree", &self.tree)
             .field("dead", &self.dead)
-            .finish()
-    }
-}
-
-/// Pairs printed as a map, in the order given.
-struct DebugMap<'a, K, V>(&'a [(K, V)]);
-
-impl<K: core::fmt::Debug, V: core::fmt::Debug> core::fmt::Debug for DebugMap<'_, K, V> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_map()
-            .entries(self.0.iter().map(|(k, v)| (k, v)))
             .finish()
     }
 }

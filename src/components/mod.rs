@@ -14,6 +14,24 @@ pub mod failure;
 pub mod record;
 pub mod stream;
 
+/// A hash map printed as a map in key order, not in the order the map
+/// keeps its entries, which its hasher's seed decides (drawn anew for every
+/// map, in every run): two maps given the same calls, in one run or two,
+/// print the same. For the `Debug` prints that must not differ by seed (a
+/// world's capture windows and graphs, a pool stream's allocations, a
+/// large claim set's counts).
+pub(crate) struct InKeyOrder<'a, K, V, S>(pub(crate) &'a hashbrown::HashMap<K, V, S>);
+
+impl<K: core::fmt::Debug + Ord, V: core::fmt::Debug, S> core::fmt::Debug
+    for InKeyOrder<'_, K, V, S>
+{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let mut entries: Vec<(&K, &V)> = self.0.iter().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        f.debug_map().entries(entries).finish()
+    }
+}
+
 /// A copy with the room its original has: what the stores' `Clone` uses,
 /// so that a clone's first new failure, skip or allocation allocates what
 /// its original's would. A derived clone of a vector or a slot map holds
