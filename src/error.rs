@@ -1,6 +1,7 @@
-//! The typed errors of bad input. Every one names what was wrong and with
-//! which id or range, and a call that returns one left the world exactly as
-//! it was.
+//! The typed errors of bad input, and the one refusal of room
+//! ([`Error::NoRoom`]). Every one names what was wrong and with which id,
+//! range or count, and a call that returns one left the world exactly as it
+//! was.
 
 use alloc::boxed::Box;
 
@@ -153,6 +154,15 @@ pub enum Error {
     ProfileNotOpen {
         /// The profile id.
         profile: u64,
+    },
+    /// Room asked of [`World::reserve_allocations`](crate::World::reserve_allocations)
+    /// that could not be had: the count overflows a store's size, or the
+    /// allocator refused the memory. Not bad input, but the one error that
+    /// says so instead of aborting; nothing was made or freed.
+    #[error("no room for {additional} more allocations")]
+    NoRoom {
+        /// The number of allocations room was asked for.
+        additional: usize,
     },
     /// One launch of a batch was bad input; no launch of the batch was
     /// processed.

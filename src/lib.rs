@@ -340,6 +340,14 @@
 //! kernel's name, the bindings and the error from the [`Launch`]) makes no
 //! heap allocation either once the writer's line buffer has grown.
 //!
+//! The stores double as they grow, so the allocation that finds one full
+//! copies it, in whatever loop made it. A scheduler that knows how many
+//! buffers it will hold asks for their room once, when it sets up
+//! ([`World::reserve_allocations`]): the allocations made into it allocate
+//! nothing. That call is also the one that asks instead of aborting: room
+//! the allocator refuses, or a count no store can hold, is
+//! [`Error::NoRoom`]. Everywhere else growth is infallible, as `Vec`'s is.
+//!
 //! ## What may grow
 //!
 //! What the world answers with and may come to say more about is

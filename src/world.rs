@@ -459,6 +459,50 @@ impl World {
         Ok(self.streams.initialize(slot))
     }
 
+    /// Makes room for the next `additional` allocations, so that a
+    /// scheduler that knows how many buffers it will hold can have the
+    /// world's stores grow once, when it sets up, instead of doubling
+    /// (and copying) on some [`alloc`](Self::alloc) later, in its loop.
+    /// Once it returns `Ok`, the next `additional` allocations made, frees
+    /// in between or not, allocate nothing of their own, on a stream
+    /// already initialized (a stream's first allocation initializes it,
+    /// which may allocate: [`initialize_stream`](Self::initialize_stream)
+    /// does that first). An allocation made failed
+    /// ([`alloc_failed`](Self::alloc_failed)) still allocates for its
+    /// failure's strings.
+    ///
+    /// Room the stores grow into is theirs until the world is dropped:
+    /// [`shrink_buffers`](Self::shrink_buffers) does not give it back.
+    ///
+    /// # Errors
+    ///
+    /// - [`Error::NoRoom`]: `additional` more allocations than are live
+    ///   would overflow a store's size, or the allocator refused the room.
+    ///   Where the stores' own growth on [`alloc`](Self::alloc) would
+    ///   abort, this asks first and says so.
+    ///
+    /// On `Err` no allocation is made or freed and every answer is as it
+    /// was (a store that grew before another refused keeps its room).
+    ///
+    /// ```
+    /// use taintworld::{Error, World};
+    ///
+    /// let mut world = World::default();
+    /// world.initialize_stream(0)?;
+    /// world.reserve_allocations(1_000)?;
+    /// for memory in 0..1_000 {
+    ///     world.alloc(0, memory, 4096)?; // none of these grows a store
+    /// }
+    /// assert_eq!(
+    ///     world.reserve_allocations(usize::MAX),
+    ///     Err(Error::NoRoom { additional: usize::MAX })
+    /// );
+    /// # Ok::<(), taintworld::Error>(())
+    /// ```
+    pub fn reserve_allocations(&mut self, additional: usize) -> Result<(), Error> {
+        self.allocs.try_reserve(additional)
+    }
+
     /// Makes allocation `memory` of `size` bytes on `stream`, initializing
     /// the stream's slot. The size is declared, never turned into memory.
     /// A memory id that is already live is bad input.

@@ -427,6 +427,50 @@ fn max_streams_u64_max_folds_every_id_onto_itself_and_u64_max_onto_zero() {
     );
 }
 
+#[test]
+fn room_for_more_allocations_than_a_store_can_count_is_a_typed_error_not_an_abort() {
+    let mut w = World::default();
+    for memory in 0..3 {
+        w.alloc(0, memory, 8).unwrap();
+    }
+    w.host_write(
+        &Binding::whole(0, 1, Access::Write),
+        Outcome::Failed {
+            kind: "copy",
+            message: "bad",
+        },
+    )
+    .unwrap();
+    let before = format!("{:?}", w.stats());
+    // usize::MAX and three live overflows the count itself; a half and an
+    // eighth of usize::MAX overflow a store's byte size, on 32 bits as on
+    // 64; and on 64 bits, 2^48 allocations' footprints alone (6 PiB) are
+    // more than the allocator can map, which refuses them.
+    let mut counts = vec![usize::MAX, usize::MAX - 2, usize::MAX / 2, usize::MAX / 8];
+    #[cfg(target_pointer_width = "64")]
+    counts.push(1 << 48);
+    for additional in counts {
+        assert_eq!(
+            w.reserve_allocations(additional),
+            Err(Error::NoRoom { additional }),
+            "room for {additional} more"
+        );
+        assert_eq!(format!("{:?}", w.stats()), before);
+        w.check_invariants().unwrap();
+    }
+    assert_eq!(
+        Error::NoRoom { additional: 7 }.to_string(),
+        "no room for 7 more allocations"
+    );
+    // And the world goes on as before.
+    w.reserve_allocations(1).unwrap();
+    w.alloc(0, 3, 8).unwrap();
+    assert!(matches!(
+        w.read(&Binding::whole(0, 1, Access::Read)).unwrap(),
+        ReadResult::Tainted(_)
+    ));
+}
+
 // ---------------------------------------------------------------------------
 // Every SPEC §9 bad-input kind, at a random line of a valid log.
 // All of it is the log reader's and the replay's, the `log` feature's: each

@@ -5,7 +5,8 @@
 //! allocation once warm; nor does a failure that comes and goes (new each
 //! time, in the room of the one before), nor shrinking buffers that never
 //! grew, nor (with the `log` feature) recording a launch to a launch log
-//! with `LogWriter::write_launch`.
+//! with `LogWriter::write_launch`; nor do allocations made into room
+//! `World::reserve_allocations` reserved for them.
 //!
 //! Allocations are counted by `tests/common/counting.rs`.
 
@@ -800,4 +801,47 @@ fn recording_launches_with_write_launch_allocates_nothing_once_warm() {
     });
     assert!(n >= 2 * 999, "events allocated {n} times for 999 launches");
     log.flush().unwrap();
+}
+
+/// Makes `count` allocations from memory id `first` on, frees every other
+/// one of them, then makes `count` more (the ids after): twice `count`
+/// made, the index and the slot map handed frees to fill in between.
+fn allocate_free_and_allocate_again(w: &mut World, first: u64, count: u64) {
+    for memory in first..first + count {
+        w.alloc(0, memory, 4096).unwrap();
+    }
+    for memory in (first..first + count).step_by(2) {
+        w.free(memory).unwrap();
+    }
+    for memory in first + count..first + 2 * count {
+        w.alloc(0, memory, 4096).unwrap();
+    }
+}
+
+#[test]
+fn allocations_made_into_room_reserved_for_them_allocate_nothing_frees_between_or_not() {
+    // Without room reserved the same calls grow the stores: the count
+    // below could fail.
+    let mut unreserved = World::default();
+    unreserved.initialize_stream(0).unwrap();
+    let grown = allocations_in(|| allocate_free_and_allocate_again(&mut unreserved, 0, 5_000));
+    assert!(
+        grown > 0,
+        "10,000 allocations into a new world's stores allocated nothing"
+    );
+
+    // A new world, and one that has made and freed allocations before (its
+    // index holds the room of freed entries, and its slot map free places).
+    let mut fresh = World::default();
+    let mut used = World::default();
+    allocate_free_and_allocate_again(&mut used, 1 << 40, 700);
+    for w in [&mut fresh, &mut used] {
+        w.initialize_stream(0).unwrap();
+        let live = w.stats().allocations;
+        w.reserve_allocations(10_000).unwrap();
+        let n = allocations_in(|| allocate_free_and_allocate_again(w, 0, 5_000));
+        assert_eq!(n, 0, "allocations in 10,000 made into room for 10,000");
+        assert_eq!(w.stats().allocations, live + 7_500);
+        w.check_invariants().unwrap();
+    }
 }

@@ -394,6 +394,45 @@ impl Allocations {
         self.hot.is_empty()
     }
 
+    /// Makes room for the next `additional` allocations made, so that
+    /// making them allocates nothing in this store: room in the slot map
+    /// for as many more footprints, in the rows for the places they can
+    /// take, and in the memory-id index for as many more entries. Frees in
+    /// between do not use it up (a freed place is taken again first, and a
+    /// freed entry's room in the index is reused), though a free can leave
+    /// the index's room where a later entry cannot use it until the index
+    /// is rehashed, which it does in place.
+    ///
+    /// Fallible, unlike the stores' own growth: a count that overflows a
+    /// store's size, or room the allocator refuses, is
+    /// [`Error::NoRoom`](crate::Error::NoRoom) and not an abort. The
+    /// stores that did grow before one refused keep their room; no
+    /// allocation is made or freed either way.
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), crate::Error> {
+        let refused = crate::Error::NoRoom { additional };
+        // The slot map adds this to its length unchecked: a count that
+        // overflows panics there in a debug build and wraps in a release
+        // one, to a reservation of nothing that succeeds.
+        self.hot
+            .len()
+            .checked_add(additional)
+            .ok_or(refused.clone())?;
+        self.hot
+            .try_reserve(additional)
+            .map_err(|_| refused.clone())?;
+        // A new footprint takes a free place or one past the last: none
+        // past the slot map's room, which counts its vacant first place
+        // as well as the others.
+        let places = self.hot.capacity().checked_add(1).ok_or(refused.clone())?;
+        self.rows
+            .try_reserve(places.saturating_sub(self.rows.len()))
+            .map_err(|_| refused.clone())?;
+        let hasher = &self.hasher;
+        self.by_memory
+            .try_reserve(additional, |&(memory, _)| id_hash(hasher, memory))
+            .map_err(|_| refused)
+    }
+
     /// The row behind `key`, to change by hand: only for the tests that
     /// break a world on purpose to see the invariant check notice.
     #[cfg(test)]
