@@ -48,6 +48,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     for kernel in [EMBED, LOSS, LOSS_BACKWARD, SGD] {
         world.register_kernel(kernel);
     }
+    // Room for every buffer the scheduler will hold, asked for once here
+    // instead of found short by an allocation in its loop.
+    world.reserve_allocations(5)?;
     let key = |world: &mut World, memory, size| world.alloc(STREAM, memory, size);
     let input = key(&mut world, INPUT, 4096)?;
     let weights = key(&mut world, WEIGHTS, 1 << 20)?;
