@@ -89,7 +89,7 @@ fn spaced(n: u64) -> impl Iterator<Item = Op> {
 
 fn binding((start, end): (u64, u64), access: u8) -> MBinding {
     MBinding {
-        stream: 0,
+        stream: 0.into(),
         memory: MEMORY,
         range: Some((start, end)),
         access,
@@ -122,13 +122,19 @@ fn step(m: &mut Model, w: &mut World, op: &Op, compare: bool) -> Result<(), Test
             let bindings = [binding((*start, start + len), 1)];
             let outcome = MOutcome::Failed(format!("e{kind}"), "m".into());
             let expected = m.launch("k", 0, &bindings, &outcome).map_err(|_| ());
-            prop_assert_eq!(run_launch(w, ("k", 0, &bindings, &outcome)), expected);
+            prop_assert_eq!(
+                run_launch(w, ("k", 0.into(), &bindings, &outcome)).map_err(|_| ()),
+                expected
+            );
         }
         Op::Chain { read, write } => {
             let bindings = [binding(*read, 0), binding(*write, 1)];
             let outcome = MOutcome::Ok;
             let expected = m.launch("chain", 0, &bindings, &outcome).map_err(|_| ());
-            prop_assert_eq!(run_launch(w, ("chain", 0, &bindings, &outcome)), expected);
+            prop_assert_eq!(
+                run_launch(w, ("chain", 0.into(), &bindings, &outcome)).map_err(|_| ()),
+                expected
+            );
         }
         Op::Write { start, len } => {
             let b = binding((*start, start + len), 1);

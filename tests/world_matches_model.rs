@@ -5,6 +5,12 @@
 //! live memory by key, and must end up identical to the first; a third takes them in batches of pre-resolved
 //! rows ([`World::resolve_binding`]) and must too.
 //!
+//! A refused call must be refused with the model's error: the same kind,
+//! naming the same ids, slots and range, and for a batch the same launch
+//! (the pre-resolved world but for how it names a binding that does not
+//! resolve, `bridge::unresolved_blurred`). Streams include the world's two
+//! special streams and one past them (SPEC §1).
+//!
 //! Random bindings mostly miss (another slot, a freed id, a range past the
 //! end), so many bindings are aimed instead: resolved when their operation
 //! runs to live memory on its own slot (an [`Aim`]). Reads are mostly
@@ -20,11 +26,11 @@ mod scale;
 
 use model::bridge::{
     self, MLaunch, RowWorld, model_state, read_result, report, run_binding_batch, state,
-    to_binding, to_outcome, verdict,
+    to_binding, to_outcome, unresolved_blurred, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MVerdict, Model};
 use proptest::prelude::*;
-use taintworld::{CaptureResult, Config, ProfileResult, World};
+use taintworld::{CaptureResult, Config, Error, ProfileResult, StreamRef, World};
 
 /// Launch kernels, among them the names the world gives a host write, a
 /// replay of graph 0 and a failed reservation, so that a failed launch can
@@ -38,7 +44,8 @@ const MESSAGES: [&str; 3] = ["m0", "m1", "out of memory"];
 /// A binding aimed at live memory, resolved against the model when its
 /// operation runs: the `pick`-th live allocation (by memory id, counted
 /// round the live ones) on its own slot (as stream `slot + max_streams *
-/// fold`, which folds onto it), over `range` made to fit: a start and a length, each
+/// fold`, which folds onto it, or the special stream at a special slot),
+/// over `range` made to fit: a start and a length, each
 /// taken modulo what fits, or `None` for the whole allocation. With nothing
 /// live it names memory `pick`, which does not resolve.
 #[derive(Copy, Clone, Debug)]
@@ -55,7 +62,7 @@ impl Aim {
         let live = m.allocs.len().max(1) as u64;
         let Some((&memory, allocation)) = m.allocs.iter().nth((self.pick % live) as usize) else {
             return MBinding {
-                stream: self.fold,
+                stream: StreamRef::Id(self.fold),
                 memory: self.pick,
                 range: None,
                 access: self.access,
@@ -66,8 +73,12 @@ impl Aim {
             let start = start % (size + 1);
             (start, start + len % (size - start + 1))
         });
+        let stream = match allocation.slot.checked_sub(m.max_streams) {
+            Some(index) => StreamRef::Special(index as u16),
+            None => StreamRef::Id(allocation.slot + m.max_streams * self.fold),
+        };
         MBinding {
-            stream: allocation.slot + m.max_streams * self.fold,
+            stream,
             memory,
             range,
             access: self.access,
@@ -79,7 +90,7 @@ impl Aim {
 #[derive(Clone, Debug)]
 struct LaunchOp {
     kernel: usize,
-    stream: u64,
+    stream: StreamRef,
     bindings: Vec<MBinding>,
     aimed: Vec<Aim>,
     outcome: MOutcome,
@@ -100,12 +111,12 @@ impl LaunchOp {
 #[derive(Clone, Debug)]
 enum Op {
     Alloc {
-        stream: u64,
+        stream: StreamRef,
         memory: u64,
         size: u64,
     },
     AllocFailed {
-        stream: u64,
+        stream: StreamRef,
         memory: u64,
         size: u64,
     },
@@ -134,10 +145,10 @@ enum Op {
         aim: Aim,
     },
     CaptureBegin {
-        stream: u64,
+        stream: StreamRef,
     },
     CaptureEnd {
-        stream: u64,
+        stream: StreamRef,
         graph: u64,
     },
     /// A replay, checked launch by launch ([`World::replay_checked`]) or
@@ -172,6 +183,18 @@ enum Op {
 const FAULTS: [&str; 2] = ["device", "ecc"];
 const FAULT_MESSAGES: [&str; 2] = ["illegal address", "uncorrectable"];
 
+/// The special streams the worlds have (SPEC §1).
+const SPECIAL: u16 = 2;
+
+/// A stream: ids 0–5, or one of the special streams, or the one past them
+/// (bad input).
+fn stream() -> impl Strategy<Value = StreamRef> {
+    (0u64..9).prop_map(|s| match s.checked_sub(6) {
+        Some(index) => StreamRef::Special(index as u16),
+        None => StreamRef::Id(s),
+    })
+}
+
 fn binding() -> impl Strategy<Value = MBinding> {
     // Ranges of 4 bytes on a grid of 8 come up again and again and never
     // touch one another, so a taint often lands exactly on one claim among
@@ -182,7 +205,7 @@ fn binding() -> impl Strategy<Value = MBinding> {
         3 => (0u64..=3).prop_map(|i| Some((8 * i, 8 * i + 4))),
         1 => (1u64..=24, 0u64..=24).prop_map(|(s, e)| Some((s, e))),
     ];
-    (0u64..6, 0u64..6, range, 0u8..4).prop_map(|(stream, memory, range, access)| MBinding {
+    (stream(), 0u64..6, range, 0u8..4).prop_map(|(stream, memory, range, access)| MBinding {
         stream,
         memory,
         range,
@@ -223,7 +246,7 @@ fn launch_op(
 ) -> impl Strategy<Value = LaunchOp> {
     (
         0..KERNELS.len(),
-        0u64..6,
+        stream(),
         prop::collection::vec(binding(), random),
         prop::collection::vec(aim(), aimed),
         outcome(true),
@@ -256,7 +279,7 @@ fn captured() -> impl Strategy<Value = Op> {
     );
     let round = (spoil, outcome(false), prop::bool::ANY);
     (
-        0u64..6,
+        stream(),
         prop::collection::vec(launch_op(0..2, 1..=3), 1..=2),
         0u64..3,
         prop::collection::vec(round, 1..=2),
@@ -292,10 +315,10 @@ fn captured() -> impl Strategy<Value = Op> {
 /// keeps the test's time; `Alloc` stays first, what sequences shrink to.
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (0u64..6, 0u64..6, 0u64..=32).prop_map(|(stream, memory, size)| Op::Alloc { stream, memory, size }),
+        6 => (stream(), 0u64..6, 0u64..=32).prop_map(|(stream, memory, size)| Op::Alloc { stream, memory, size }),
         14 => any_launch().prop_map(Op::Launch),
         4 => aim().prop_map(|aim| Op::ReadAt { aim }),
-        1 => (0u64..6, 0u64..6, 0u64..=16).prop_map(|(stream, memory, size)| Op::AllocFailed { stream, memory, size }),
+        1 => (stream(), 0u64..6, 0u64..=16).prop_map(|(stream, memory, size)| Op::AllocFailed { stream, memory, size }),
         2 => (0u64..6).prop_map(|memory| Op::Free { memory }),
         2 => any_launch().prop_map(Op::Scope),
         2 => prop::collection::vec(any_launch(), 1..5).prop_map(Op::Batch),
@@ -303,8 +326,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (aim(), outcome(false)).prop_map(|(aim, outcome)| Op::HostWriteAt { aim, outcome }),
         1 => binding().prop_map(|binding| Op::Read { binding }),
         1 => captured(),
-        1 => (0u64..6).prop_map(|stream| Op::CaptureBegin { stream }),
-        1 => (0u64..6, 0u64..3).prop_map(|(stream, graph)| Op::CaptureEnd { stream, graph }),
+        1 => stream().prop_map(|stream| Op::CaptureBegin { stream }),
+        1 => (stream(), 0u64..3).prop_map(|(stream, graph)| Op::CaptureEnd { stream, graph }),
         1 => (0u64..3, outcome(false), prop::bool::ANY).prop_map(|(graph, outcome, checked)| Op::Replay { graph, outcome, checked }),
         1 => (0u64..3).prop_map(|graph| Op::GraphDestroy { graph }),
         1 => (0u64..2).prop_map(|profile| Op::ProfileBegin { profile }),
@@ -360,13 +383,28 @@ fn model_launches(launches: &[LaunchOp]) -> Vec<MLaunch<'_>> {
 }
 
 /// One launch on `world`, one at a time.
-fn run_launch(world: &mut World, l: &LaunchOp) -> Result<(u64, MVerdict), ()> {
+fn run_launch(world: &mut World, l: &LaunchOp) -> Result<(u64, MVerdict), Error> {
     bridge::run_launch(world, model_launch(l))
 }
 
 /// Launches `launches` as one batch of pre-resolved rows.
-fn run_rows(rows: &mut RowWorld, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
+fn run_rows(rows: &mut RowWorld, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, Error> {
     rows.batch(&model_launches(launches))
+}
+
+/// A result as the world binding rows is held to it: a refusal with the
+/// way it names a binding that does not resolve blurred
+/// ([`unresolved_blurred`]).
+fn blurred<T>(result: Result<T, Error>) -> Result<T, Error> {
+    result.map_err(unresolved_blurred)
+}
+
+/// The error a batch gives when its launch `index` is refused with `error`.
+fn in_batch(index: usize, error: Error) -> Error {
+    Error::InBatch {
+        index,
+        error: Box::new(error),
+    }
 }
 
 /// Applies one operation to the model, the one-at-a-time world `a`
@@ -389,47 +427,35 @@ fn step(
             memory,
             size,
         } => {
-            let expected = m.alloc(*stream, *memory, *size).is_ok();
-            prop_assert_eq!(a.alloc(*stream, *memory, *size).is_ok(), expected);
-            prop_assert_eq!(b.alloc(*stream, *memory, *size).is_ok(), expected);
-            prop_assert_eq!(c.world.alloc(*stream, *memory, *size).is_ok(), expected);
+            let expected = m.alloc(*stream, *memory, *size);
+            for w in [&mut *a, &mut *b, &mut c.world] {
+                prop_assert_eq!(&w.alloc(*stream, *memory, *size).map(|_| ()), &expected);
+            }
         }
         Op::AllocFailed {
             stream,
             memory,
             size,
         } => {
-            let expected = m
-                .alloc_failed(*stream, *memory, *size, "oom", "out of memory")
-                .is_ok();
-            prop_assert_eq!(
-                a.alloc_failed(*stream, *memory, *size, "oom", "out of memory")
-                    .is_ok(),
-                expected
-            );
-            for w in [&mut *b, &mut c.world] {
-                prop_assert_eq!(
-                    w.alloc_failed(*stream, *memory, *size, "oom", "out of memory")
-                        .is_ok(),
-                    expected
-                );
+            let expected = m.alloc_failed(*stream, *memory, *size, "oom", "out of memory");
+            for w in [&mut *a, &mut *b, &mut c.world] {
+                let got = w.alloc_failed(*stream, *memory, *size, "oom", "out of memory");
+                prop_assert_eq!(&got.map(|_| ()), &expected);
             }
         }
         Op::Free { memory } => {
-            let expected = m.free(*memory).is_ok();
-            prop_assert_eq!(a.free(*memory).is_ok(), expected);
-            prop_assert_eq!(bridge::free_keyed(b, *memory).is_ok(), expected);
-            prop_assert_eq!(c.free(*memory).is_ok(), expected);
+            let expected = m.free(*memory);
+            prop_assert_eq!(&a.free(*memory), &expected);
+            prop_assert_eq!(&bridge::free_keyed(b, *memory), &expected);
+            prop_assert_eq!(&c.free(*memory), &expected);
         }
         Op::Launch(l) => {
-            let expected = m
-                .launch(KERNELS[l.kernel], l.stream, &l.bindings, &l.outcome)
-                .map_err(|_| ());
+            let expected = m.launch(KERNELS[l.kernel], l.stream, &l.bindings, &l.outcome);
             prop_assert_eq!(&run_launch(a, l), &expected);
             // `b` names live memory by key and `c` binds rows: the
             // bindings a single launch answers from one look-up each.
             prop_assert_eq!(&bridge::run_keyed_launch(b, model_launch(l)), &expected);
-            prop_assert_eq!(&c.launch(model_launch(l)), &expected);
+            prop_assert_eq!(blurred(c.launch(model_launch(l))), blurred(expected));
         }
         Op::Scope(l) => {
             // A write scope is a launch whose outcome is its body's
@@ -438,72 +464,66 @@ fn step(
                 MOutcome::DryRun => MOutcome::Ok,
                 other => other.clone(),
             };
-            let expected = m
-                .launch(KERNELS[l.kernel], l.stream, &l.bindings, &outcome)
-                .map_err(|_| ());
+            let expected = m.launch(KERNELS[l.kernel], l.stream, &l.bindings, &outcome);
             let scoped = LaunchOp {
                 outcome,
                 ..l.clone()
             };
             prop_assert_eq!(&bridge::run_scope(a, model_launch(&scoped)), &expected);
             prop_assert_eq!(&bridge::run_scope(b, model_launch(&scoped)), &expected);
+            // `c` takes it as a batch of one, whose refusal names launch 0.
             let rows = run_rows(c, core::slice::from_ref(&scoped)).map(|v| v[0].clone());
-            prop_assert_eq!(&rows, &expected);
+            let expected = expected.map_err(|e| in_batch(0, e));
+            prop_assert_eq!(blurred(rows), blurred(expected));
         }
         Op::Batch(launches) => {
             // One at a time on the model and `a`; a bad launch anywhere
             // rejects the whole batch, so both are rolled back then.
             let (m0, a0) = (m.clone(), a.clone());
             let mut expected = Vec::new();
-            let mut bad = false;
+            let mut bad = None;
             for l in launches {
                 let want = m.launch(KERNELS[l.kernel], l.stream, &l.bindings, &l.outcome);
                 let got = run_launch(a, l);
-                prop_assert_eq!(&got, &want.clone().map_err(|_| ()));
+                prop_assert_eq!(&got, &want);
                 match want {
                     Ok(v) => expected.push(v),
-                    Err(_) => {
-                        bad = true;
+                    Err(e) => {
+                        bad = Some(in_batch(expected.len(), e));
                         break;
                     }
                 }
             }
-            if bad {
+            if bad.is_some() {
                 *m = m0;
                 *a = a0;
             }
+            let expected = match bad {
+                Some(e) => Err(e),
+                None => Ok(expected),
+            };
             let got = run_binding_batch(b, &model_launches(launches));
-            prop_assert_eq!(got.is_err(), bad);
-            if let Ok(got) = got {
-                prop_assert_eq!(got, expected.clone());
-            }
-            match run_rows(c, launches) {
-                Ok(got) => prop_assert_eq!(got, expected),
-                Err(()) => prop_assert!(bad, "pre-resolved batch rejected, bindings were not"),
-            }
+            prop_assert_eq!(&got, &expected);
+            prop_assert_eq!(blurred(run_rows(c, launches)), blurred(expected));
         }
         Op::HostWrite { binding, outcome } => {
-            let expected = m.host_write(binding, outcome).map_err(|_| ());
+            let expected = m.host_write(binding, outcome);
             for w in [&mut *a, &mut *b, &mut c.world] {
                 let got = w
                     .host_write(&to_binding(binding), to_outcome(outcome))
-                    .map(verdict)
-                    .map_err(|_| ());
+                    .map(verdict);
                 prop_assert_eq!(&got, &expected);
             }
         }
         Op::Read { binding } => {
-            let expected = m.read(binding).map_err(|_| ());
+            let expected = m.read(binding);
             for w in [&mut *a, &mut *b, &mut c.world] {
-                let got = w
-                    .read(&to_binding(binding))
-                    .map_err(|_| ())
-                    .map(read_result);
+                let got = w.read(&to_binding(binding)).map(read_result);
                 prop_assert_eq!(&got, &expected);
                 // The cheap question agrees with the full answer (on a copy:
                 // an unresolved binding is counted again).
                 if let Ok(MRead::Tainted(_) | MRead::Clean) = &expected {
-                    let cheap = w.clone().read_failure(&to_binding(binding)).map_err(|_| ());
+                    let cheap = w.clone().read_failure(&to_binding(binding));
                     let want = match &expected {
                         Ok(MRead::Tainted(r)) => Some(r.failure),
                         _ => None,
@@ -513,21 +533,18 @@ fn step(
             }
         }
         Op::CaptureBegin { stream } => {
-            let expected = m.capture_begin(*stream).is_ok();
-            prop_assert_eq!(a.capture_begin(*stream).is_ok(), expected);
-            prop_assert_eq!(b.capture_begin(*stream).is_ok(), expected);
-            prop_assert_eq!(c.world.capture_begin(*stream).is_ok(), expected);
+            let expected = m.capture_begin(*stream);
+            for w in [&mut *a, &mut *b, &mut c.world] {
+                prop_assert_eq!(&w.capture_begin(*stream), &expected);
+            }
         }
         Op::CaptureEnd { stream, graph } => {
-            let expected = m.capture_end(*stream, *graph).map_err(|_| ());
+            let expected = m.capture_end(*stream, *graph);
             for w in [&mut *a, &mut *b, &mut c.world] {
-                let got = w
-                    .capture_end(*stream, *graph)
-                    .map_err(|_| ())
-                    .map(|r| match r {
-                        CaptureResult::Ok => MCapture::Ok,
-                        CaptureResult::Failed(r) => MCapture::Failed(report(r)),
-                    });
+                let got = w.capture_end(*stream, *graph).map(|r| match r {
+                    CaptureResult::Ok => MCapture::Ok,
+                    CaptureResult::Failed(r) => MCapture::Failed(report(r)),
+                });
                 prop_assert_eq!(&got, &expected);
             }
         }
@@ -541,32 +558,31 @@ fn step(
             } else {
                 m.replay(*graph, outcome)
             };
-            let expected = expected.map_err(|_| ());
             for w in [&mut *a, &mut *b, &mut c.world] {
                 let got = if *checked {
                     w.replay_checked(*graph, to_outcome(outcome))
                 } else {
                     w.replay(*graph, to_outcome(outcome))
                 };
-                prop_assert_eq!(&got.map(verdict).map_err(|_| ()), &expected);
+                prop_assert_eq!(&got.map(verdict), &expected);
             }
         }
         Op::GraphDestroy { graph } => {
-            let expected = m.graph_destroy(*graph).is_ok();
-            prop_assert_eq!(a.graph_destroy(*graph).is_ok(), expected);
-            prop_assert_eq!(b.graph_destroy(*graph).is_ok(), expected);
-            prop_assert_eq!(c.world.graph_destroy(*graph).is_ok(), expected);
+            let expected = m.graph_destroy(*graph);
+            for w in [&mut *a, &mut *b, &mut c.world] {
+                prop_assert_eq!(&w.graph_destroy(*graph), &expected);
+            }
         }
         Op::ProfileBegin { profile } => {
-            let expected = m.profile_begin(*profile).is_ok();
-            prop_assert_eq!(a.profile_begin(*profile).is_ok(), expected);
-            prop_assert_eq!(b.profile_begin(*profile).is_ok(), expected);
-            prop_assert_eq!(c.world.profile_begin(*profile).is_ok(), expected);
+            let expected = m.profile_begin(*profile);
+            for w in [&mut *a, &mut *b, &mut c.world] {
+                prop_assert_eq!(&w.profile_begin(*profile), &expected);
+            }
         }
         Op::ProfileEnd { profile } => {
-            let expected = m.profile_end(*profile).map_err(|_| ());
+            let expected = m.profile_end(*profile);
             for w in [&mut *a, &mut *b, &mut c.world] {
-                let got = w.profile_end(*profile).map_err(|_| ()).map(|r| match r {
+                let got = w.profile_end(*profile).map(|r| match r {
                     ProfileResult::Valid => MProfile::Valid,
                     ProfileResult::Invalid { failure, error } => {
                         MProfile::Invalid(failure.get(), (error.kind, error.kernel, error.message))
@@ -643,8 +659,8 @@ proptest! {
         chain_limit in prop_oneof![Just(1u32), Just(2), Just(3), Just(1024)],
         strict in prop::bool::weighted(0.15),
     ) {
-        let config = Config { max_streams: 3, num_special: 0, chain_limit, strict };
-        let mut m = Model::new(3, chain_limit, strict);
+        let config = Config { max_streams: 3, num_special: SPECIAL, chain_limit, strict };
+        let mut m = Model::new(3, chain_limit, strict).with_special(SPECIAL);
         let mut a = World::new(config).unwrap();
         let mut b = World::new(config).unwrap();
         let mut c = RowWorld::new(config);
@@ -680,6 +696,9 @@ proptest! {
         for w in [&mut a, &mut b, &mut c.world] {
             for stream in 0..3 {
                 let _ = w.capture_end(stream, 1000 + stream);
+            }
+            for index in 0..SPECIAL {
+                let _ = w.capture_end(StreamRef::Special(index), 2000 + u64::from(index));
             }
             prop_assert_eq!(w.stats().live_failures, 0);
             prop_assert_eq!(w.stats().live_records, 0);

@@ -4,7 +4,12 @@
 //! the batching world `b` (which frees live memory by key), the world `r`
 //! that takes every launch as a batch of pre-resolved rows, and the model
 //! must give the same results and the same observable state after every
-//! operation, and `a` must keep SPEC §10.
+//! operation, and `a` must keep SPEC §10. A refused call must be refused
+//! with the model's error — the same kind, naming the same ids, slots and
+//! range, and for a batch the same launch — by `a` and `b`, and by `r` but
+//! for how it names a binding that does not resolve
+//! (`bridge::unresolved_blurred`). Streams include special streams (SPEC
+//! §1), one of them past `num_special`.
 //! A write scope (SPEC §6b) is a launch whose outcome is its body's: `a`
 //! and `b` run it through `World::scope`, the model and `r` as the launch.
 //!
@@ -38,10 +43,12 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use model::bridge::{
     self, MLaunch, RowWorld, model_state, read_result, report, run_binding_batch, state,
-    to_binding, to_outcome, verdict,
+    to_binding, to_outcome, unresolved_blurred, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MVerdict, Model};
-use taintworld::{Binding, CaptureResult, Config, FailureId, Launch, ProfileResult, World};
+use taintworld::{
+    Binding, CaptureResult, Config, Error, FailureId, Launch, ProfileResult, StreamRef, World,
+};
 
 /// Launch kernels, among them the names the world gives a host write, a
 /// replay of graphs 0 and 1 and a failed reservation, so that a failed
@@ -69,7 +76,10 @@ const MESSAGES: [&str; 4] = ["m0", "m1", "out of memory", "uncorrectable"];
 /// keeps, so a second, different fault tells a world that kept the last.
 const FAULTS: [(&str, &str); 2] = [("device", "illegal address"), ("ecc", "uncorrectable")];
 
-/// A stream id: mostly small, sometimes anywhere in `u64`.
+/// A stream: mostly a small id, sometimes an id anywhere in `u64`, and for
+/// a small byte of 240 or more special stream `(s - 240) % 3` — of a world
+/// with 0, 1 or 2 of them, so some are past `num_special` (bytes below 240
+/// decode as they did before special streams came in).
 #[derive(Arbitrary, Clone, Copy, Debug)]
 enum Stream {
     Small(u8),
@@ -77,10 +87,11 @@ enum Stream {
 }
 
 impl Stream {
-    fn get(self) -> u64 {
+    fn get(self) -> StreamRef {
         match self {
-            Stream::Small(s) => u64::from(s % 6),
-            Stream::Raw(s) => s,
+            Stream::Small(s) if s >= 240 => StreamRef::Special(u16::from((s - 240) % 3)),
+            Stream::Small(s) => StreamRef::Id(u64::from(s % 6)),
+            Stream::Raw(s) => StreamRef::Id(s),
         }
     }
 }
@@ -194,7 +205,7 @@ struct L {
 
 struct LaunchOp {
     kernel: &'static str,
-    stream: u64,
+    stream: StreamRef,
     bindings: Vec<MBinding>,
     outcome: MOutcome,
 }
@@ -272,6 +283,7 @@ enum Op {
 struct Input {
     chain_limit: u8,
     strict: u8,
+    /// `% 4` picks the regular slots, `/ 4 % 3` the special ones.
     max_streams: u8,
     ops: Vec<Op>,
 }
@@ -287,16 +299,31 @@ fn model_launches(launches: &[LaunchOp]) -> Vec<MLaunch<'_>> {
 }
 
 /// One launch on `world`, one at a time.
-fn run_launch(world: &mut World, l: &LaunchOp) -> Result<(u64, MVerdict), ()> {
+fn run_launch(world: &mut World, l: &LaunchOp) -> Result<(u64, MVerdict), Error> {
     bridge::run_launch(world, model_launch(l))
 }
 
-fn batch(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
+fn batch(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, Error> {
     run_binding_batch(world, &model_launches(launches))
 }
 
-fn batch_rows(rows: &mut RowWorld, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, ()> {
+fn batch_rows(rows: &mut RowWorld, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, Error> {
     rows.batch(&model_launches(launches))
+}
+
+/// A result as the world binding rows is held to it: a refusal with the
+/// way it names a binding that does not resolve blurred
+/// ([`unresolved_blurred`]).
+fn blurred<T>(result: Result<T, Error>) -> Result<T, Error> {
+    result.map_err(unresolved_blurred)
+}
+
+/// The error a batch gives when its launch `index` is refused with `error`.
+fn in_batch(index: usize, error: Error) -> Error {
+    Error::InBatch {
+        index,
+        error: Box::new(error),
+    }
 }
 
 /// The model's size of an allocation the huge world makes `size` bytes.
@@ -315,28 +342,28 @@ struct Carried {
     /// exactly while the model holds it live.
     ids: std::collections::BTreeMap<u64, FailureId>,
     /// The stream of the window opened last, for an aimed `CaptureEnd`.
-    opened: Option<u64>,
+    opened: Option<StreamRef>,
     /// The graph made last, for an aimed `Replay`.
     made: Option<u64>,
 }
 
 /// What a world's `read_failure` says, in the model's terms.
-fn read_failure(world: &mut World, binding: &Binding) -> Result<Option<u64>, ()> {
-    world
-        .read_failure(binding)
-        .map(|f| f.map(FailureId::get))
-        .map_err(|_| ())
+fn read_failure(world: &mut World, binding: &Binding) -> Result<Option<u64>, Error> {
+    world.read_failure(binding).map(|f| f.map(FailureId::get))
 }
 
-/// One launch on `a`, one at a time by memory id, as [`run_launch`] runs it
-/// but keeping the error: a rejected launch must name, through
-/// `binding_at_fault`, the binding the model finds bad first (`first_bad`,
-/// asked before the launch).
+/// One launch on `a`, one at a time by memory id, as [`run_launch`] runs it,
+/// and when it is rejected for a binding, not its own stream, it must name
+/// through `binding_at_fault` the binding the model finds bad first
+/// (`first_bad`, asked before the launch; `None` when the launch's stream
+/// is bad, an error that is no binding's: a binding on the same bad
+/// special stream has an equal error, which `binding_at_fault` cannot tell
+/// apart).
 fn run_launch_named(
-    first_bad: Option<usize>,
+    first_bad: Option<Option<usize>>,
     a: &mut World,
     l: &LaunchOp,
-) -> Result<(u64, MVerdict), ()> {
+) -> Result<(u64, MVerdict), Error> {
     let bindings: Vec<Binding> = l.bindings.iter().map(to_binding).collect();
     let launch = Launch {
         kernel: l.kernel,
@@ -347,12 +374,14 @@ fn run_launch_named(
     match a.launch(&launch) {
         Ok(r) => Ok((r.launch, verdict(r.verdict))),
         Err(e) => {
-            assert_eq!(
-                a.binding_at_fault(&bindings, &e),
-                first_bad,
-                "the binding at fault in {e}"
-            );
-            Err(())
+            if let Some(first_bad) = first_bad {
+                assert_eq!(
+                    a.binding_at_fault(&bindings, &e),
+                    first_bad,
+                    "the binding at fault in {e}"
+                );
+            }
+            Err(e)
         }
     }
 }
@@ -378,10 +407,10 @@ fn step(
             size,
         } => {
             let (s, mem, size) = (stream.get(), memory.get(), size.get());
-            let expected = m.alloc(s, mem, small(size)).is_ok();
-            assert_eq!(a.alloc(s, mem, small(size)).is_ok(), expected);
-            assert_eq!(b.alloc(s, mem, small(size)).is_ok(), expected);
-            assert_eq!(r.world.alloc(s, mem, small(size)).is_ok(), expected);
+            let expected = m.alloc(s, mem, small(size));
+            for w in [&mut *a, &mut *b, &mut r.world] {
+                assert_eq!(w.alloc(s, mem, small(size)).map(|_| ()), expected);
+            }
             let _ = h.alloc(s, mem, size);
         }
         Op::AllocFailed {
@@ -391,38 +420,30 @@ fn step(
         } => {
             let (s, mem, size) = (stream.get(), memory.get(), size.get());
             let (kind, msg) = ("oom", "out of memory");
-            let expected = m.alloc_failed(s, mem, small(size), kind, msg).is_ok();
-            assert_eq!(
-                a.alloc_failed(s, mem, small(size), kind, msg).is_ok(),
-                expected
-            );
-            for w in [&mut *b, &mut r.world] {
-                assert_eq!(
-                    w.alloc_failed(s, mem, small(size), kind, msg).is_ok(),
-                    expected
-                );
+            let expected = m.alloc_failed(s, mem, small(size), kind, msg);
+            for w in [&mut *a, &mut *b, &mut r.world] {
+                let got = w.alloc_failed(s, mem, small(size), kind, msg);
+                assert_eq!(got.map(|_| ()), expected);
             }
             let _ = h.alloc_failed(s, mem, size, kind, msg);
         }
         Op::Free { memory } => {
             let mem = memory.get();
-            let expected = m.free(mem).is_ok();
-            assert_eq!(a.free(mem).is_ok(), expected);
-            assert_eq!(bridge::free_keyed(b, mem).is_ok(), expected);
-            assert_eq!(r.free(mem).is_ok(), expected);
+            let expected = m.free(mem);
+            assert_eq!(a.free(mem), expected);
+            assert_eq!(bridge::free_keyed(b, mem), expected);
+            assert_eq!(r.free(mem), expected);
             let _ = h.free(mem);
         }
         Op::Launch(l) => {
             let l = l.get();
-            let first_bad = m.first_bad(&l.bindings);
-            let expected = m
-                .launch(l.kernel, l.stream, &l.bindings, &l.outcome)
-                .map_err(|_| ());
+            let first_bad = m.slot(l.stream).ok().map(|_| m.first_bad(&l.bindings));
+            let expected = m.launch(l.kernel, l.stream, &l.bindings, &l.outcome);
             assert_eq!(run_launch_named(first_bad, a, &l), expected);
             // `b` names live memory by key and `r` binds rows: the
             // bindings a single launch answers from one look-up each.
             assert_eq!(bridge::run_keyed_launch(b, model_launch(&l)), expected);
-            assert_eq!(r.launch(model_launch(&l)), expected);
+            assert_eq!(blurred(r.launch(model_launch(&l))), blurred(expected));
             let _ = run_launch(h, &l);
         }
         Op::Scope(l) => {
@@ -432,13 +453,13 @@ fn step(
             if l.outcome == MOutcome::DryRun {
                 l.outcome = MOutcome::Ok;
             }
-            let expected = m
-                .launch(l.kernel, l.stream, &l.bindings, &l.outcome)
-                .map_err(|_| ());
+            let expected = m.launch(l.kernel, l.stream, &l.bindings, &l.outcome);
             assert_eq!(bridge::run_scope(a, model_launch(&l)), expected);
             assert_eq!(bridge::run_scope(b, model_launch(&l)), expected);
+            // `r` takes it as a batch of one, whose refusal names launch 0.
             let rows = batch_rows(r, std::slice::from_ref(&l)).map(|v| v[0].clone());
-            assert_eq!(rows, expected);
+            let expected = expected.map_err(|e| in_batch(0, e));
+            assert_eq!(blurred(rows), blurred(expected));
             let _ = bridge::run_scope(h, model_launch(&l));
         }
         Op::Batch(launches) => {
@@ -447,32 +468,36 @@ fn step(
             // rejects the whole batch, so both are rolled back then.
             let (m0, a0) = (m.clone(), a.clone());
             let mut expected = Vec::new();
-            let mut bad = false;
+            let mut bad = None;
             for l in &launches {
                 let want = m.launch(l.kernel, l.stream, &l.bindings, &l.outcome);
                 let got = run_launch(a, l);
-                assert_eq!(got, want.clone().map_err(|_| ()));
+                assert_eq!(got, want);
                 match want {
                     Ok(v) => expected.push(v),
-                    Err(_) => {
-                        bad = true;
+                    Err(e) => {
+                        bad = Some(in_batch(expected.len(), e));
                         break;
                     }
                 }
             }
-            if bad {
+            if bad.is_some() {
                 *m = m0;
                 *a = a0;
             }
+            let expected = match bad {
+                Some(e) => Err(e),
+                None => Ok(expected),
+            };
             let got = batch(b, &launches);
-            assert_eq!(got.is_err(), bad);
-            if let Ok(got) = &got {
-                assert_eq!(got, &expected);
-            } else {
+            assert_eq!(got, expected);
+            if let Err(e) = &expected {
                 // Rejected, `b` is as it was: the same batch by memory id
-                // again, for its error, which must name the launch the
-                // model found bad (the first) and, within it, the binding.
-                let at = expected.len();
+                // again, which must be refused with the same error, and
+                // within the bad launch `binding_at_fault` must name the
+                // binding the model finds bad first (unless the launch's
+                // own stream is bad: see `run_launch_named`).
+                let at = e.batch_index().expect("a batch's error names its launch");
                 let bound: Vec<Vec<Binding>> = launches
                     .iter()
                     .map(|l| l.bindings.iter().map(to_binding).collect())
@@ -488,27 +513,26 @@ fn step(
                     })
                     .collect();
                 let mut results = Vec::new();
-                let e = b
-                    .launch_batch(&batch, &mut results)
-                    .expect_err("a batch rejected once is rejected again");
-                assert_eq!(e.batch_index(), Some(at), "the bad launch of {e}");
-                assert_eq!(
-                    b.binding_at_fault(&bound[at], e.inner()),
-                    m.first_bad(&launches[at].bindings),
-                    "the binding at fault in {e}"
-                );
+                let again = b.launch_batch(&batch, &mut results);
+                assert_eq!(again.as_ref(), Err(e), "a batch by memory id");
+                if m.slot(launches[at].stream).is_ok() {
+                    assert_eq!(
+                        b.binding_at_fault(&bound[at], e.inner()),
+                        m.first_bad(&launches[at].bindings),
+                        "the binding at fault in {e}"
+                    );
+                }
             }
-            assert_eq!(batch_rows(r, &launches), got);
+            assert_eq!(blurred(batch_rows(r, &launches)), blurred(expected));
             let _ = batch(h, &launches);
         }
         Op::HostWrite { binding, outcome } => {
             let (binding, outcome) = (binding.get(), outcome.get());
-            let expected = m.host_write(&binding, &outcome).map_err(|_| ());
+            let expected = m.host_write(&binding, &outcome);
             for w in [&mut *a, &mut *b, &mut r.world] {
                 let got = w
                     .host_write(&to_binding(&binding), to_outcome(&outcome))
-                    .map(verdict)
-                    .map_err(|_| ());
+                    .map(verdict);
                 assert_eq!(got, expected);
             }
             let _ = h.host_write(&to_binding(&binding), to_outcome(&outcome));
@@ -518,31 +542,28 @@ fn step(
             // read (`read_failure`: the failure alone, no report, no
             // fault), `b` naming live memory by key; then the read itself.
             let binding = binding.get();
-            let expected = m.read_failure(&binding).map_err(|_| ());
+            let expected = m.read_failure(&binding);
             let keyed = bridge::to_keyed_binding(b, &binding);
             assert_eq!(read_failure(a, &to_binding(&binding)), expected);
             assert_eq!(read_failure(b, &keyed), expected);
             assert_eq!(read_failure(&mut r.world, &to_binding(&binding)), expected);
             let _ = h.read_failure(&to_binding(&binding));
-            let expected = m.read(&binding).map_err(|_| ());
+            let expected = m.read(&binding);
             for w in [&mut *a, &mut *b, &mut r.world] {
-                let got = w
-                    .read(&to_binding(&binding))
-                    .map(read_result)
-                    .map_err(|_| ());
+                let got = w.read(&to_binding(&binding)).map(read_result);
                 assert_eq!(got, expected);
             }
             let _ = h.read(&to_binding(&binding));
         }
         Op::CaptureBegin { stream } => {
             let s = stream.get();
-            let expected = m.capture_begin(s).is_ok();
-            if expected {
+            let expected = m.capture_begin(s);
+            if expected.is_ok() {
                 carried.opened = Some(s);
             }
-            assert_eq!(a.capture_begin(s).is_ok(), expected);
-            assert_eq!(b.capture_begin(s).is_ok(), expected);
-            assert_eq!(r.world.capture_begin(s).is_ok(), expected);
+            for w in [&mut *a, &mut *b, &mut r.world] {
+                assert_eq!(w.capture_begin(s), expected);
+            }
             let _ = h.capture_begin(s);
         }
         Op::CaptureEnd { stream, graph } => {
@@ -551,12 +572,12 @@ fn step(
                 _ => stream.get(),
             };
             let g = u64::from(graph % 3);
-            let expected = m.capture_end(s, g).map_err(|_| ());
+            let expected = m.capture_end(s, g);
             if let Ok(MCapture::Ok) = expected {
                 carried.made = Some(g);
             }
             for w in [&mut *a, &mut *b, &mut r.world] {
-                let got = w.capture_end(s, g).map_err(|_| ()).map(|r| match r {
+                let got = w.capture_end(s, g).map(|r| match r {
                     CaptureResult::Ok => MCapture::Ok,
                     CaptureResult::Failed(r) => MCapture::Failed(report(r)),
                 });
@@ -582,7 +603,6 @@ fn step(
             } else {
                 m.replay(g, &outcome).map(|v| (v, Vec::new()))
             };
-            let expected = expected.map_err(|_| ());
             let replay = |w: &mut World, each: bool| {
                 let mut settled = Vec::new();
                 let got = if checked && each {
@@ -594,38 +614,35 @@ fn step(
                 } else {
                     w.replay(g, to_outcome(&outcome))
                 };
-                got.map(|v| (verdict(v), settled)).map_err(|_| ())
+                got.map(|v| (verdict(v), settled))
             };
             assert_eq!(replay(a, true), expected);
             assert_eq!(replay(b, true), expected);
             let plain = replay(&mut r.world, false).map(|(v, _)| v);
-            assert_eq!(
-                plain,
-                expected.as_ref().map(|(v, _)| v.clone()).map_err(|_| ())
-            );
+            assert_eq!(plain, expected.map(|(v, _)| v));
             let _ = replay(h, true);
         }
         Op::GraphDestroy { graph } => {
             let g = u64::from(graph % 3);
-            let expected = m.graph_destroy(g).is_ok();
-            assert_eq!(a.graph_destroy(g).is_ok(), expected);
-            assert_eq!(b.graph_destroy(g).is_ok(), expected);
-            assert_eq!(r.world.graph_destroy(g).is_ok(), expected);
+            let expected = m.graph_destroy(g);
+            for w in [&mut *a, &mut *b, &mut r.world] {
+                assert_eq!(w.graph_destroy(g), expected);
+            }
             let _ = h.graph_destroy(g);
         }
         Op::ProfileBegin { profile } => {
             let p = u64::from(profile % 2);
-            let expected = m.profile_begin(p).is_ok();
-            assert_eq!(a.profile_begin(p).is_ok(), expected);
-            assert_eq!(b.profile_begin(p).is_ok(), expected);
-            assert_eq!(r.world.profile_begin(p).is_ok(), expected);
+            let expected = m.profile_begin(p);
+            for w in [&mut *a, &mut *b, &mut r.world] {
+                assert_eq!(w.profile_begin(p), expected);
+            }
             let _ = h.profile_begin(p);
         }
         Op::ProfileEnd { profile } => {
             let p = u64::from(profile % 2);
-            let expected = m.profile_end(p).map_err(|_| ());
+            let expected = m.profile_end(p);
             for w in [&mut *a, &mut *b, &mut r.world] {
-                let got = w.profile_end(p).map_err(|_| ()).map(|r| match r {
+                let got = w.profile_end(p).map(|r| match r {
                     ProfileResult::Valid => MProfile::Valid,
                     ProfileResult::Invalid { failure, error } => {
                         MProfile::Invalid(failure.get(), (error.kind, error.kernel, error.message))
@@ -731,13 +748,25 @@ fuzz_target!(|input: Input| {
     let chain_limit = [1u32, 2, 3, 1024][usize::from(input.chain_limit % 4)];
     let strict = input.strict.is_multiple_of(8);
     let max_streams = [3u64, 1, 2, u64::MAX][usize::from(input.max_streams % 4)];
-    let config = Config {
+    let num_special = u16::from(input.max_streams / 4 % 3);
+    let mut config = Config {
         max_streams,
-        num_special: 0,
+        num_special,
         chain_limit,
         strict,
     };
-    let mut m = Model::new(max_streams, chain_limit, strict);
+    if max_streams.checked_add(u64::from(num_special)).is_none() {
+        // Refused as the slots it asks for, and then asked with the last
+        // regular slots given to the special streams: the special slots
+        // end at `u64::MAX`.
+        let overflow = Error::SlotOverflow {
+            max_streams,
+            num_special,
+        };
+        assert_eq!(World::new(config).err(), Some(overflow));
+        config.max_streams -= u64::from(num_special);
+    }
+    let mut m = Model::new(config.max_streams, chain_limit, strict).with_special(num_special);
     let mut a = World::new(config).expect("a valid configuration");
     let mut b = World::new(config).expect("a valid configuration");
     let mut r = RowWorld::new(config);
@@ -770,7 +799,7 @@ fuzz_target!(|input: Input| {
             }
         }
     }
-    let captured: Vec<u64> = input
+    let captured: Vec<StreamRef> = input
         .ops
         .iter()
         .filter_map(|op| match op {

@@ -24,7 +24,7 @@ pub fn access(a: u8) -> Access {
 /// A model binding as the world's.
 pub fn to_binding(b: &MBinding) -> Binding {
     Binding {
-        stream: b.stream.into(),
+        stream: b.stream,
         memory: b.memory.into(),
         range: b.range,
         access: access(b.access),
@@ -53,8 +53,10 @@ pub fn to_keyed_binding(world: &World, binding: &MBinding) -> Binding {
     if let Some(key) = allocations.key_of(binding.memory) {
         keyed.memory = MemoryRef::Key(key);
         let slot = allocations.get(key).map(|a| a.slot);
-        if slot == Some(binding.stream % world.config().max_streams) {
-            keyed.stream = StreamRef::Id(binding.stream % world.config().max_streams);
+        if let StreamRef::Id(id) = binding.stream
+            && slot == Some(id % world.config().max_streams)
+        {
+            keyed.stream = StreamRef::Id(id % world.config().max_streams);
         }
     }
     keyed
@@ -101,7 +103,9 @@ impl RowWorld {
         let allocation = allocations
             .key_of(memory)
             .and_then(|key| allocations.get(key));
-        let whole = allocation.map(|a| Binding::whole(StreamRef::Id(a.slot), memory, Access::Read));
+        let streams = self.world.streams();
+        let whole = allocation
+            .map(|a| Binding::whole(streams.stream_of_slot(a.slot), memory, Access::Read));
         let row = whole.and_then(|b| self.world.resolve_binding(&b).ok().flatten());
         self.world.free(memory)?;
         self.stale = row.or(self.stale);
@@ -113,7 +117,7 @@ impl RowWorld {
     /// a scheduler holding no row for them would launch it. Equal errors
     /// share their strings ([`share_failures`]), so this world also meets
     /// a failure it knows again by address within a batch.
-    pub fn batch(&mut self, launches: &[MLaunch<'_>]) -> Result<Vec<(u64, MVerdict)>, ()> {
+    pub fn batch(&mut self, launches: &[MLaunch<'_>]) -> Result<Vec<(u64, MVerdict)>, Error> {
         let launches = &share_failures(launches);
         let rows: Option<Vec<Vec<Resolved>>> = launches
             .iter()
@@ -132,7 +136,7 @@ impl RowWorld {
 
     /// One launch of rows on its own (`World::launch`), as [`batch`](Self::batch)
     /// makes them; when some binding has no row, of the bindings themselves.
-    pub fn launch(&mut self, launch: MLaunch<'_>) -> Result<(u64, MVerdict), ()> {
+    pub fn launch(&mut self, launch: MLaunch<'_>) -> Result<(u64, MVerdict), Error> {
         let rows: Option<Vec<Resolved>> = launch
             .2
             .iter()
@@ -146,7 +150,29 @@ impl RowWorld {
 }
 
 /// One launch as the model takes it: kernel, stream, bindings, outcome.
-pub type MLaunch<'a> = (&'a str, u64, &'a [MBinding], &'a MOutcome);
+pub type MLaunch<'a> = (&'a str, StreamRef, &'a [MBinding], &'a MOutcome);
+
+/// A refusal as a world that binds rows ([`RowWorld`]) is held to it:
+/// `error` with every [`Error::Unresolved`] and [`Error::UnknownKey`]
+/// (within a batch's wrapping too) read as one `Unresolved` naming
+/// nothing. Such a world binds the stale row it keeps where a binding does
+/// not resolve, and strict mode refuses that row by its key where the
+/// binding would be refused by its memory id and slot: the same refusal
+/// of the same binding, told in other terms.
+pub fn unresolved_blurred(error: Error) -> Error {
+    match error {
+        Error::Unresolved { .. } | Error::UnknownKey { .. } => Error::Unresolved {
+            memory: 0,
+            slot: 0,
+            made_on: None,
+        },
+        Error::InBatch { index, error } => Error::InBatch {
+            index,
+            error: Box::new(unresolved_blurred(*error)),
+        },
+        other => other,
+    }
+}
 
 /// `launches` with each failed outcome equal to an earlier one in the batch
 /// replaced by that one: the same strings at the same addresses, as a
@@ -169,7 +195,7 @@ fn share_failures<'a>(launches: &[MLaunch<'a>]) -> Vec<MLaunch<'a>> {
 /// One launch on `world`, one at a time, naming live memory by key as a
 /// scheduler holding keys would ([`to_keyed_binding`]): the bindings a
 /// world can answer from one look-up each.
-pub fn run_keyed_launch(world: &mut World, launch: MLaunch<'_>) -> Result<(u64, MVerdict), ()> {
+pub fn run_keyed_launch(world: &mut World, launch: MLaunch<'_>) -> Result<(u64, MVerdict), Error> {
     let bindings: Vec<Binding> = launch
         .2
         .iter()
@@ -178,29 +204,29 @@ pub fn run_keyed_launch(world: &mut World, launch: MLaunch<'_>) -> Result<(u64, 
     run_one(world, launch, &bindings)
 }
 
-/// One launch on `world`, one at a time: its number and verdict, or `Err`
-/// for bad input.
-pub fn run_launch(world: &mut World, launch: MLaunch<'_>) -> Result<(u64, MVerdict), ()> {
+/// One launch on `world`, one at a time: its number and verdict, or the
+/// error that refuses it.
+pub fn run_launch(world: &mut World, launch: MLaunch<'_>) -> Result<(u64, MVerdict), Error> {
     let bindings: Vec<Binding> = launch.2.iter().map(to_binding).collect();
     run_one(world, launch, &bindings)
 }
 
 /// `launch` on `world` on its own, binding `bindings` (what its model
-/// bindings stand for): its number and verdict, or `Err` for bad input.
+/// bindings stand for): its number and verdict, or the error that refuses
+/// it.
 fn run_one<B: Bind>(
     world: &mut World,
     (kernel, stream, _, outcome): MLaunch<'_>,
     bindings: &[B],
-) -> Result<(u64, MVerdict), ()> {
+) -> Result<(u64, MVerdict), Error> {
     world
         .launch(&Launch {
             kernel,
-            stream: stream.into(),
+            stream,
             bindings,
             outcome: to_outcome(outcome),
         })
         .map(|r| (r.launch, verdict(r.verdict)))
-        .map_err(|_| ())
 }
 
 /// A launch run as a write scope (SPEC §6b) whose body returns what the
@@ -210,7 +236,7 @@ fn run_one<B: Bind>(
 pub fn run_scope(
     world: &mut World,
     (kernel, stream, bindings, outcome): MLaunch<'_>,
-) -> Result<(u64, MVerdict), ()> {
+) -> Result<(u64, MVerdict), Error> {
     let bindings: Vec<Binding> = bindings.iter().map(to_binding).collect();
     let number = world.launches();
     let body = || match outcome {
@@ -221,7 +247,7 @@ pub fn run_scope(
         Ok(ScopeOutcome::Ran(())) => MVerdict::Ran,
         Ok(ScopeOutcome::Failed { failure, .. }) => MVerdict::Failed(failure.get()),
         Ok(ScopeOutcome::Skipped { failure, needed }) => MVerdict::Skipped(failure.get(), needed),
-        Err(_) => return Err(()),
+        Err(error) => return Err(error),
     };
     Ok((number, verdict))
 }
@@ -232,7 +258,7 @@ pub fn run_scope(
 pub fn run_binding_batch(
     world: &mut World,
     launches: &[MLaunch<'_>],
-) -> Result<Vec<(u64, MVerdict)>, ()> {
+) -> Result<Vec<(u64, MVerdict)>, Error> {
     if launches.len().is_multiple_of(2) {
         run_batch::<Binding>(world, launches, to_keyed_binding)
     } else {
@@ -246,7 +272,7 @@ fn run_batch<B: Bind>(
     world: &mut World,
     launches: &[MLaunch<'_>],
     bind: impl Fn(&World, &MBinding) -> B,
-) -> Result<Vec<(u64, MVerdict)>, ()> {
+) -> Result<Vec<(u64, MVerdict)>, Error> {
     let owned: Vec<Vec<B>> = launches
         .iter()
         .map(|(_, _, bindings, _)| bindings.iter().map(|b| bind(world, b)).collect())
@@ -255,19 +281,19 @@ fn run_batch<B: Bind>(
 }
 
 /// `launches` as one batch on `world`, binding `owned` (one vector a
-/// launch): the results, or `Err` for a rejected batch, which must have
+/// launch): the results, or the error of a rejected batch, which must have
 /// pushed no result.
 fn run_bound<B: Bind>(
     world: &mut World,
     launches: &[MLaunch<'_>],
     owned: &[Vec<B>],
-) -> Result<Vec<(u64, MVerdict)>, ()> {
+) -> Result<Vec<(u64, MVerdict)>, Error> {
     let batch: Vec<Launch<'_, B>> = launches
         .iter()
         .zip(owned)
         .map(|(&(kernel, stream, _, outcome), bindings)| Launch {
             kernel,
-            stream: stream.into(),
+            stream,
             bindings,
             outcome: to_outcome(outcome),
         })
@@ -278,9 +304,9 @@ fn run_bound<B: Bind>(
             .iter()
             .map(|r| (r.launch, verdict(r.verdict)))
             .collect()),
-        Err(_) => {
+        Err(error) => {
             assert!(results.is_empty(), "a rejected batch pushes no result");
-            Err(())
+            Err(error)
         }
     }
 }

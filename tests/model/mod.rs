@@ -9,6 +9,12 @@ pub mod bridge;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+/// The model refuses bad input with the world's own error type, built from
+/// what the model knows, so that a refused call is compared by which error
+/// it is (kind and the ids it names), not only by being refused.
+pub use taintworld::Error;
+pub use taintworld::StreamRef;
+
 /// What one byte carries: a failure id and the index of the skip record it
 /// came through (`None`: the root).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -45,11 +51,12 @@ pub struct MRecord {
     pub failure: u64,
 }
 
-/// A binding as the model sees it: stream id, memory id, optional range,
-/// access (0 read, 1 write, 2 read_write, 3 dead).
+/// A binding as the model sees it: stream (a regular id or a special
+/// stream), memory id, optional range, access (0 read, 1 write, 2
+/// read_write, 3 dead).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct MBinding {
-    pub stream: u64,
+    pub stream: StreamRef,
     pub memory: u64,
     pub range: Option<(u64, u64)>,
     pub access: u8,
@@ -141,13 +148,11 @@ struct MGraph {
 /// `(kind, kernel, message)`.
 pub type ErrorTriple = (String, String, String);
 
-/// Bad input, as the model sees it: the world must reject the same calls.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Bad;
-
 #[derive(Clone, Debug)]
 pub struct Model {
     pub max_streams: u64,
+    /// Special streams, at slots `max_streams + index` (SPEC §1).
+    pub num_special: u16,
     pub chain_limit: u32,
     pub strict: bool,
     pub allocs: BTreeMap<u64, MAlloc>,
@@ -167,6 +172,7 @@ impl Model {
     pub fn new(max_streams: u64, chain_limit: u32, strict: bool) -> Self {
         Model {
             max_streams,
+            num_special: 0,
             chain_limit,
             strict,
             allocs: BTreeMap::new(),
@@ -182,28 +188,68 @@ impl Model {
         }
     }
 
-    fn slot(&self, stream: u64) -> u64 {
-        stream % self.max_streams
+    /// The model with `num_special` special streams (SPEC §1); none
+    /// otherwise.
+    pub fn with_special(self, num_special: u16) -> Self {
+        Model {
+            num_special,
+            ..self
+        }
     }
 
-    /// Resolves bindings; `Err` for bad input. Returns rows (dead ones
+    /// The slot a stream names: a regular id folds onto `id %
+    /// max_streams`, special stream `index` sits at `max_streams + index`;
+    /// a special index at or past `num_special` is bad input.
+    pub fn slot(&self, stream: StreamRef) -> Result<u64, Error> {
+        match stream {
+            StreamRef::Id(id) => Ok(id % self.max_streams),
+            StreamRef::Special(index) if index < self.num_special => {
+                Ok(self.max_streams + u64::from(index))
+            }
+            StreamRef::Special(index) => Err(Error::SpecialOutOfRange {
+                index,
+                num_special: self.num_special,
+            }),
+        }
+    }
+
+    /// The stream a recorded binding on `slot` is resolved again with: the
+    /// regular id that is the slot, or the special stream at it.
+    fn stream_of_slot(&self, slot: u64) -> StreamRef {
+        match slot.checked_sub(self.max_streams) {
+            Some(index) => StreamRef::Special(index as u16),
+            None => StreamRef::Id(slot),
+        }
+    }
+
+    /// Resolves bindings; `Err` for bad input, the first bad binding's
+    /// error: its stream a special one past `num_special`, its range
+    /// reversed (resolved or not), past its allocation's end (resolved),
+    /// or in strict mode the binding unresolved (naming the slot its live
+    /// allocation was made on, if one is live). Returns rows (dead ones
     /// dropped) and the unresolved count.
-    fn resolve(&self, bindings: &[MBinding]) -> Result<(Vec<Row>, u64), Bad> {
+    fn resolve(&self, bindings: &[MBinding]) -> Result<(Vec<Row>, u64), Error> {
         let mut rows = Vec::new();
         let mut unresolved = 0;
         for b in bindings {
-            if let Some((s, e)) = b.range
-                && e < s
+            let slot = self.slot(b.stream)?;
+            if let Some((start, end)) = b.range
+                && end < start
             {
-                return Err(Bad);
+                let memory = b.memory;
+                return Err(Error::RangeReversed { memory, start, end });
             }
-            let slot = self.slot(b.stream);
             match self.allocs.get(&b.memory) {
                 Some(a) if a.slot == slot => {
                     let size = a.bytes.len() as u64;
                     let (s, e) = b.range.unwrap_or((0, size));
                     if e > size {
-                        return Err(Bad);
+                        return Err(Error::RangePastEnd {
+                            memory: b.memory,
+                            start: s,
+                            end: e,
+                            size,
+                        });
                     }
                     if b.access != 3 {
                         rows.push(Row {
@@ -214,7 +260,13 @@ impl Model {
                         });
                     }
                 }
-                _ if self.strict => return Err(Bad),
+                live if self.strict => {
+                    return Err(Error::Unresolved {
+                        memory: b.memory,
+                        slot,
+                        made_on: live.map(|a| a.slot),
+                    });
+                }
                 _ => unresolved += 1,
             }
         }
@@ -288,11 +340,16 @@ impl Model {
         }
     }
 
-    pub fn alloc(&mut self, stream: u64, memory: u64, size: u64) -> Result<(), Bad> {
+    pub fn alloc(
+        &mut self,
+        stream: impl Into<StreamRef>,
+        memory: u64,
+        size: u64,
+    ) -> Result<(), Error> {
+        let slot = self.slot(stream.into())?;
         if self.allocs.contains_key(&memory) {
-            return Err(Bad);
+            return Err(Error::DuplicateMemory { memory });
         }
-        let slot = self.slot(stream);
         self.allocs.insert(
             memory,
             MAlloc {
@@ -306,17 +363,17 @@ impl Model {
 
     pub fn alloc_failed(
         &mut self,
-        stream: u64,
+        stream: impl Into<StreamRef>,
         memory: u64,
         size: u64,
         kind: &str,
         message: &str,
-    ) -> Result<(), Bad> {
+    ) -> Result<(), Error> {
+        let slot = self.slot(stream.into())?;
         if self.allocs.contains_key(&memory) {
-            return Err(Bad);
+            return Err(Error::DuplicateMemory { memory });
         }
         let f = self.find_or_mint(kind, "alloc", message);
-        let slot = self.slot(stream);
         self.allocs.insert(
             memory,
             MAlloc {
@@ -335,8 +392,10 @@ impl Model {
         Ok(())
     }
 
-    pub fn free(&mut self, memory: u64) -> Result<(), Bad> {
-        self.allocs.remove(&memory).ok_or(Bad)?;
+    pub fn free(&mut self, memory: u64) -> Result<(), Error> {
+        self.allocs
+            .remove(&memory)
+            .ok_or(Error::UnknownMemory { memory })?;
         self.prune();
         Ok(())
     }
@@ -344,10 +403,12 @@ impl Model {
     pub fn launch(
         &mut self,
         kernel: &str,
-        stream: u64,
+        stream: impl Into<StreamRef>,
         bindings: &[MBinding],
         outcome: &MOutcome,
-    ) -> Result<(u64, MVerdict), Bad> {
+    ) -> Result<(u64, MVerdict), Error> {
+        // The launch's stream first, then its bindings in order.
+        let slot = self.slot(stream.into())?;
         let (rows, unresolved) = self.resolve(bindings)?;
         self.unresolved += unresolved;
         let n = self.launches;
@@ -355,7 +416,6 @@ impl Model {
         if *outcome == MOutcome::DryRun {
             return Ok((n, MVerdict::DryRun));
         }
-        let slot = self.slot(stream);
         Ok((n, self.settle(n, kernel, &rows, outcome, Some(slot))))
     }
 
@@ -460,9 +520,14 @@ impl Model {
         verdict
     }
 
-    pub fn host_write(&mut self, binding: &MBinding, outcome: &MOutcome) -> Result<MVerdict, Bad> {
+    pub fn host_write(
+        &mut self,
+        binding: &MBinding,
+        outcome: &MOutcome,
+    ) -> Result<MVerdict, Error> {
         if *outcome == MOutcome::DryRun {
-            return Err(Bad);
+            let operation = "host_write";
+            return Err(Error::DryRunOutcome { operation });
         }
         let b = MBinding {
             access: 1,
@@ -516,7 +581,7 @@ impl Model {
         }
     }
 
-    pub fn read(&mut self, binding: &MBinding) -> Result<MRead, Bad> {
+    pub fn read(&mut self, binding: &MBinding) -> Result<MRead, Error> {
         let b = MBinding {
             access: 0,
             ..*binding
@@ -544,7 +609,7 @@ impl Model {
     /// carries, with no report and no device fault — the fault is
     /// `sync`'s to tell. An unresolved binding is counted and carries
     /// nothing.
-    pub fn read_failure(&mut self, binding: &MBinding) -> Result<Option<u64>, Bad> {
+    pub fn read_failure(&mut self, binding: &MBinding) -> Result<Option<u64>, Error> {
         let b = MBinding {
             access: 0,
             ..*binding
@@ -558,19 +623,28 @@ impl Model {
         Ok((r.start..r.end).find_map(|b| a.bytes[b as usize].map(|t| t.failure)))
     }
 
-    pub fn capture_begin(&mut self, stream: u64) -> Result<(), Bad> {
-        let slot = self.slot(stream);
+    pub fn capture_begin(&mut self, stream: impl Into<StreamRef>) -> Result<(), Error> {
+        let stream = stream.into();
+        let slot = self.slot(stream)?;
         if self.windows.contains_key(&slot) {
-            return Err(Bad);
+            return Err(Error::CaptureOpen { stream, slot });
         }
         self.windows.insert(slot, MWindow::default());
         Ok(())
     }
 
-    pub fn capture_end(&mut self, stream: u64, graph: u64) -> Result<MCapture, Bad> {
-        let slot = self.slot(stream);
-        if !self.windows.contains_key(&slot) || self.graphs.contains_key(&graph) {
-            return Err(Bad);
+    pub fn capture_end(
+        &mut self,
+        stream: impl Into<StreamRef>,
+        graph: u64,
+    ) -> Result<MCapture, Error> {
+        let stream = stream.into();
+        let slot = self.slot(stream)?;
+        if !self.windows.contains_key(&slot) {
+            return Err(Error::NoCapture { stream, slot });
+        }
+        if self.graphs.contains_key(&graph) {
+            return Err(Error::GraphLive { graph });
         }
         let w = self.windows.remove(&slot).unwrap();
         match w.doom {
@@ -593,15 +667,17 @@ impl Model {
         }
     }
 
-    pub fn replay(&mut self, graph: u64, outcome: &MOutcome) -> Result<MVerdict, Bad> {
+    pub fn replay(&mut self, graph: u64, outcome: &MOutcome) -> Result<MVerdict, Error> {
         if *outcome == MOutcome::DryRun {
-            return Err(Bad);
+            let operation = "replay";
+            return Err(Error::DryRunOutcome { operation });
         }
-        let recorded = &self.graphs.get(&graph).ok_or(Bad)?.recorded;
+        let unknown = Error::UnknownGraph { graph };
+        let recorded = &self.graphs.get(&graph).ok_or(unknown)?.recorded;
         let bindings: Vec<MBinding> = recorded
             .iter()
             .map(|&(slot, memory, s, e)| MBinding {
-                stream: slot,
+                stream: self.stream_of_slot(slot),
                 memory,
                 range: Some((s, e)),
                 access: 1,
@@ -616,7 +692,7 @@ impl Model {
     /// one as launches (under the numbers they were captured with, none
     /// seen by a window), all resolved first; the verdict is the first
     /// skip's, or `Ran`. A failed one is a replay.
-    pub fn replay_checked(&mut self, graph: u64, outcome: &MOutcome) -> Result<MVerdict, Bad> {
+    pub fn replay_checked(&mut self, graph: u64, outcome: &MOutcome) -> Result<MVerdict, Error> {
         self.replay_checked_each(graph, outcome)
             .map(|(verdict, _)| verdict)
     }
@@ -628,18 +704,19 @@ impl Model {
         &mut self,
         graph: u64,
         outcome: &MOutcome,
-    ) -> Result<(MVerdict, Vec<(u64, MVerdict)>), Bad> {
+    ) -> Result<(MVerdict, Vec<(u64, MVerdict)>), Error> {
         if *outcome != MOutcome::Ok {
             return self.replay(graph, outcome).map(|v| (v, Vec::new()));
         }
-        let launches = self.graphs.get(&graph).ok_or(Bad)?.launches.clone();
+        let unknown = Error::UnknownGraph { graph };
+        let launches = self.graphs.get(&graph).ok_or(unknown)?.launches.clone();
         let mut resolved = Vec::new();
         let mut unresolved = 0;
         for (n, kernel, bound) in &launches {
             let bindings: Vec<MBinding> = bound
                 .iter()
                 .map(|&(slot, memory, s, e, access)| MBinding {
-                    stream: slot,
+                    stream: self.stream_of_slot(slot),
                     memory,
                     range: Some((s, e)),
                     access,
@@ -662,8 +739,11 @@ impl Model {
         Ok((verdict, each))
     }
 
-    pub fn graph_destroy(&mut self, graph: u64) -> Result<(), Bad> {
-        self.graphs.remove(&graph).map(|_| ()).ok_or(Bad)
+    pub fn graph_destroy(&mut self, graph: u64) -> Result<(), Error> {
+        self.graphs
+            .remove(&graph)
+            .map(|_| ())
+            .ok_or(Error::UnknownGraph { graph })
     }
 
     /// Whether graph `graph` is live (`World::has_graph`).
@@ -671,16 +751,17 @@ impl Model {
         self.graphs.contains_key(&graph)
     }
 
-    pub fn profile_begin(&mut self, p: u64) -> Result<(), Bad> {
-        if self.profiles.contains_key(&p) {
-            return Err(Bad);
+    pub fn profile_begin(&mut self, profile: u64) -> Result<(), Error> {
+        if self.profiles.contains_key(&profile) {
+            return Err(Error::ProfileOpen { profile });
         }
-        self.profiles.insert(p, None);
+        self.profiles.insert(profile, None);
         Ok(())
     }
 
-    pub fn profile_end(&mut self, p: u64) -> Result<MProfile, Bad> {
-        match self.profiles.remove(&p).ok_or(Bad)? {
+    pub fn profile_end(&mut self, profile: u64) -> Result<MProfile, Error> {
+        let not_open = Error::ProfileNotOpen { profile };
+        match self.profiles.remove(&profile).ok_or(not_open)? {
             None => Ok(MProfile::Valid),
             Some((f, e)) => Ok(MProfile::Invalid(f, e)),
         }
