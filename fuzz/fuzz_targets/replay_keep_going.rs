@@ -13,8 +13,13 @@
 //! for it ([`Direct`]), makes the same lists (launch results, reads,
 //! captures, profiles, syncs), the same verdict counts, the same rejected
 //! lines (with those the reader could not parse) and a world whose whole
-//! observable state is the replay's — for the plain replay and for the one
-//! whose replays are checked.
+//! observable state is the replay's — for the plain replay, for the one
+//! whose replays are checked, and for one with the replay's other options
+//! (`strict`, `max_streams` and `chain_limit` over the header's, failures
+//! injected into launches), picked by the input's length, each handed to
+//! its world as SPEC §7 and Appendix A say: the options' settings over the
+//! header's, and an injected launch given the injected error (a dry run
+//! too) under the number it takes.
 
 #![no_main]
 
@@ -40,6 +45,8 @@ use taintworld::{Binding, Config, Launch, Outcome, StreamRef, SyncResult, Verdic
 struct Direct {
     world: World,
     checked: bool,
+    /// The launch numbers given the injected error.
+    fail_launches: BTreeSet<u64>,
     launch_results: Vec<LaunchResult>,
     reads: Vec<ReadEntry>,
     captures: Vec<CaptureEntry>,
@@ -63,25 +70,29 @@ fn taint(r: taintworld::TaintReport) -> TaintReport {
 }
 
 impl Direct {
-    /// A world of `header`'s settings (the defaults where it names none);
-    /// `checked`: replays are checked, launch by launch.
-    fn new(header: Option<&taintworld::log::Header>, checked: bool) -> Self {
+    /// A world of `options`' settings, else `header`'s, else the defaults;
+    /// replays checked, launch by launch, as `options` say, and the
+    /// launches it names given the injected error.
+    fn new(header: Option<&taintworld::log::Header>, options: &ReplayOptions) -> Self {
         let defaults = Config::default();
         let config = Config {
-            max_streams: header
-                .and_then(|h| h.max_streams)
+            max_streams: options
+                .max_streams
+                .or(header.and_then(|h| h.max_streams))
                 .unwrap_or(defaults.max_streams),
             num_special: 0,
-            chain_limit: header
-                .and_then(|h| h.chain_limit)
+            chain_limit: options
+                .chain_limit
+                .or(header.and_then(|h| h.chain_limit))
                 .map_or(defaults.chain_limit, |c| {
                     u32::try_from(c).unwrap_or(u32::MAX)
                 }),
-            strict: false,
+            strict: options.strict,
         };
         Direct {
             world: World::new(config).expect("a header's settings make a world"),
-            checked,
+            checked: options.checked_replays,
+            fail_launches: options.fail_launches.clone(),
             launch_results: Vec::new(),
             reads: Vec::new(),
             captures: Vec::new(),
@@ -132,11 +143,20 @@ impl Direct {
                 outcome,
             } => {
                 let bindings: Vec<Binding> = bindings.iter().map(Binding::from).collect();
+                // The number the launch takes if it is good input.
+                let outcome = if self.fail_launches.contains(&w.launches()) {
+                    Outcome::Failed {
+                        kind: "injected",
+                        message: "injected failure",
+                    }
+                } else {
+                    outcome.into()
+                };
                 let r = w.launch(&Launch {
                     kernel,
                     stream: StreamRef::Id(*stream),
                     bindings: &bindings[..],
-                    outcome: outcome.into(),
+                    outcome,
                 })?;
                 let launch = r.launch;
                 let (i, entry) = match r.verdict {
@@ -356,8 +376,32 @@ fuzz_target!(|data: &[u8]| {
         },
         None => None,
     };
-    let mut direct = Direct::new(header, false);
-    let mut direct_checked = Direct::new(header, true);
+    let options = ReplayOptions {
+        keep_going: true,
+        keep_lists: true,
+        ..ReplayOptions::default()
+    };
+    let checked_options = ReplayOptions {
+        checked_replays: true,
+        ..options.clone()
+    };
+    // The replay's other options, picked by the input's length (which
+    // every mutation that adds or drops a byte changes): strict or not,
+    // the header's `max_streams` and `chain_limit` overridden or not
+    // (`u32::MAX + 1` is the world's `u32::MAX`), and three launches,
+    // some of the first, given the injected error.
+    let pick = data.len();
+    let first = (pick / 32 % 4) as u64;
+    let options_given = ReplayOptions {
+        strict: pick % 2 == 1,
+        max_streams: [None, Some(1), Some(2), Some(u64::MAX)][pick / 2 % 4],
+        chain_limit: [None, Some(1), Some(2), Some(1 << 32)][pick / 8 % 4],
+        fail_launches: [first, first + 2, first + 5].into(),
+        ..options.clone()
+    };
+    let mut direct = Direct::new(header, &options);
+    let mut direct_checked = Direct::new(header, &checked_options);
+    let mut direct_given = Direct::new(header, &options_given);
     let mut refused: BTreeSet<u64> = bad_comments.clone();
     for (i, l) in yielded.iter().enumerate() {
         match &l.event {
@@ -368,15 +412,11 @@ fuzz_target!(|data: &[u8]| {
             Ok(event) => {
                 direct.apply(l.number, event);
                 direct_checked.apply(l.number, event);
+                direct_given.apply(l.number, event);
             }
         }
     }
 
-    let options = ReplayOptions {
-        keep_going: true,
-        keep_lists: true,
-        ..ReplayOptions::default()
-    };
     let done = replay(LogReader::new(data), options, |_| {})
         .expect("keep_going never stops on a line, and a slice never fails");
     let failed_captures = done.failed_captures();
@@ -731,17 +771,8 @@ fuzz_target!(|data: &[u8]| {
     // but nothing panics, the world keeps SPEC §10, every replay that
     // skipped is listed (with the launches it skipped) and counted, and
     // the report is JSON.
-    let checked = replay(
-        LogReader::new(data),
-        ReplayOptions {
-            keep_going: true,
-            keep_lists: true,
-            checked_replays: true,
-            ..ReplayOptions::default()
-        },
-        |_| {},
-    )
-    .expect("keep_going never stops on a line, and a slice never fails");
+    let checked = replay(LogReader::new(data), checked_options, |_| {})
+        .expect("keep_going never stops on a line, and a slice never fails");
     let skipped_replays = checked.skipped_replays();
     let (checked_report, checked_world) = checked.finish();
     let checked_world = checked_world.expect("finish always makes a world");
@@ -765,6 +796,17 @@ fuzz_target!(|data: &[u8]| {
         .write_json(&mut checked_json)
         .expect("writing to a Vec");
     serde_json::from_slice::<serde_json::Value>(&checked_json).expect("the report is JSON");
+
+    // The replay with the other options answers as the world of those
+    // settings fed directly does.
+    let given = replay(LogReader::new(data), options_given, |_| {})
+        .expect("keep_going never stops on a line, and a slice never fails");
+    let (given_report, given_world) = given.finish();
+    let given_world = given_world.expect("finish always makes a world");
+    if let Err(e) = given_world.check_invariants() {
+        panic!("invariant broken after a replay with options: {e}");
+    }
+    direct_given.agrees(&given_report, &given_world, &refused, "replay with options");
 
     let mut json = Vec::new();
     report.write_json(&mut json).expect("writing to a Vec");
