@@ -459,9 +459,15 @@ fn step(
         }
         Op::Scope(l) => {
             // A write scope is a launch whose outcome is its body's
-            // (SPEC §6b): the model runs it as one. `c` binds rows.
+            // (SPEC §6b): the model runs it as one. A scope cannot be a
+            // dry run, so a dry run's body panics: a launch that fails
+            // with the `torn_down` error. `c` binds rows.
+            let torn = l.outcome == MOutcome::DryRun;
             let outcome = match &l.outcome {
-                MOutcome::DryRun => MOutcome::Ok,
+                MOutcome::DryRun => {
+                    let (kind, message) = bridge::TORN_DOWN;
+                    MOutcome::Failed(kind.into(), message.into())
+                }
                 other => other.clone(),
             };
             let expected = m.launch(KERNELS[l.kernel], l.stream, &l.bindings, &outcome);
@@ -469,8 +475,24 @@ fn step(
                 outcome,
                 ..l.clone()
             };
-            prop_assert_eq!(&bridge::run_scope(a, model_launch(&scoped)), &expected);
-            prop_assert_eq!(&bridge::run_scope(b, model_launch(&scoped)), &expected);
+            for w in [&mut *a, &mut *b] {
+                if !torn {
+                    prop_assert_eq!(&bridge::run_scope(w, model_launch(&scoped)), &expected);
+                    continue;
+                }
+                // A body that ran and panicked: the launch the model
+                // failed, its number taken (its failure is held to the
+                // model's by the state below).
+                match bridge::run_torn_scope(w, model_launch(&scoped)) {
+                    Ok(None) => {
+                        let failed = matches!(expected, Ok((_, MVerdict::Failed(_))));
+                        prop_assert!(failed, "a body ran and panicked: {:?}", expected);
+                        let number = expected.as_ref().map_or(0, |(n, _)| *n);
+                        prop_assert_eq!(w.launches(), number + 1);
+                    }
+                    got => prop_assert_eq!(&got.map(|v| v.expect("not run")), &expected),
+                }
+            }
             // `c` takes it as a batch of one, whose refusal names launch 0.
             let rows = run_rows(c, core::slice::from_ref(&scoped)).map(|v| v[0].clone());
             let expected = expected.map_err(|e| in_batch(0, e));

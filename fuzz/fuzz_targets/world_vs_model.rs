@@ -448,14 +448,33 @@ fn step(
         }
         Op::Scope(l) => {
             // The model and `r` take it as the launch it stands for; a
-            // scope cannot be a dry run, so its body returns `Ok` then.
+            // scope cannot be a dry run, so a dry run's body panics, a
+            // launch that fails with the `torn_down` error (SPEC §6b).
             let mut l = l.get();
-            if l.outcome == MOutcome::DryRun {
-                l.outcome = MOutcome::Ok;
+            let torn = l.outcome == MOutcome::DryRun;
+            if torn {
+                let (kind, message) = bridge::TORN_DOWN;
+                l.outcome = MOutcome::Failed(kind.into(), message.into());
             }
             let expected = m.launch(l.kernel, l.stream, &l.bindings, &l.outcome);
-            assert_eq!(bridge::run_scope(a, model_launch(&l)), expected);
-            assert_eq!(bridge::run_scope(b, model_launch(&l)), expected);
+            for w in [&mut *a, &mut *b] {
+                if !torn {
+                    assert_eq!(bridge::run_scope(w, model_launch(&l)), expected);
+                    continue;
+                }
+                // A body that ran and panicked: the launch the model failed,
+                // its number taken (its failure is held to the model's by
+                // the state below).
+                match bridge::run_torn_scope(w, model_launch(&l)) {
+                    Ok(None) => {
+                        let Ok((number, MVerdict::Failed(_))) = expected else {
+                            panic!("a body ran and panicked where the model has {expected:?}");
+                        };
+                        assert_eq!(w.launches(), number + 1, "the torn scope's number");
+                    }
+                    got => assert_eq!(got.map(|v| v.expect("not run")), expected),
+                }
+            }
             // `r` takes it as a batch of one, whose refusal names launch 0.
             let rows = batch_rows(r, std::slice::from_ref(&l)).map(|v| v[0].clone());
             let expected = expected.map_err(|e| in_batch(0, e));

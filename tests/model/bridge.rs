@@ -252,6 +252,42 @@ pub fn run_scope(
     Ok((number, verdict))
 }
 
+/// The error a write scope whose body panicked leaves on its write set:
+/// SPEC §6b names the kind, `World::scope`'s documentation the message
+/// (and the kernel, the scope's own).
+pub const TORN_DOWN: (&str, &str) = ("torn_down", "the write scope's body did not finish");
+
+/// A launch run as a write scope whose body panics (SPEC §6b): the error
+/// that refuses it; its number and verdict where the body does not run (a
+/// tainted read set skips it); or `None` where the body ran and panicked,
+/// which the model takes as the launch failed with [`TORN_DOWN`]. The
+/// panic is caught here with the panic hook silenced while the scope runs,
+/// so that a fuzz target, whose hook aborts the process on any panic, can
+/// drive a scope that panics at all.
+pub fn run_torn_scope(
+    world: &mut World,
+    (kernel, stream, bindings, _): MLaunch<'_>,
+) -> Result<Option<(u64, MVerdict)>, Error> {
+    let bindings: Vec<Binding> = bindings.iter().map(to_binding).collect();
+    let number = world.launches();
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let scoped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.scope(kernel, stream, &bindings, || -> Result<(), ErrorInfo> {
+            panic!("the body does not finish")
+        })
+    }));
+    std::panic::set_hook(hook);
+    match scoped {
+        Err(_) => Ok(None),
+        Ok(Ok(ScopeOutcome::Skipped { failure, needed })) => {
+            Ok(Some((number, MVerdict::Skipped(failure.get(), needed))))
+        }
+        Ok(Ok(_)) => panic!("a scope whose body panics ran it and returned"),
+        Ok(Err(error)) => Err(error),
+    }
+}
+
 /// `launches` as one batch of [`Binding`]s ([`run_batch`]): a batch of an
 /// even length names live memory by key, as a scheduler holding keys would
 /// (the key paths, [`to_keyed_binding`]); the others by memory id.
