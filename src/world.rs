@@ -863,7 +863,11 @@ impl World {
     /// about: the first that, asked alone, is the same bad input — what a
     /// scheduler shows beside the error (the `replay` command's
     /// `in bindings[i]`). `None` for an error that is no single binding's
-    /// (the launch's stream, say).
+    /// (the launch's stream, say) — unless some binding, asked alone, is
+    /// that same error: a launch on a special stream past `num_special`
+    /// with a binding on that stream gets that binding named, since the
+    /// error alone cannot tell the two apart (the launch's stream is
+    /// checked first, so that is the one it is about).
     ///
     /// The error names the memory id (or a stale key) but not the
     /// binding's place: carrying a position through the resolution loops
