@@ -19,7 +19,9 @@
 //! injected into launches), picked by the input's length, each handed to
 //! its world as SPEC §7 and Appendix A say: the options' settings over the
 //! header's, and an injected launch given the injected error (a dry run
-//! too) under the number it takes.
+//! too) under the number it takes. Without `keep_going` the replay must
+//! stop at the first line the report rejects, with the report's words for
+//! it and, where the world refused it, the direct world's typed error.
 
 #![no_main]
 
@@ -32,8 +34,8 @@ use libfuzzer_sys::fuzz_target;
 use taintworld::log::{
     CARRIERS_SHOWN, CaptureEntry, CaptureResult, CarriersRest, Event, LaunchResult, LogReader,
     MAX_LINE_BYTES, Outcome as LogOutcome, ProfileEntry, ProfileResult, REMEMBERED_LIFETIMES,
-    ReadEntry, ReadResult, Replay, ReplayOptions, Report, SUMMARY_FAILURES, SUMMARY_READS,
-    SUMMARY_REJECTED, SyncEntry, TaintReport, replay,
+    ReadEntry, ReadResult, Replay, ReplayError, ReplayOptions, Report, SUMMARY_FAILURES,
+    SUMMARY_READS, SUMMARY_REJECTED, SyncEntry, TaintReport, replay,
 };
 use taintworld::{Binding, Config, Launch, Outcome, StreamRef, SyncResult, Verdict, World};
 
@@ -56,6 +58,8 @@ struct Direct {
     verdicts: [u64; 4],
     /// The lines the world refused as bad input.
     rejected: BTreeSet<u64>,
+    /// The world's error for each of them.
+    errors: std::collections::BTreeMap<u64, taintworld::Error>,
 }
 
 /// A world's taint report as the replay's report words it.
@@ -100,14 +104,16 @@ impl Direct {
             syncs: Vec::new(),
             verdicts: [0; 4],
             rejected: BTreeSet::new(),
+            errors: std::collections::BTreeMap::new(),
         }
     }
 
     /// Event `event` of line `line`; its line is rejected where the world
     /// refuses it.
     fn apply(&mut self, line: u64, event: &Event) {
-        if self.call(line, event).is_err() {
+        if let Err(error) = self.call(line, event) {
             self.rejected.insert(line);
+            self.errors.insert(line, error);
         }
     }
 
@@ -454,6 +460,30 @@ fuzz_target!(|data: &[u8]| {
         panic!("invariant broken after replay: {e}");
     }
     direct.agrees(&report, &world, &refused, "replay");
+
+    // Without `keep_going` the replay stops at the first line the report
+    // rejects, in the words the report gives it, and names the world's
+    // error where the world refused the line (none where the line is no
+    // good event at all).
+    let stopped = replay(
+        LogReader::new(data),
+        ReplayOptions {
+            keep_lists: true,
+            ..ReplayOptions::default()
+        },
+        |_| {},
+    );
+    match (stopped, report.rejected.first()) {
+        (Ok(_), None) => {}
+        (Err(ReplayError::BadLine { line, error, world }), Some(first)) => {
+            assert_eq!((line, &error), (first.line, &first.error), "the stop");
+            assert_eq!(world.as_ref(), direct.errors.get(&line), "the stop's error");
+        }
+        (stopped, first) => panic!(
+            "without keep_going: {:?}, where the first rejected line is {first:?}",
+            stopped.map(|_| "finished")
+        ),
+    }
 
     let rejected: Vec<u64> = report.rejected.iter().map(|r| r.line).collect();
     assert!(
