@@ -11,7 +11,10 @@
 //! (`bridge::unresolved_blurred`). Streams include special streams (SPEC
 //! §1), one of them past `num_special`.
 //! A write scope (SPEC §6b) is a launch whose outcome is its body's: `a`
-//! and `b` run it through `World::scope`, the model and `r` as the launch.
+//! and `b` run it through `World::scope`, the model and `r` as the launch;
+//! a scope's dry run, which a scope cannot be, is a body that panics (the
+//! panic caught, `bridge::run_torn_scope`), the launch failed with
+//! `torn_down`.
 //!
 //! Beside the answers and the state, each world is held to the model in
 //! what a scheduler asks besides: the cheap question before a read
