@@ -16,7 +16,8 @@
 //! observable state is the replay's — for the plain replay, for the one
 //! whose replays are checked, and for one with the replay's other options
 //! (`strict`, `max_streams` and `chain_limit` over the header's, failures
-//! injected into launches), picked by the input's length, each handed to
+//! injected into launches, replays checked or not), picked by the input's
+//! length, each handed to
 //! its world as SPEC §7 and Appendix A say: the options' settings over the
 //! header's, and an injected launch given the injected error (a dry run
 //! too) under the number it takes. Without `keep_going` the replay must
@@ -394,8 +395,8 @@ fuzz_target!(|data: &[u8]| {
     // The replay's other options, picked by the input's length (which
     // every mutation that adds or drops a byte changes): strict or not,
     // the header's `max_streams` and `chain_limit` overridden or not
-    // (`u32::MAX + 1` is the world's `u32::MAX`), and three launches,
-    // some of the first, given the injected error.
+    // (`u32::MAX + 1` is the world's `u32::MAX`), three launches, some of
+    // the first, given the injected error, and replays checked or not.
     let pick = data.len();
     let first = (pick / 32 % 4) as u64;
     let options_given = ReplayOptions {
@@ -403,6 +404,7 @@ fuzz_target!(|data: &[u8]| {
         max_streams: [None, Some(1), Some(2), Some(u64::MAX)][pick / 2 % 4],
         chain_limit: [None, Some(1), Some(2), Some(1 << 32)][pick / 8 % 4],
         fail_launches: [first, first + 2, first + 5].into(),
+        checked_replays: pick / 128 % 2 == 1,
         ..options.clone()
     };
     let mut direct = Direct::new(header, &options);
