@@ -911,21 +911,22 @@ fn a_stderr_that_cannot_be_written_leaves_the_exit_status_as_it_was() {
 
 /// `--help` and `--version` that cannot be written to stdout are an error,
 /// as a report that cannot be is: clap's own exit would say 0 with the text
-/// lost. A reader gone away (`| head -1`) is no error here either.
+/// lost. The error names the text it could not write. A reader gone away
+/// (`| head -1`) is no error here either.
 #[cfg(target_os = "linux")]
 #[test]
 fn help_or_version_that_cannot_be_written_is_an_error_with_exit_status_2() {
-    for args in [
-        vec!["--help"],
-        vec!["--version"],
-        vec!["replay", "--help"],
-        vec!["gen", "-h"],
+    for (args, what) in [
+        (vec!["--help"], "help"),
+        (vec!["--version"], "version"),
+        (vec!["replay", "--help"], "help"),
+        (vec!["gen", "-h"], "help"),
     ] {
         let out = onto_a_full_device(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.starts_with("error: writing the "),
+            stderr.starts_with(&format!("error: writing the {what}: ")),
             "{args:?}: {stderr}"
         );
         let out = taintworld(&args);
