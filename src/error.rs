@@ -1,7 +1,8 @@
 //! The typed errors of bad input, and the one refusal of room
 //! ([`Error::NoRoom`]). Every one names what was wrong and with which id,
-//! range or count, and a call that returns one left the world exactly as it
-//! was.
+//! range or count, and a call that returns one left the world as it was:
+//! every answer the same (a refused reservation may leave a store the room
+//! it grew before another refused).
 
 use alloc::boxed::Box;
 

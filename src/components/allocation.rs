@@ -398,10 +398,9 @@ impl Allocations {
     /// making them allocates nothing in this store: room in the slot map
     /// for as many more footprints, in the rows for the places they can
     /// take, and in the memory-id index for as many more entries. Frees in
-    /// between do not use it up (a freed place is taken again first, and a
-    /// freed entry's room in the index is reused), though a free can leave
-    /// the index's room where a later entry cannot use it until the index
-    /// is rehashed, which it does in place.
+    /// between do not use it up: a freed place is taken again first, and
+    /// an entry that goes into the room a freed one left takes none of the
+    /// index's room for new entries.
     ///
     /// Fallible, unlike the stores' own growth: a count that overflows a
     /// store's size, or room the allocator refuses, is
