@@ -261,23 +261,22 @@ pub const TORN_DOWN: (&str, &str) = ("torn_down", "the write scope's body did no
 /// that refuses it; its number and verdict where the body does not run (a
 /// tainted read set skips it); or `None` where the body ran and panicked,
 /// which the model takes as the launch failed with [`TORN_DOWN`]. The
-/// panic is caught here with the panic hook silenced while the scope runs,
-/// so that a fuzz target, whose hook aborts the process on any panic, can
-/// drive a scope that panics at all.
+/// panic is caught here with the panic hook silenced for this thread while
+/// the scope runs ([`silenced`]), so that a fuzz target, whose hook aborts
+/// the process on any panic, can drive a scope that panics at all.
 pub fn run_torn_scope(
     world: &mut World,
     (kernel, stream, bindings, _): MLaunch<'_>,
 ) -> Result<Option<(u64, MVerdict)>, Error> {
     let bindings: Vec<Binding> = bindings.iter().map(to_binding).collect();
     let number = world.launches();
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let scoped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        world.scope(kernel, stream, &bindings, || -> Result<(), ErrorInfo> {
-            panic!("the body does not finish")
-        })
-    }));
-    std::panic::set_hook(hook);
+    let scoped = silenced(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            world.scope(kernel, stream, &bindings, || -> Result<(), ErrorInfo> {
+                panic!("the body does not finish")
+            })
+        }))
+    });
     match scoped {
         Err(_) => Ok(None),
         Ok(Ok(ScopeOutcome::Skipped { failure, needed })) => {
@@ -286,6 +285,34 @@ pub fn run_torn_scope(
         Ok(Ok(_)) => panic!("a scope whose body panics ran it and returned"),
         Ok(Err(error)) => Err(error),
     }
+}
+
+std::thread_local! {
+    /// Whether this thread's panics are expected and caught: see
+    /// [`silenced`].
+    static SILENCED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with this thread's panics kept from the panic hook. The hook
+/// is process-wide: swapping it around each scope would silence, for that
+/// while, a real failure on another test thread, and two threads swapping
+/// at once could leave the silent one in place for good. Instead the hook
+/// is wrapped once, and the wrapper passes on every panic but those of a
+/// thread inside `f` (the fuzz target's abort among them).
+fn silenced<T>(f: impl FnOnce() -> T) -> T {
+    static WRAPPED: std::sync::Once = std::sync::Once::new();
+    WRAPPED.call_once(|| {
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !SILENCED.with(|silenced| silenced.get()) {
+                hook(info);
+            }
+        }));
+    });
+    SILENCED.with(|silenced| silenced.set(true));
+    let out = f();
+    SILENCED.with(|silenced| silenced.set(false));
+    out
 }
 
 /// `launches` as one batch of [`Binding`]s ([`run_batch`]): a batch of an
