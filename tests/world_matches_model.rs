@@ -25,8 +25,8 @@ mod model;
 mod scale;
 
 use model::bridge::{
-    self, MLaunch, RowWorld, model_state, read_result, report, run_binding_batch, state,
-    to_binding, to_outcome, unresolved_blurred, verdict,
+    self, MLaunch, RowWorld, blurred, in_batch, model_state, read_result, report,
+    run_binding_batch, state, to_binding, to_outcome, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MVerdict, Model};
 use proptest::prelude::*;
@@ -390,21 +390,6 @@ fn run_launch(world: &mut World, l: &LaunchOp) -> Result<(u64, MVerdict), Error>
 /// Launches `launches` as one batch of pre-resolved rows.
 fn run_rows(rows: &mut RowWorld, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, Error> {
     rows.batch(&model_launches(launches))
-}
-
-/// A result as the world binding rows is held to it: a refusal with the
-/// way it names a binding that does not resolve blurred
-/// ([`unresolved_blurred`]).
-fn blurred<T>(result: Result<T, Error>) -> Result<T, Error> {
-    result.map_err(unresolved_blurred)
-}
-
-/// The error a batch gives when its launch `index` is refused with `error`.
-fn in_batch(index: usize, error: Error) -> Error {
-    Error::InBatch {
-        index,
-        error: Box::new(error),
-    }
 }
 
 /// Applies one operation to the model, the one-at-a-time world `a`

@@ -45,8 +45,8 @@ mod model;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use model::bridge::{
-    self, MLaunch, RowWorld, model_state, read_result, report, run_binding_batch, state,
-    to_binding, to_outcome, unresolved_blurred, verdict,
+    self, MLaunch, blurred, in_batch, RowWorld, model_state, read_result, report, run_binding_batch, state,
+    to_binding, to_outcome, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MVerdict, Model};
 use taintworld::{
@@ -312,21 +312,6 @@ fn batch(world: &mut World, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)
 
 fn batch_rows(rows: &mut RowWorld, launches: &[LaunchOp]) -> Result<Vec<(u64, MVerdict)>, Error> {
     rows.batch(&model_launches(launches))
-}
-
-/// A result as the world binding rows is held to it: a refusal with the
-/// way it names a binding that does not resolve blurred
-/// ([`unresolved_blurred`]).
-fn blurred<T>(result: Result<T, Error>) -> Result<T, Error> {
-    result.map_err(unresolved_blurred)
-}
-
-/// The error a batch gives when its launch `index` is refused with `error`.
-fn in_batch(index: usize, error: Error) -> Error {
-    Error::InBatch {
-        index,
-        error: Box::new(error),
-    }
 }
 
 /// The model's size of an allocation the huge world makes `size` bytes.

@@ -174,6 +174,20 @@ pub fn unresolved_blurred(error: Error) -> Error {
     }
 }
 
+/// A result as a world that binds rows is held to it: a refusal
+/// [`unresolved_blurred`].
+pub fn blurred<T>(result: Result<T, Error>) -> Result<T, Error> {
+    result.map_err(unresolved_blurred)
+}
+
+/// The error a batch gives when its launch `index` is refused with `error`.
+pub fn in_batch(index: usize, error: Error) -> Error {
+    Error::InBatch {
+        index,
+        error: Box::new(error),
+    }
+}
+
 /// `launches` with each failed outcome equal to an earlier one in the batch
 /// replaced by that one: the same strings at the same addresses, as a
 /// scheduler's static error strings are, where each launch's own copies
