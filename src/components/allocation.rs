@@ -408,28 +408,23 @@ impl Allocations {
     /// stores that did grow before one refused keep their room; no
     /// allocation is made or freed either way.
     pub fn try_reserve(&mut self, additional: usize) -> Result<(), crate::Error> {
-        let refused = crate::Error::NoRoom { additional };
+        let refused = || crate::Error::NoRoom { additional };
         // The slot map adds this to its length unchecked: a count that
         // overflows panics there in a debug build and wraps in a release
         // one, to a reservation of nothing that succeeds.
-        self.hot
-            .len()
-            .checked_add(additional)
-            .ok_or(refused.clone())?;
-        self.hot
-            .try_reserve(additional)
-            .map_err(|_| refused.clone())?;
+        self.hot.len().checked_add(additional).ok_or_else(refused)?;
+        self.hot.try_reserve(additional).map_err(|_| refused())?;
         // A new footprint takes a free place or one past the last: none
         // past the slot map's room, which counts its vacant first place
         // as well as the others.
-        let places = self.hot.capacity().checked_add(1).ok_or(refused.clone())?;
+        let places = self.hot.capacity().checked_add(1).ok_or_else(refused)?;
         self.rows
             .try_reserve(places.saturating_sub(self.rows.len()))
-            .map_err(|_| refused.clone())?;
+            .map_err(|_| refused())?;
         let hasher = &self.hasher;
         self.by_memory
             .try_reserve(additional, |&(memory, _)| id_hash(hasher, memory))
-            .map_err(|_| refused)
+            .map_err(|_| refused())
     }
 
     /// The row behind `key`, to change by hand: only for the tests that
