@@ -964,7 +964,8 @@ fn gen_to_file(options: &GenOptions, path: &Path, progress: &Progress) -> io::Re
         // Written in place, `PATH` may be a pipe (`-o /dev/stdout | head`),
         // whose reader going away is no error, as for `gen | head`.
         let file = File::create(path).map_err(|e| cannot_create(path, e))?;
-        return quiet_on_closed_pipe(write_log_file(options, file, gzip, progress)).map_err(named);
+        let written = write_log_file(options, file, gzip, progress).map(drop);
+        return quiet_on_closed_pipe(written).map_err(named);
     };
     let kept = match std::fs::metadata(path) {
         Ok(m) => {
@@ -992,7 +993,12 @@ fn gen_to_file(options: &GenOptions, path: &Path, progress: &Progress) -> io::Re
             ),
             _ => cannot_create(&partial, e),
         })?;
+    // The bytes reach the disk before the name does: a machine that
+    // crashes just after the rename then holds the whole log under `PATH`
+    // (or, should the rename itself be lost, the file that was there),
+    // never an empty or cut one.
     let placed = write_log_file(options, file, gzip, progress)
+        .and_then(|file| file.sync_all())
         .and_then(|()| kept.map_or(Ok(()), |p| std::fs::set_permissions(&partial, p)))
         .and_then(|()| std::fs::rename(&partial, path));
     if placed.is_err() {
@@ -1016,22 +1022,21 @@ fn partial_path(path: &Path) -> Option<PathBuf> {
     Some(path.with_file_name(name))
 }
 
-/// Writes the log `options` generate to `file`, gzipped or not.
+/// Writes the log `options` generate to `file`, gzipped or not, and hands
+/// the file back, its buffers flushed to it, for the caller to sync.
 fn write_log_file(
     options: &GenOptions,
     file: File,
     gzip: bool,
     progress: &Progress,
-) -> io::Result<()> {
+) -> io::Result<File> {
     if gzip {
         let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
         // Finished here, not on drop, so that an error writing the gzip
         // trailer is reported rather than lost.
-        write_log(options, gz, progress)
-            .and_then(|gz| gz.finish())
-            .map(drop)
+        write_log(options, gz, progress).and_then(|gz| gz.finish())
     } else {
-        write_log(options, file, progress).map(drop)
+        write_log(options, file, progress)
     }
 }
 
