@@ -1047,3 +1047,137 @@ fn a_checked_replay_gives_the_typed_errors_of_a_replay_and_settles_no_launch() {
         assert!(w.has_graph(7));
     }
 }
+
+/// Every error prints its whole message, word for word: the wording is
+/// public (a caller may show it, match on it or log it), and the checks
+/// above each ask only for the id or the words they care about. A message
+/// that lost its batch launch's own error, or said "already open" for a
+/// profile that is not, or left out the range or a count, passed them all.
+#[test]
+fn every_error_prints_the_whole_message_its_variant_promises_word_for_word() {
+    let mut w = world(false);
+    let key = w.alloc(0, 9, 16).unwrap();
+    w.free(key).unwrap();
+    let cases = [
+        (Error::ZeroStreams, "max_streams must be at least 1".to_owned()),
+        (
+            Error::ZeroChainLimit,
+            "chain_limit must be at least 1".to_owned(),
+        ),
+        (
+            Error::SlotOverflow {
+                max_streams: u64::MAX,
+                num_special: 2,
+            },
+            "max_streams 18446744073709551615 + num_special 2 does not fit in a u64".to_owned(),
+        ),
+        (
+            SPECIAL_1_OUT_OF_RANGE,
+            "special stream 1 is out of range: the world has 1 special streams".to_owned(),
+        ),
+        (
+            Error::UnknownMemory { memory: 5 },
+            "memory 5 is not a live allocation".to_owned(),
+        ),
+        (
+            Error::UnknownKey { key },
+            format!("allocation key {key:?} names no live allocation"),
+        ),
+        (
+            Error::DuplicateMemory { memory: 5 },
+            "memory 5 is already a live allocation".to_owned(),
+        ),
+        (
+            Error::RangeReversed {
+                memory: 5,
+                start: 8,
+                end: 4,
+            },
+            "range [8, 4) of memory 5 ends before it starts".to_owned(),
+        ),
+        (
+            Error::KeyRangeReversed {
+                key,
+                start: 8,
+                end: 4,
+            },
+            format!("range [8, 4) of stale allocation key {key:?} ends before it starts"),
+        ),
+        (
+            Error::RangePastEnd {
+                memory: 5,
+                start: 8,
+                end: 40,
+                size: 16,
+            },
+            "range [8, 40) runs past the end of memory 5 (16 bytes)".to_owned(),
+        ),
+        (
+            Error::Unresolved {
+                memory: 5,
+                slot: 1,
+                made_on: None,
+            },
+            "binding of memory 5 on stream slot 1 does not resolve (strict mode)".to_owned(),
+        ),
+        (
+            Error::Unresolved {
+                memory: 5,
+                slot: 1,
+                made_on: Some(0),
+            },
+            "binding of memory 5 on stream slot 1 does not resolve (strict mode; memory 5 lives on slot 0)"
+                .to_owned(),
+        ),
+        (
+            Error::DryRunOutcome {
+                operation: "host_write",
+            },
+            "host_write cannot have a dry_run outcome".to_owned(),
+        ),
+        (
+            Error::CaptureOpen {
+                stream: StreamRef::Id(3),
+                slot: 1,
+            },
+            "stream 3 (slot 1) already has an open capture window".to_owned(),
+        ),
+        (
+            Error::NoCapture {
+                stream: StreamRef::Special(0),
+                slot: 2,
+            },
+            "special stream 0 (slot 2) has no open capture window".to_owned(),
+        ),
+        (
+            Error::GraphLive { graph: 7 },
+            "graph 7 is already live".to_owned(),
+        ),
+        (
+            Error::UnknownGraph { graph: 7 },
+            "graph 7 is not a live graph".to_owned(),
+        ),
+        (
+            Error::ProfileOpen { profile: 4 },
+            "profile 4 is already open".to_owned(),
+        ),
+        (
+            Error::ProfileNotOpen { profile: 4 },
+            "profile 4 is not open".to_owned(),
+        ),
+        (
+            Error::NoRoom { additional: 7 },
+            "no room for 7 more allocations".to_owned(),
+        ),
+        (
+            Error::InBatch {
+                index: 2,
+                error: Box::new(Error::UnknownMemory { memory: 5 }),
+            },
+            "launch 2 of the batch: memory 5 is not a live allocation".to_owned(),
+        ),
+    ];
+    for (error, message) in cases {
+        assert_eq!(error.to_string(), message, "{error:?}");
+    }
+}
