@@ -28,7 +28,7 @@ pub enum Error {
         num_special: u16,
     },
     /// A special stream index at or past `num_special`.
-    #[error("special stream {index} is out of range: the world has {num_special} special streams")]
+    #[error("special stream {index} is out of range: num_special is {num_special}")]
     SpecialOutOfRange {
         /// The index asked for.
         index: u16,

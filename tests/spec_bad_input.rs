@@ -1073,7 +1073,7 @@ fn every_error_prints_the_whole_message_its_variant_promises_word_for_word() {
         ),
         (
             SPECIAL_1_OUT_OF_RANGE,
-            "special stream 1 is out of range: the world has 1 special streams".to_owned(),
+            "special stream 1 is out of range: num_special is 1".to_owned(),
         ),
         (
             Error::UnknownMemory { memory: 5 },
