@@ -1744,6 +1744,33 @@ mod tests {
         assert!(printed.ends_with(", .. }"), "{printed}");
     }
 
+    /// A checked replay tallies its skips after the whole replay, and a
+    /// later launch of the same replay can write over every claim of the
+    /// failure a launch skipped for, so that the world has pruned it: the
+    /// skip must still count as a skip, not as another occurrence.
+    #[test]
+    fn a_replayed_skip_whose_failure_the_replay_then_pruned_adds_no_occurrence() {
+        let lines = [
+            alloc(1),
+            alloc(2),
+            capture_begin(),
+            launch("a", &[(1, "read"), (2, "write")], false),
+            launch("b", &[(1, "write"), (2, "write")], false),
+            capture_end(7),
+            launch("bad", &[(1, "write")], true),
+            replay_of(7),
+        ];
+        let options = ReplayOptions {
+            checked_replays: true,
+            ..ReplayOptions::default()
+        };
+        let replay = replayed(&lines.join("\n"), options).unwrap();
+        let tallies: Vec<_> = replay.tallies().values().collect();
+        assert_eq!(tallies.len(), 1, "{tallies:?}");
+        assert_eq!(tallies[0].skipped_in_replays, 1, "{tallies:?}");
+        assert_eq!(tallies[0].occurrences, 1, "{tallies:?}");
+    }
+
     fn capture_end(graph: u64) -> String {
         format!(r#"{{"op":"capture_end","stream":0,"graph":{graph}}}"#)
     }
