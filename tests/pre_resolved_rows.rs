@@ -181,6 +181,35 @@ fn in_strict_mode_a_stale_row_is_rejected_naming_its_key_and_nothing_changes() {
     assert_eq!(claims(&world, 1), vec![]);
 }
 
+/// A stale row with an empty range (`[8, 8)` of a freed allocation) is
+/// unresolved, as any stale row is: counted, never an error, whichever path
+/// takes it. The world's check of a row that is not good asks whether its
+/// range ends before it starts; asked as "ends at or before", it called
+/// this row reversed, and only the random model test noticed.
+#[test]
+fn a_stale_row_with_an_empty_range_is_unresolved_not_reversed() {
+    let mut world = World::default();
+    world.alloc(0, 1, 64).unwrap();
+    world.alloc(0, 7, 16).unwrap();
+    let good = row(&world, Binding::whole(0, 1, Access::Read));
+    let empty = row(&world, Binding::range(0, 7, 8, 8, Access::Write));
+    world.free(7).unwrap();
+
+    let alone = world
+        .launch(&launch("alone", std::slice::from_ref(&empty), Outcome::Ok))
+        .unwrap();
+    assert_eq!(named(alone.verdict), ("ran", 0, 0));
+    let rows = [good, empty];
+    let beside = world.launch(&launch("beside", &rows, Outcome::Ok)).unwrap();
+    assert_eq!(named(beside.verdict), ("ran", 0, 0));
+    let batch = [launch("batch", &rows, Outcome::Ok)];
+    let mut results = Vec::new();
+    world.launch_batch(&batch, &mut results).unwrap();
+    assert_eq!(named(results[0].verdict), ("ran", 0, 0));
+    assert_eq!(world.stats().unresolved_bindings, 3);
+    assert_eq!(world.launches(), 3);
+}
+
 #[test]
 fn no_row_is_made_reversed_or_past_its_allocation_and_a_part_of_a_row_is_checked_once() {
     let mut world = World::default();
