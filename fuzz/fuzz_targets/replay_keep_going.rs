@@ -36,7 +36,7 @@ use taintworld::log::{
     CARRIERS_SHOWN, CaptureEntry, CaptureResult, CarriersRest, Event, LaunchResult, LogReader,
     MAX_LINE_BYTES, Outcome as LogOutcome, ProfileEntry, ProfileResult, REMEMBERED_LIFETIMES,
     ReadEntry, ReadResult, Replay, ReplayError, ReplayOptions, Report, SUMMARY_FAILURES,
-    SUMMARY_READS, SUMMARY_REJECTED, SyncEntry, TaintReport, replay,
+    SUMMARY_READS, SUMMARY_REJECTED, SyncEntry, replay,
 };
 use taintworld::{Binding, Config, Launch, Outcome, StreamRef, SyncResult, Verdict, World};
 
@@ -61,17 +61,6 @@ struct Direct {
     rejected: BTreeSet<u64>,
     /// The world's error for each of them.
     errors: std::collections::BTreeMap<u64, taintworld::Error>,
-}
-
-/// A world's taint report as the replay's report words it.
-fn taint(r: taintworld::TaintReport) -> TaintReport {
-    TaintReport {
-        failure: r.failure.get(),
-        error: r.error,
-        occurrences: r.occurrences,
-        chain: r.chain,
-        truncated: r.truncated,
-    }
 }
 
 impl Direct {
@@ -202,7 +191,7 @@ impl Direct {
                 let result = match w.read(&Binding::from(binding))? {
                     taintworld::ReadResult::Clean => ReadResult::Clean,
                     taintworld::ReadResult::Unresolved => ReadResult::Unresolved,
-                    taintworld::ReadResult::Tainted(r) => ReadResult::Tainted(taint(r)),
+                    taintworld::ReadResult::Tainted(r) => ReadResult::Tainted(r.into()),
                     taintworld::ReadResult::DeviceFault(e) => ReadResult::DeviceFault(e),
                 };
                 self.reads.push(ReadEntry {
@@ -215,7 +204,7 @@ impl Direct {
             Event::CaptureEnd { stream, graph } => {
                 let result = match w.capture_end(*stream, *graph)? {
                     taintworld::CaptureResult::Ok => CaptureResult::Ok,
-                    taintworld::CaptureResult::Failed(r) => CaptureResult::Failed(taint(r)),
+                    taintworld::CaptureResult::Failed(r) => CaptureResult::Failed(r.into()),
                 };
                 self.captures.push(CaptureEntry {
                     line,

@@ -45,8 +45,8 @@ mod model;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use model::bridge::{
-    self, MLaunch, blurred, in_batch, RowWorld, model_state, read_result, report, run_binding_batch, state,
-    to_binding, to_outcome, verdict,
+    self, MLaunch, RowWorld, blurred, in_batch, model_state, read_result, report,
+    run_binding_batch, state, to_binding, to_outcome, verdict,
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MVerdict, Model};
 use taintworld::{

@@ -8,11 +8,11 @@ use std::io;
 use crate::log::{
     CaptureEntry, CaptureResult as LogCapture, Event, FinalState, LaunchResult as Entry, Line,
     LogBinding, Outcome as LogOutcome, ProfileEntry, ProfileResult as LogProfile, ReadEntry,
-    ReadResult as LogRead, Rejected, Report, SyncEntry, TaintReport as LogTaint,
+    ReadResult as LogRead, Rejected, Report, SyncEntry,
 };
 use crate::{
     Allocation, Binding, CaptureResult, Config, Error, ErrorInfo, FailureId, Launch, Outcome,
-    ProfileResult, ReadResult, StreamRef, SyncResult, TaintReport, Verdict, World,
+    ProfileResult, ReadResult, StreamRef, SyncResult, Verdict, World,
 };
 
 /// How a replay is run: the `taintworld replay` command's options, as a
@@ -1110,7 +1110,7 @@ impl Replay {
                 {
                     ReadResult::Clean => LogRead::Clean,
                     ReadResult::Unresolved => LogRead::Unresolved,
-                    ReadResult::Tainted(report) => LogRead::Tainted(taint(report)),
+                    ReadResult::Tainted(report) => LogRead::Tainted(report.into()),
                     ReadResult::DeviceFault(e) => {
                         self.fault_answers.reads += 1;
                         LogRead::DeviceFault(e)
@@ -1170,7 +1170,7 @@ impl Replay {
                         self.failed_captures.note(line);
                         let failed = GraphEvent::CaptureFailed(report.failure.get());
                         self.lifetimes.graph_at(graph, line, failed);
-                        LogCapture::Failed(taint(report))
+                        LogCapture::Failed(report.into())
                     }
                 };
                 if let Ok(slot) = world.streams().slot_of(StreamRef::Id(stream)) {
@@ -1376,16 +1376,6 @@ fn in_binding(world: &World, error: Error, bindings: &[Binding], lifetimes: &Lif
         None => error.to_string(),
     };
     lifetimes.text(error, text)
-}
-
-fn taint(r: TaintReport) -> LogTaint {
-    LogTaint {
-        failure: r.failure.get(),
-        error: r.error,
-        occurrences: r.occurrences,
-        chain: r.chain,
-        truncated: r.truncated,
-    }
 }
 
 /// The error a failed `outcome` of work named `kernel` records, as the

@@ -154,6 +154,20 @@ pub struct TaintReport {
     pub truncated: bool,
 }
 
+/// A world's [`TaintReport`](crate::TaintReport) as the report words it:
+/// the failure by its id's number, everything else as the world gave it.
+impl From<crate::TaintReport> for TaintReport {
+    fn from(r: crate::TaintReport) -> Self {
+        TaintReport {
+            failure: r.failure.get(),
+            error: r.error,
+            occurrences: r.occurrences,
+            chain: r.chain,
+            truncated: r.truncated,
+        }
+    }
+}
+
 /// One entry of `reads`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadEntry {
