@@ -79,7 +79,7 @@ pub enum Error {
         end: u64,
     },
     /// A resolved binding whose range runs past its allocation's end.
-    #[error("range [{start}, {end}) runs past the end of memory {memory} ({size} bytes)")]
+    #[error("range [{start}, {end}) runs past the end of memory {memory} (size {size})")]
     RangePastEnd {
         /// The memory id.
         memory: u64,
@@ -160,7 +160,7 @@ pub enum Error {
     /// that could not be had: the count overflows a store's size, or the
     /// allocator refused the memory. Not bad input, but the one error that
     /// says so instead of aborting; nothing was made or freed.
-    #[error("no room for {additional} more allocations")]
+    #[error("no room for more allocations: {additional} asked for")]
     NoRoom {
         /// The number of allocations room was asked for.
         additional: usize,

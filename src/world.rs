@@ -889,7 +889,7 @@ impl World {
     /// let step = Launch { kernel: "copy", stream: 0.into(), bindings: &bindings[..], outcome: Outcome::Ok };
     /// let error = world.launch(&step).unwrap_err();
     /// assert_eq!(world.binding_at_fault(&bindings, &error), Some(1));
-    /// assert_eq!(error.to_string(), "range [0, 32) runs past the end of memory 2 (16 bytes)");
+    /// assert_eq!(error.to_string(), "range [0, 32) runs past the end of memory 2 (size 16)");
     /// # Ok::<(), taintworld::Error>(())
     /// ```
     pub fn binding_at_fault<B: Bind>(&self, bindings: &[B], error: &Error) -> Option<usize> {

@@ -1799,7 +1799,7 @@ fn a_range_past_its_allocations_end_is_an_error_naming_the_binding() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "error: line 2: range [512, 2048) runs past the end of memory 1 (1024 bytes) in bindings[1]\n"
+        "error: line 2: range [512, 2048) runs past the end of memory 1 (size 1024) in bindings[1]\n"
     );
     // The same range on a stream where memory 1 was not made does not
     // resolve, so it is never held to the size: the second binding is
@@ -1815,7 +1815,7 @@ fn a_range_past_its_allocations_end_is_an_error_naming_the_binding() {
     let out = taintworld(&["replay", log.to_str().unwrap()]);
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "error: line 2: range [512, 2048) runs past the end of memory 1 (1024 bytes) in bindings[1]\n"
+        "error: line 2: range [512, 2048) runs past the end of memory 1 (size 1024) in bindings[1]\n"
     );
 }
 
@@ -2325,7 +2325,7 @@ fn the_fail_launch_note_is_given_only_when_an_injection_took_effect_before_the_b
     let log = log_of(&dir, "bad_range.jsonl", &lines);
     let log = log.to_str().unwrap();
     let error =
-        "error: line 5: range [0, 99) runs past the end of memory 1 (16 bytes) in bindings[0]\n";
+        "error: line 5: range [0, 99) runs past the end of memory 1 (size 16) in bindings[0]\n";
     let stderr = |flags: &[&str]| {
         let mut args = vec!["replay"];
         args.extend_from_slice(flags);

@@ -460,7 +460,7 @@ fn room_for_more_allocations_than_a_store_can_count_is_a_typed_error_not_an_abor
     }
     assert_eq!(
         Error::NoRoom { additional: 7 }.to_string(),
-        "no room for 7 more allocations"
+        "no room for more allocations: 7 asked for"
     );
     // And the world goes on as before.
     w.reserve_allocations(1).unwrap();

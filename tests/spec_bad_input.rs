@@ -194,7 +194,7 @@ fn a_launch_with_one_range_past_the_end_is_rejected_whole_and_takes_no_number() 
     );
     assert_eq!(
         err.to_string(),
-        "range [8, 17) runs past the end of memory 3 (16 bytes)"
+        "range [8, 17) runs past the end of memory 3 (size 16)"
     );
     assert_eq!(snapshot(&w), before);
     w.check_invariants().unwrap();
@@ -1110,7 +1110,7 @@ fn every_error_prints_the_whole_message_its_variant_promises_word_for_word() {
                 end: 40,
                 size: 16,
             },
-            "range [8, 40) runs past the end of memory 5 (16 bytes)".to_owned(),
+            "range [8, 40) runs past the end of memory 5 (size 16)".to_owned(),
         ),
         (
             Error::Unresolved {
@@ -1167,7 +1167,7 @@ fn every_error_prints_the_whole_message_its_variant_promises_word_for_word() {
         ),
         (
             Error::NoRoom { additional: 7 },
-            "no room for 7 more allocations".to_owned(),
+            "no room for more allocations: 7 asked for".to_owned(),
         ),
         (
             Error::InBatch {

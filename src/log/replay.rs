@@ -1980,7 +1980,7 @@ mod tests {
         let smaller = r#"{"op":"alloc","stream":0,"memory":1,"size":8}"#.to_string();
         assert_eq!(
             last_error(&with(&[free(1), smaller, replay_of(7)])),
-            "range [0, 16) runs past the end of memory 1 (8 bytes) in graph 7 (made at line 4)"
+            "range [0, 16) runs past the end of memory 1 (size 8) in graph 7 (made at line 4)"
         );
         // A window ended and opened again is named by its new line; an id
         // freed and made again, by its new allocation.
@@ -2098,7 +2098,7 @@ mod tests {
         );
         assert_eq!(
             again(&lines, &[free(1), smaller, replay_of(7)]),
-            "range [0, 16) runs past the end of memory 1 (8 bytes) in graph 7"
+            "range [0, 16) runs past the end of memory 1 (size 8) in graph 7"
         );
         // Memory 1's allocation: named while REMEMBERED_LIFETIMES - 1
         // allocations and frees follow it, forgotten at one more.
