@@ -323,7 +323,7 @@ pub enum PoolError<E> {
     #[error("a stream could not be created: {0:?}")]
     Create(E),
     /// A special stream index at or past `num_special`.
-    #[error("special stream {index} is out of range: the pool has {num_special}")]
+    #[error("special stream {index} is out of range: num_special is {num_special}")]
     SpecialOutOfRange {
         /// The index asked for.
         index: u8,
@@ -405,7 +405,7 @@ impl<F: StreamFactory> StreamPool<F> {
     pub fn get_mut_index(&mut self, index: usize) -> &mut F::Stream {
         assert!(
             index < self.streams.len(),
-            "stream slot {index} is out of range: the pool has {}",
+            "stream slot {index} is out of range: max_streams + num_special is {}",
             self.streams.len()
         );
         match self.get_or_create_index(index) {

@@ -158,6 +158,18 @@ fn get_or_create_special_past_num_special_is_out_of_range() {
     assert_eq!(p.factory_mut().created, 0);
 }
 
+/// A pool of one special stream refuses special stream 1 naming the
+/// setting, word for word: "num_special is 1", never "the pool has 1".
+#[test]
+fn special_stream_one_of_a_pool_of_one_says_num_special_is_1() {
+    let mut p = StreamPool::new(Factory::default(), 4, 1).unwrap();
+    let err = p.get_or_create_special(1).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "special stream 1 is out of range: num_special is 1"
+    );
+}
+
 #[test]
 fn special_streams_sit_after_the_regular_slots() {
     let mut p = StreamPool::new(Factory::default(), 4, 2).unwrap();
@@ -235,6 +247,15 @@ fn a_pool_of_zero_streams_is_rejected() {
 fn get_mut_index_past_the_last_slot_panics() {
     let mut p = StreamPool::new(Factory::default(), 4, 1).unwrap();
     p.get_mut_index(5);
+}
+
+/// A pool of one slot is out of range at slot 1, and says so naming the
+/// settings that count the slots, not "the pool has 1".
+#[test]
+#[should_panic(expected = "stream slot 1 is out of range: max_streams + num_special is 1")]
+fn get_mut_index_past_a_pool_of_one_slot_names_max_streams_and_num_special() {
+    let mut p = StreamPool::new(Factory::default(), 1, 0).unwrap();
+    p.get_mut_index(1);
 }
 
 #[test]
@@ -536,7 +557,7 @@ fn get_special_panics_when_the_factory_fails() {
 }
 
 #[test]
-#[should_panic(expected = "special stream 2 is out of range: the pool has 2")]
+#[should_panic(expected = "special stream 2 is out of range: num_special is 2")]
 fn get_special_past_num_special_panics() {
     let mut p = StreamPool::new(Factory::default(), 4, 2).unwrap();
     p.get_special(2);
