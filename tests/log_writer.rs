@@ -912,3 +912,51 @@ fn world_binding(keys: Vec<taintworld::AllocKey>) -> impl Strategy<Value = taint
 fn world_outcome() -> impl Strategy<Value = (String, String, u8)> {
     (any::<String>(), any::<String>(), 0..3u8)
 }
+
+/// The writer's refusals name what they refuse: a backwards range by its
+/// range and memory id, in the words of the world's own `RangeReversed`,
+/// whether it comes as an event or as a world's launch; a launch on a
+/// special stream by that stream.
+#[test]
+fn a_refused_range_or_special_stream_is_named_in_the_writers_error() {
+    use taintworld::{Binding, Launch, StreamRef, World};
+
+    let read = Event::Read {
+        binding: LogBinding {
+            stream: 0,
+            memory: 7,
+            range: Some((9, 4)),
+            access: Access::Read,
+        },
+    };
+    let refused = LogWriter::new(Vec::new()).write_event(&read).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "range [9, 4) of memory 7 ends before it starts"
+    );
+
+    let mut world = World::default();
+    let key = world.alloc(0, 7, 4096).unwrap();
+    let launch = |stream, bindings| Launch {
+        kernel: "k",
+        stream,
+        bindings,
+        outcome: taintworld::Outcome::Ok,
+    };
+    let backwards = [Binding::range(0, key, 1, 0, Access::Write)];
+    let refused = LogWriter::new(Vec::new())
+        .write_launch(&launch(0.into(), &backwards[..]), &world)
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "range [1, 0) of memory 7 ends before it starts"
+    );
+    let whole = [Binding::whole(0, key, Access::Read)];
+    let refused = LogWriter::new(Vec::new())
+        .write_launch(&launch(StreamRef::Special(1), &whole[..]), &world)
+        .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "a launch on special stream 1 cannot be recorded: a log names regular streams only"
+    );
+}

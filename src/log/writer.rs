@@ -195,9 +195,10 @@ impl<W: Write> LogWriter<W> {
     pub fn write_launch(&mut self, launch: &Launch<'_>, world: &World) -> io::Result<()> {
         self.line.clear();
         let StreamRef::Id(stream) = launch.stream else {
-            return Err(invalid(
-                "a launch on a special stream cannot be recorded: a log names regular streams only",
-            ));
+            return Err(invalid(&format!(
+                "a launch on {} cannot be recorded: a log names regular streams only",
+                launch.stream
+            )));
         };
         let bindings = launch
             .bindings
@@ -316,7 +317,9 @@ fn encode_binding(line: &mut Vec<u8>, binding: &LogBinding) -> io::Result<()> {
     number(line, br#","memory":"#, memory);
     if let Some((start, end)) = range {
         if end < start {
-            return Err(invalid("a binding's range cannot end before it starts"));
+            return Err(invalid(&format!(
+                "range [{start}, {end}) of memory {memory} ends before it starts"
+            )));
         }
         number(line, br#","range":["#, start);
         number(line, b",", end);
