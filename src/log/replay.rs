@@ -264,8 +264,8 @@ pub struct Replay {
     fault_answers: FaultAnswers,
     bindings: Vec<Binding>,
     /// The last allocations, frees and graphs made and ended, and the
-    /// open capture windows: to say where an id died, or was made when it
-    /// is live already.
+    /// open capture windows and profiles: to say where an id died, or was
+    /// made or opened when it is live or open already.
     lifetimes: Lifetimes,
     /// Per unresolved read of the first [`SUMMARY_READS`] (by line): why
     /// it did not resolve, where that is known.
@@ -321,12 +321,13 @@ enum UnresolvedWhy {
 /// last as many graphs made and ended (a capture that made one or failed,
 /// a `graph_destroy`), so that an error about an id that is not live, or
 /// is live already, can say why; and the line that opened each open
-/// capture window, by slot.
+/// capture window, by slot, and each open profile, by id.
 #[derive(Debug, Default)]
 struct Lifetimes {
     memory: Newest<MemoryEntry>,
     graphs: Newest<GraphEntry>,
     windows: HashMap<u64, u64>,
+    profiles: HashMap<u64, u64>,
 }
 
 /// The newest allocation or free of one memory id.
@@ -489,6 +490,10 @@ impl Lifetimes {
                 _ => text,
             },
             Error::CaptureOpen { slot, .. } => match self.windows.get(&slot) {
+                Some(line) => format!("{text} (opened at line {line})"),
+                None => text,
+            },
+            Error::ProfileOpen { profile } => match self.profiles.get(&profile) {
                 Some(line) => format!("{text} (opened at line {line})"),
                 None => text,
             },
@@ -1234,9 +1239,12 @@ impl Replay {
                     .map_err(|e| self.lifetimes.explain(e))?;
                 self.lifetimes.graph_at(graph, line, GraphEvent::Destroyed);
             }
-            Event::ProfileBegin { profile } => world
-                .profile_begin(profile)
-                .map_err(|e| self.lifetimes.explain(e))?,
+            Event::ProfileBegin { profile } => {
+                world
+                    .profile_begin(profile)
+                    .map_err(|e| self.lifetimes.explain(e))?;
+                self.lifetimes.profiles.insert(profile, line);
+            }
             Event::ProfileEnd { profile } => {
                 let result = match world
                     .profile_end(profile)
@@ -1251,6 +1259,7 @@ impl Replay {
                         }
                     }
                 };
+                self.lifetimes.profiles.remove(&profile);
                 if keep {
                     self.report.profiles.push(ProfileEntry {
                         line,
@@ -1950,10 +1959,10 @@ mod tests {
         assert_eq!(last_error(&lines), "graph 4 is not a live graph");
     }
 
-    /// An id that is live already, and a capture window that is open
-    /// already, are named with the line that made them so; a replay's
-    /// error about one of its graph's recorded bindings names the graph
-    /// and the line that made it, since the binding is not on the
+    /// An id that is live already, and a capture window or a profile
+    /// that is open already, are named with the line that made them so; a
+    /// replay's error about one of its graph's recorded bindings names the
+    /// graph and the line that made it, since the binding is not on the
     /// replay's line.
     #[test]
     fn errors_about_what_is_live_or_open_already_name_the_line_that_made_it() {
@@ -1998,6 +2007,18 @@ mod tests {
         assert_eq!(
             last_error(&[again, vec![alloc(1)]].concat()),
             "memory 1 is already a live allocation (allocated at line 6)"
+        );
+        // A profile open already is named by the line that opened it, and
+        // after it ended and opened again, by its new line.
+        let begin = r#"{"op":"profile_begin","profile":3}"#.to_string();
+        let end = r#"{"op":"profile_end","profile":3}"#.to_string();
+        assert_eq!(
+            last_error(&with(&[begin.clone(), begin.clone()])),
+            "profile 3 is already open (opened at line 5)"
+        );
+        assert_eq!(
+            last_error(&with(&[begin.clone(), end, begin.clone(), begin])),
+            "profile 3 is already open (opened at line 7)"
         );
     }
 
