@@ -812,6 +812,48 @@ fn checked_replays_skip_a_replay_that_reads_what_a_failed_one_left() {
     assert!(!text.contains("skipped a launch"), "{text}");
 }
 
+/// A failure's tally says how many of the launches it skipped were
+/// captured ones in words that agree with that count: one captured launch
+/// skipped by a checked replay, alone or among launches of the log's own,
+/// is "a captured one", never "all captured ones" or "1 of them captured
+/// ones".
+#[test]
+fn a_failure_that_skipped_one_captured_launch_calls_it_a_captured_one() {
+    let dir = Scratch::new();
+    let mut lines = vec![
+        r#"{"op":"alloc","stream":0,"memory":1,"size":64}"#,
+        r#"{"op":"alloc","stream":0,"memory":2,"size":64}"#,
+        r#"{"op":"capture_begin","stream":0}"#,
+        r#"{"op":"launch","kernel":"append","stream":0,"bindings":[{"stream":0,"memory":1,"access":"read_write"},{"stream":0,"memory":2,"access":"write"}],"outcome":"ok"}"#,
+        r#"{"op":"capture_end","stream":0,"graph":1}"#,
+        r#"{"op":"replay","graph":1,"outcome":{"failed":{"kind":"launch","message":"graph launch failed"}}}"#,
+        r#"{"op":"replay","graph":1,"outcome":"ok"}"#,
+    ];
+    let alone = log_of(&dir, "one_captured.jsonl", &lines);
+    let text = summary_of_with(&["--checked-replays"], &alone);
+    assert!(
+        text.contains(
+            "failure 1: launch in graph:1: graph launch failed \
+             (1 occurrence, skipped 1 launch, a captured one in a graph replay)\n"
+        ),
+        "{text}"
+    );
+    lines.extend([
+        r#"{"op":"alloc","stream":0,"memory":3,"size":64}"#,
+        r#"{"op":"launch","kernel":"use","stream":0,"bindings":[{"stream":0,"memory":2,"access":"read"},{"stream":0,"memory":3,"access":"write"}],"outcome":"ok"}"#,
+        r#"{"op":"launch","kernel":"again","stream":0,"bindings":[{"stream":0,"memory":3,"access":"read"},{"stream":0,"memory":2,"access":"write"}],"outcome":"ok"}"#,
+    ]);
+    let among = log_of(&dir, "one_captured_among_three.jsonl", &lines);
+    let text = summary_of_with(&["--checked-replays"], &among);
+    assert!(
+        text.contains(
+            "failure 1: launch in graph:1: graph launch failed \
+             (1 occurrence, skipped 3 launches, 1 of them a captured one in a graph replay)\n"
+        ),
+        "{text}"
+    );
+}
+
 /// Replays or generates with stdout on `/dev/full`, where every write fails
 /// with "no space left", which is an error, not a reader gone away.
 #[cfg(target_os = "linux")]

@@ -623,10 +623,15 @@ impl Summary {
                 Count(t.occurrences, "occurrence", "occurrences"),
                 Count(t.skipped, "launch", "launches"),
             )?;
-            match t.skipped_in_replays {
-                0 => {}
-                n if n == t.skipped => write!(out, ", all captured ones in graph replays")?,
-                n => write!(out, ", {n} of them captured ones in graph replays")?,
+            // How many of the skipped launches were captured ones, in
+            // words that agree with their count: "1 of them a captured
+            // one", never "1 of them captured ones".
+            match (t.skipped_in_replays, t.skipped) {
+                (0, _) => {}
+                (1, 1) => write!(out, ", a captured one in a graph replay")?,
+                (n, all) if n == all => write!(out, ", all captured ones in graph replays")?,
+                (1, _) => write!(out, ", 1 of them a captured one in a graph replay")?,
+                (n, _) => write!(out, ", {n} of them captured ones in graph replays")?,
             }
             match freed_while_tainted(t.freed, t.freed_bytes) {
                 Some(freed) => writeln!(out, "; {freed})")?,
