@@ -2288,7 +2288,8 @@ fn a_live_failure_that_taints_no_byte_is_said_to_be_held_by_the_capture_window_i
 /// no graph (SPEC §6), so the log's replay of that graph, recorded from a run
 /// where the capture worked, is bad input: the error names the line where
 /// the capture failed, and a note says why that can happen and that
-/// `--keep-going` replays past it. The same log failing on its own gets the
+/// `--keep-going` replays past it, of "the injected failure" for one and
+/// "the injected failures" for two. The same log failing on its own gets the
 /// error without the note, and the summary of `--keep-going` lists the
 /// replay and the `graph_destroy` with the reason.
 #[test]
@@ -2315,6 +2316,24 @@ fn a_replay_of_a_graph_whose_capture_an_injection_failed_names_the_capture_and_s
         err,
         "error: line 5: graph 7 is not a live graph (its capture failed at line 4, \
          with failure 1, and made no graph)\n\
+         note: --fail-launch: the injected failure can make a later line bad input \
+         (a replay of a graph whose capture it failed, which made no graph); \
+         --keep-going lists such lines and replays the rest\n"
+    );
+
+    // Two injections that took effect, one before the capture, are "the
+    // injected failures".
+    let fill = r#"{"op":"launch","kernel":"fill","stream":0,"bindings":[{"stream":0,"memory":1,"access":"write"}],"outcome":"ok"}"#;
+    let mut filled = capture.to_vec();
+    filled.insert(1, fill);
+    let two = log_of(&dir, "fill_then_graph.jsonl", &filled);
+    let two = two.to_str().unwrap();
+    let out = taintworld(&["replay", "--fail-launch", "0", "--fail-launch", "1", two]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "error: line 6: graph 7 is not a live graph (its capture failed at line 5, \
+         with failure 2, and made no graph)\n\
          note: --fail-launch: the injected failures can make a later line bad input \
          (a replay of a graph whose capture they failed, which made no graph); \
          --keep-going lists such lines and replays the rest\n"
@@ -2392,7 +2411,7 @@ fn the_fail_launch_note_is_given_only_when_an_injection_took_effect_before_the_b
     let noted = stderr(&["--fail-launch", "0"]);
     assert!(noted.starts_with(error), "{noted}");
     assert!(
-        noted.contains("note: --fail-launch: the injected failures"),
+        noted.contains("note: --fail-launch: the injected failure can"),
         "{noted}"
     );
 }

@@ -356,13 +356,22 @@ fn is_stdout(_: &File, _: Option<(u64, u64)>) -> bool {
 /// which made no graph (SPEC §6) — and `--keep-going` lists such lines and
 /// replays the rest. `None` when no injection took effect before the bad
 /// line: none was asked for, every launch asked for lies past it, or each
-/// was skipped anyway.
+/// was skipped anyway. One injection that took effect is "the injected
+/// failure", more "the injected failures".
 fn stopped_after_injecting(replay: &Replay) -> Option<&'static str> {
-    replay.injected().next().is_some().then_some(
-        "note: --fail-launch: the injected failures can make a later line bad input \
-         (a replay of a graph whose capture they failed, which made no graph); \
-         --keep-going lists such lines and replays the rest",
-    )
+    match replay.injected().take(2).count() {
+        0 => None,
+        1 => Some(
+            "note: --fail-launch: the injected failure can make a later line bad input \
+             (a replay of a graph whose capture it failed, which made no graph); \
+             --keep-going lists such lines and replays the rest",
+        ),
+        _ => Some(
+            "note: --fail-launch: the injected failures can make a later line bad input \
+             (a replay of a graph whose capture they failed, which made no graph); \
+             --keep-going lists such lines and replays the rest",
+        ),
+    }
 }
 
 /// The note for `--fail-launch` numbers whose launch was skipped: a skip
