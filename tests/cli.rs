@@ -2456,6 +2456,46 @@ fn a_gzip_log_cut_short_says_so_and_how_to_replay_the_lines_it_holds() {
     }
 }
 
+/// A gzip log empty, or cut short before its first line ends, holds no
+/// line to replay: the error says it stops early before its first line,
+/// and no note offers to replay the lines it holds.
+#[test]
+fn a_gzip_log_cut_before_its_first_line_gets_no_note_on_replaying_its_lines() {
+    use std::io::Write;
+    let dir = Scratch::new();
+    let empty = dir.path("empty.jsonl.gz");
+    std::fs::write(&empty, b"").unwrap();
+    let empty = empty.to_str().unwrap();
+    let out = taintworld(&["replay", empty]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "error: cannot read {empty} before its first line: unexpected end of file: \
+             the gzip data stops early (the file is cut short, or empty)\n"
+        )
+    );
+    let plain = std::fs::read(examples().join("skip_chain_three_kernels.jsonl")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::none());
+    gz.write_all(&plain).unwrap();
+    let zipped = gz.finish().unwrap();
+    let first_line = plain.iter().position(|&b| b == b'\n').unwrap();
+    // Stored blocks keep the bytes as they are, after a 10-byte gzip
+    // header and a 5-byte block header: cut halfway into the first line.
+    let cut = dir.path("cut_in_line_1.jsonl.gz");
+    std::fs::write(&cut, &zipped[..15 + first_line / 2]).unwrap();
+    let cut = cut.to_str().unwrap();
+    let out = taintworld(&["replay", "--keep-going", cut]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with(&format!("error: cannot read {cut} before its first line: ")),
+        "{err}"
+    );
+    assert!(err.contains("the gzip data stops early"), "{err}");
+    assert!(!err.contains("note:"), "{err}");
+}
+
 /// `gen -o /dev/stdout | head -c 20` ends as `gen | head -c 20` does: the
 /// reader going away from a path written in place is no error.
 #[cfg(target_os = "linux")]

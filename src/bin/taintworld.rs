@@ -267,7 +267,11 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
         ));
     }
     let mut replay = Replay::new(options).map_err(|e| format!("error: {e}"))?;
+    // The last line read that was an event or bad input: 0 when the log
+    // held none before it stopped.
+    let mut last_line = 0;
     let replayed = replay.apply_all(reader, |line| {
+        last_line = line;
         progress.tick(line, |bar| bar.set_message(HumanCount(line).to_string()));
     });
     progress.finish();
@@ -277,9 +281,13 @@ fn run_replay(path: &PathBuf, options: ReplayOptions, json: bool) -> Result<(), 
             None => format!("error: line {line}: {error}"),
         },
         ReplayError::Io(e)
-            if e.kind() == io::ErrorKind::UnexpectedEof && path != Path::new("/dev/stdin") =>
+            if e.kind() == io::ErrorKind::UnexpectedEof
+                && path != Path::new("/dev/stdin")
+                && last_line > 0 =>
         {
             // Only the gzip decoder ends a read so: the file is cut short.
+            // Cut (or empty) before its first line, it holds no line to
+            // replay, and the error alone says so.
             format!(
                 "error: {e}\nnote: a gzip log cut short is bad input whole; to replay the \
                  lines it holds, decompress them and replay those: \
