@@ -2124,6 +2124,23 @@ fn the_readme_shows_exactly_what_the_main_job_prints() {
     assert_eq!(printed, shown);
 }
 
+/// `--fail-launch`'s help says where launch numbers start, as the
+/// README's usage does: without it, a user meaning the log's first launch
+/// could give 1 and fail the second without a word.
+#[test]
+fn the_fail_launch_help_says_launches_are_numbered_from_0() {
+    let help = taintworld(&["replay", "--help"]);
+    assert!(help.status.success());
+    let text = String::from_utf8(help.stdout).unwrap();
+    assert!(
+        text.contains(
+            "Process launch N (numbered from 0 in log order, as the report numbers launches) \
+             as if it failed (repeatable)."
+        ),
+        "{text}"
+    );
+}
+
 #[test]
 fn the_readmes_usage_names_every_option_the_commands_help_lists_and_no_other() {
     // A flag added to the command and not to the README's usage block (or

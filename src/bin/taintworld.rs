@@ -45,7 +45,8 @@ enum Command {
         /// The log; `-` reads standard input (where the system names it
         /// `/dev/stdin`).
         log: PathBuf,
-        /// Process launch N as if it failed (repeatable). A launch inside
+        /// Process launch N (numbered from 0 in log order, as the report
+        /// numbers launches) as if it failed (repeatable). A launch inside
         /// a capture window fails its capture, which then makes no graph,
         /// so the log's later replays of that graph become bad input: add
         /// `--keep-going` to list them and replay the rest.
