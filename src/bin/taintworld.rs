@@ -367,20 +367,17 @@ fn is_stdout(_: &File, _: Option<(u64, u64)>) -> bool {
 /// line: none was asked for, every launch asked for lies past it, or each
 /// was skipped anyway. One injection that took effect is "the injected
 /// failure", more "the injected failures".
-fn stopped_after_injecting(replay: &Replay) -> Option<&'static str> {
-    match replay.injected().take(2).count() {
-        0 => None,
-        1 => Some(
-            "note: --fail-launch: the injected failure can make a later line bad input \
-             (a replay of a graph whose capture it failed, which made no graph); \
-             --keep-going lists such lines and replays the rest",
-        ),
-        _ => Some(
-            "note: --fail-launch: the injected failures can make a later line bad input \
-             (a replay of a graph whose capture they failed, which made no graph); \
-             --keep-going lists such lines and replays the rest",
-        ),
-    }
+fn stopped_after_injecting(replay: &Replay) -> Option<String> {
+    let (failures, they) = match replay.injected().take(2).count() {
+        0 => return None,
+        1 => ("failure", "it"),
+        _ => ("failures", "they"),
+    };
+    Some(format!(
+        "note: --fail-launch: the injected {failures} can make a later line bad input \
+         (a replay of a graph whose capture {they} failed, which made no graph); \
+         --keep-going lists such lines and replays the rest"
+    ))
 }
 
 /// The note for `--fail-launch` numbers whose launch was skipped: a skip
