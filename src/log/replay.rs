@@ -182,7 +182,8 @@ fn keep_smallest(ids: &mut Vec<u64>, memory: u64) {
 /// that an error about a memory id that is not live can say where it was
 /// freed; and, apart from them, how many failed captures and graph
 /// destructions, so that an error about a graph id that is not live can say
-/// why. Bounded so that a replay's memory does not grow with the log: an
+/// why, and how many profile endings, so that ending a profile that is not
+/// open can say where it ended. Bounded so that a replay's memory does not grow with the log: an
 /// ending older than the last this many of its kind goes unmentioned.
 pub const REMEMBERED_LIFETIMES: usize = 4096;
 
@@ -320,14 +321,28 @@ enum UnresolvedWhy {
 /// [`REMEMBERED_LIFETIMES`] allocations and frees, and apart from them the
 /// last as many graphs made and ended (a capture that made one or failed,
 /// a `graph_destroy`), so that an error about an id that is not live, or
-/// is live already, can say why; and the line that opened each open
-/// capture window, by slot, and each open profile, by id.
+/// is live already, can say why; the line that opened or last ended a
+/// capture window, by slot (as many as the world has slots); and the line
+/// that opened each open profile, by id, and apart from them the last
+/// [`REMEMBERED_LIFETIMES`] profile endings, so that ending a capture or a
+/// profile that is not open can say where it ended.
 #[derive(Debug, Default)]
 struct Lifetimes {
     memory: Newest<MemoryEntry>,
     graphs: Newest<GraphEntry>,
-    windows: HashMap<u64, u64>,
+    windows: HashMap<u64, Window>,
     profiles: HashMap<u64, u64>,
+    profiles_ended: Newest<u64>,
+}
+
+/// The newest capture window of one slot: open since this line, or ended
+/// at it.
+#[derive(Clone, Copy, Debug)]
+enum Window {
+    /// A `capture_begin` opened it at this line, and it is open.
+    OpenedAt(u64),
+    /// A `capture_end` ended it at this line, and none is open.
+    EndedAt(u64),
 }
 
 /// The newest allocation or free of one memory id.
@@ -490,11 +505,21 @@ impl Lifetimes {
                 _ => text,
             },
             Error::CaptureOpen { slot, .. } => match self.windows.get(&slot) {
-                Some(line) => format!("{text} (opened at line {line})"),
-                None => text,
+                Some(Window::OpenedAt(line)) => format!("{text} (opened at line {line})"),
+                _ => text,
+            },
+            Error::NoCapture { slot, .. } => match self.windows.get(&slot) {
+                Some(Window::EndedAt(line)) => {
+                    format!("{text} (the slot's last one ended at line {line})")
+                }
+                _ => text,
             },
             Error::ProfileOpen { profile } => match self.profiles.get(&profile) {
                 Some(line) => format!("{text} (opened at line {line})"),
+                None => text,
+            },
+            Error::ProfileNotOpen { profile } => match self.profiles_ended.get(profile) {
+                Some(line) => format!("{text} (it ended at line {line})"),
                 None => text,
             },
             _ => text,
@@ -1159,7 +1184,7 @@ impl Replay {
                 // The slot the world folded the stream onto, as every
                 // note of this replay finds it.
                 if let Ok(slot) = world.streams().slot_of(StreamRef::Id(stream)) {
-                    self.lifetimes.windows.insert(slot, line);
+                    self.lifetimes.windows.insert(slot, Window::OpenedAt(line));
                 }
             }
             Event::CaptureEnd { stream, graph } => {
@@ -1179,7 +1204,7 @@ impl Replay {
                     }
                 };
                 if let Ok(slot) = world.streams().slot_of(StreamRef::Id(stream)) {
-                    self.lifetimes.windows.remove(&slot);
+                    self.lifetimes.windows.insert(slot, Window::EndedAt(line));
                 }
                 if keep {
                     self.report.captures.push(CaptureEntry {
@@ -1260,6 +1285,7 @@ impl Replay {
                     }
                 };
                 self.lifetimes.profiles.remove(&profile);
+                self.lifetimes.profiles_ended.remember(profile, line);
                 if keep {
                     self.report.profiles.push(ProfileEntry {
                         line,
@@ -2020,6 +2046,57 @@ mod tests {
             last_error(&with(&[begin.clone(), end, begin.clone(), begin])),
             "profile 3 is already open (opened at line 7)"
         );
+    }
+
+    /// Ending a capture window or a profile that is not open names the
+    /// line that last ended it: a window by its slot (whichever stream id
+    /// folds onto it), a profile by its id while its ending is among the
+    /// last REMEMBERED_LIFETIMES profile endings. What never opened, or a
+    /// profile whose ending has been pushed out, gets the plain error.
+    #[test]
+    fn ending_a_capture_or_profile_that_is_not_open_names_the_line_that_ended_it() {
+        let begin = |p: u64| format!(r#"{{"op":"profile_begin","profile":{p}}}"#);
+        let end = |p: u64| format!(r#"{{"op":"profile_end","profile":{p}}}"#);
+        let ended = vec![alloc(1), capture_begin(), capture_end(7)];
+        assert_eq!(
+            last_error(&[ended.clone(), vec![capture_end(8)]].concat()),
+            "stream 0 (slot 0) has no open capture window (the slot's last one ended at line 3)"
+        );
+        // Opened and ended again: the newer ending is named.
+        let twice = [ended, vec![capture_begin(), capture_end(8), capture_end(9)]].concat();
+        assert_eq!(
+            last_error(&twice),
+            "stream 0 (slot 0) has no open capture window (the slot's last one ended at line 5)"
+        );
+        let other_slot = r#"{"op":"capture_end","stream":1,"graph":9}"#.to_string();
+        assert_eq!(
+            last_error(&[alloc(1), capture_begin(), capture_end(7), other_slot]),
+            "stream 1 (slot 1) has no open capture window"
+        );
+        assert_eq!(
+            last_error(&[begin(3), end(3), end(3)]),
+            "profile 3 is not open (it ended at line 2)"
+        );
+        assert_eq!(
+            last_error(&[begin(3), end(3), begin(3), end(3), end(3)]),
+            "profile 3 is not open (it ended at line 4)"
+        );
+        assert_eq!(
+            last_error(&[begin(3), end(3), end(4)]),
+            "profile 4 is not open"
+        );
+        // REMEMBERED_LIFETIMES - 1 other endings keep profile 3's; one
+        // more pushes it out.
+        let mut lines = vec![begin(3), end(3)];
+        for p in 0..REMEMBERED_LIFETIMES as u64 - 1 {
+            lines.extend([begin(10 + p), end(10 + p)]);
+        }
+        assert_eq!(
+            last_error(&[lines.clone(), vec![end(3)]].concat()),
+            "profile 3 is not open (it ended at line 2)"
+        );
+        lines.extend([begin(5), end(5), end(3)]);
+        assert_eq!(last_error(&lines), "profile 3 is not open");
     }
 
     /// A read on the wrong stream of memory live elsewhere is told apart
