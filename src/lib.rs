@@ -385,9 +385,10 @@
 //!   with `serde`, `serde_json`, `flate2`, `memchr` and `rand` behind it,
 //!   for a scheduler that records its own launches without the command
 //!   line's crates.
-//! * `cli` (default): `log`, and the `taintworld` command with `clap` and
-//!   `indicatif`. Without default features the library is `no_std` +
-//!   `alloc`.
+//! * `cli` (default): `log`, and the `taintworld` command with `clap`,
+//!   `indicatif` and, on Unix, `signal-hook` (`gen -o` catches SIGINT,
+//!   SIGTERM and SIGXFSZ to remove its partial file). Without default
+//!   features the library is `no_std` + `alloc`.
 
 #![cfg_attr(not(feature = "std"), no_std)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

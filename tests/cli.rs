@@ -1915,6 +1915,103 @@ fn gen_writes_its_log_under_a_partial_name_and_renames_it_only_when_whole() {
     std::fs::remove_file(&partial).unwrap();
 }
 
+/// SIGINT or SIGTERM stops `gen -o` part way: it removes its partial
+/// file, says so, and then dies of the signal, as it would have without
+/// catching it, so that a shell sees the interruption. The next run to
+/// the same name then goes ahead, where a partial file left behind would
+/// stop it.
+#[cfg(unix)]
+#[test]
+fn gen_stopped_by_sigint_or_sigterm_removes_its_partial_file_and_dies_of_the_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = Scratch::new();
+    let path = dir.path("stopped.jsonl");
+    let partial = dir.path("stopped.jsonl.partial");
+    for (signal, number) in [("INT", 2), ("TERM", 15)] {
+        // As in the test above: bounded, should the signal never come.
+        let mut child = Killed(
+            binary()
+                .args(["gen", "--launches", "1000000", "-o", path.to_str().unwrap()])
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("the binary runs"),
+        );
+        // The signals are caught from before the partial file is made.
+        let started = Instant::now();
+        while std::fs::metadata(&partial).map_or(true, |m| m.len() == 0) {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "no partial log after a minute"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let pid = child.0.id().to_string();
+        // The shell's own `kill`: a `kill` program may not be installed.
+        let sent = Command::new("sh")
+            .args(["-c", &format!("kill -{signal} \"$0\""), &pid])
+            .status()
+            .expect("sh runs");
+        assert!(sent.success(), "kill -{signal} {pid}");
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+        let status = child.0.wait().unwrap();
+        assert_eq!(
+            status.signal(),
+            Some(number),
+            "SIG{signal}: {status:?}, {stderr}"
+        );
+        assert_eq!(
+            stderr,
+            format!(
+                "error: {}: interrupted by SIG{signal}; {} removed\n",
+                path.display(),
+                partial.display()
+            )
+        );
+        assert!(!partial.exists(), "SIG{signal} left the partial file");
+        assert!(!path.exists(), "SIG{signal} left a cut log under the name");
+    }
+    ran_ok(&["gen", "--launches", "20", "-o", path.to_str().unwrap()]);
+    assert!(path.exists() && !partial.exists());
+}
+
+/// A write past the file-size limit (`ulimit -f`) is a failed write, not
+/// a death by SIGXFSZ: `gen -o` says the file is too large, removes its
+/// partial file and exits 2, gzip or not.
+#[cfg(unix)]
+#[test]
+fn gen_past_the_file_size_limit_is_an_error_that_removes_its_partial_file() {
+    let dir = Scratch::new();
+    for name in ["limited.jsonl", "limited.jsonl.gz"] {
+        let path = dir.path(name);
+        let partial = dir.path(&format!("{name}.partial"));
+        // 100 blocks of 512 bytes: far less than a million launches.
+        let out = Command::new("sh")
+            .args([
+                "-c",
+                r#"ulimit -f 100 && exec "$0" gen --launches 1000000 -o "$1""#,
+                env!("CARGO_BIN_EXE_taintworld"),
+                path.to_str().unwrap(),
+            ])
+            .env_remove("CLICOLOR_FORCE")
+            .output()
+            .expect("sh runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{name}: {:?}, {stderr}",
+            out.status
+        );
+        assert!(
+            stderr.starts_with(&format!("error: {}: File too large", path.display())),
+            "{name}: {stderr}"
+        );
+        assert!(!partial.exists(), "{name}: the partial file is left");
+        assert!(!path.exists(), "{name}: a cut log lies under the name");
+    }
+}
+
 #[test]
 fn gen_refuses_a_partial_file_that_exists_and_leaves_it_and_the_log_as_they_were() {
     let dir = Scratch::new();

@@ -11,6 +11,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -953,8 +955,12 @@ impl fmt::Display for Shown<'_> {
 fn run_gen(options: GenOptions, output: Option<PathBuf>) -> io::Result<()> {
     let progress = Progress::new(GEN_BAR, options.launches);
     let written = match &output {
-        None => quiet_on_closed_pipe(write_log(&options, io::stdout().lock(), &progress).map(drop))
-            .map_err(|e| io::Error::new(e.kind(), format!("writing the log: {e}"))),
+        None => {
+            let stdout = io::stdout().lock();
+            let written = write_log(&options, stdout, &progress, &Interrupts::none());
+            quiet_on_closed_pipe(written.map(drop))
+                .map_err(|e| io::Error::new(e.kind(), format!("writing the log: {e}")))
+        }
         Some(path) => gen_to_file(&options, path, &progress),
     };
     progress.finish();
@@ -964,8 +970,10 @@ fn run_gen(options: GenOptions, output: Option<PathBuf>) -> io::Result<()> {
 /// `gen -o PATH`: the log is written to `PATH.partial` and renamed to
 /// `PATH` when whole, so that a run that is interrupted or fails never
 /// leaves a cut log under the name asked for (a plain log cut at a line's
-/// end would replay as a shorter one). An interrupted run leaves the
-/// `.partial` file, whose name says what it is; a failed one removes it.
+/// end would replay as a shorter one). A failed run removes the `.partial`
+/// file, and so does one interrupted by a signal it catches
+/// ([`Interrupts`]); one killed outright (SIGKILL, a machine that stops)
+/// leaves it, its name saying what it is.
 ///
 /// As a lock file would be, `PATH.partial` is made new, never opened
 /// where it exists (another `gen` may be writing it, or it is a link to
@@ -984,7 +992,7 @@ fn gen_to_file(options: &GenOptions, path: &Path, progress: &Progress) -> io::Re
         // Written in place, `PATH` may be a pipe (`-o /dev/stdout | head`),
         // whose reader going away is no error, as for `gen | head`.
         let file = File::create(path).map_err(|e| cannot_create(path, e))?;
-        let written = write_log_file(options, file, gzip, progress).map(drop);
+        let written = write_log_file(options, file, gzip, progress, &Interrupts::none()).map(drop);
         return quiet_on_closed_pipe(written).map_err(named);
     };
     let kept = match std::fs::metadata(path) {
@@ -997,6 +1005,9 @@ fn gen_to_file(options: &GenOptions, path: &Path, progress: &Progress) -> io::Re
         }
         Err(_) => None,
     };
+    // Caught from before the partial file exists, so that no signal ends
+    // the run between its making and the catch.
+    let interrupts = Interrupts::catch();
     let file = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -1017,15 +1028,131 @@ fn gen_to_file(options: &GenOptions, path: &Path, progress: &Progress) -> io::Re
     // crashes just after the rename then holds the whole log under `PATH`
     // (or, should the rename itself be lost, the file that was there),
     // never an empty or cut one.
-    let placed = write_log_file(options, file, gzip, progress)
+    let placed = write_log_file(options, file, gzip, progress, &interrupts)
         .and_then(|file| file.sync_all())
         .and_then(|()| kept.map_or(Ok(()), |p| std::fs::set_permissions(&partial, p)))
         .and_then(|()| std::fs::rename(&partial, path));
     if placed.is_err() {
         // The partial file is this run's own: it was made new.
-        let _ = std::fs::remove_file(&partial);
+        let removed = std::fs::remove_file(&partial);
+        if let Some(signal) = interrupts.caught() {
+            // Ended as the signal would have ended it, once the file is
+            // gone: what sent it sees the run die of it.
+            progress.finish();
+            let left = match removed {
+                Ok(()) => format!("{} removed", partial.display()),
+                Err(e) => format!("{} left: {e}", partial.display()),
+            };
+            to_stderr(&format!(
+                "error: {}: interrupted by {}; {left}",
+                path.display(),
+                signal_name(signal)
+            ));
+            interrupts.end(signal);
+        }
     }
     placed.map_err(named)
+}
+
+/// The signals `gen -o` catches while its `.partial` file exists. Their
+/// default actions would end the run at once and leave the file behind,
+/// which the next run refuses to overwrite; caught, the run removes it
+/// first:
+///
+/// * SIGINT and SIGTERM stop the run before its next line; it removes its
+///   partial file and then dies of the same signal, so that what sent it
+///   (a shell, a job runner) sees the interruption it asked for. A second
+///   one while the run is stopping (on a disk that hangs, say) ends it at
+///   once, with status 128 + the signal's number.
+/// * SIGXFSZ, sent when a write passes the file-size limit (`ulimit -f`),
+///   is only caught: the write then fails with "File too large", which the
+///   run reports as any failed write, removing its partial file.
+///
+/// Only `gen -o` catches them: `gen` to stdout leaves nothing behind, and
+/// a replay writes no file. Off Unix, or where the catch cannot be set up,
+/// nothing is caught and the signals act as they always have.
+struct Interrupts {
+    /// The number of the last SIGINT or SIGTERM caught, or 0.
+    caught: Arc<AtomicUsize>,
+}
+
+impl Interrupts {
+    /// Catches nothing.
+    fn none() -> Self {
+        Interrupts {
+            caught: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Catches the signals, from now until the process ends.
+    #[cfg(unix)]
+    fn catch() -> Self {
+        use signal_hook::consts::{SIGINT, SIGTERM, SIGXFSZ};
+        use signal_hook::flag;
+        let interrupts = Interrupts::none();
+        let again = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // A registration that fails leaves that signal's default action,
+        // which is how every signal acted before the catch: nothing to
+        // report beyond the `.partial` file it may leave.
+        for signal in [SIGINT, SIGTERM] {
+            let Ok(number) = usize::try_from(signal) else {
+                continue;
+            };
+            // In this order: the first signal finds the shutdown unarmed,
+            // then arms it; a second finds it armed.
+            let _ = flag::register_conditional_shutdown(signal, 128 + signal, Arc::clone(&again));
+            let _ = flag::register(signal, Arc::clone(&again));
+            let _ = flag::register_usize(signal, Arc::clone(&interrupts.caught), number);
+        }
+        let _ = flag::register(SIGXFSZ, Arc::new(std::sync::atomic::AtomicBool::new(false)));
+        interrupts
+    }
+
+    /// Catches nothing: off Unix the signals act as they always have.
+    #[cfg(not(unix))]
+    fn catch() -> Self {
+        Interrupts::none()
+    }
+
+    /// The last SIGINT or SIGTERM caught, if one was.
+    fn caught(&self) -> Option<i32> {
+        match self.caught.load(Ordering::SeqCst) {
+            0 => None,
+            n => i32::try_from(n).ok(),
+        }
+    }
+
+    /// Ends the process as `signal`'s default action would, or returns if
+    /// it cannot.
+    #[cfg(unix)]
+    fn end(&self, signal: i32) {
+        let _ = signal_hook::low_level::emulate_default_handler(signal);
+    }
+
+    /// Returns: off Unix no signal is caught, so none is to be ended by.
+    #[cfg(not(unix))]
+    fn end(&self, _signal: i32) {}
+
+    /// An error that stops the run at its next line, once a signal is
+    /// caught.
+    fn check(&self) -> io::Result<()> {
+        match self.caught() {
+            None => Ok(()),
+            Some(signal) => Err(io::Error::other(format!(
+                "interrupted by {}",
+                signal_name(signal)
+            ))),
+        }
+    }
+}
+
+/// A signal's name (`SIGINT`), or its number where it has none known.
+fn signal_name(signal: i32) -> String {
+    #[cfg(unix)]
+    if let Some(name) = signal_hook::low_level::signal_name(signal) {
+        return name.to_owned();
+    }
+    format!("signal {signal}")
 }
 
 /// `PATH.partial` for [`gen_to_file`], or `None` to write `PATH` in place:
@@ -1049,23 +1176,31 @@ fn write_log_file(
     file: File,
     gzip: bool,
     progress: &Progress,
+    interrupts: &Interrupts,
 ) -> io::Result<File> {
     if gzip {
         let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
         // Finished here, not on drop, so that an error writing the gzip
         // trailer is reported rather than lost.
-        write_log(options, gz, progress).and_then(|gz| gz.finish())
+        write_log(options, gz, progress, interrupts).and_then(|gz| gz.finish())
     } else {
-        write_log(options, file, progress)
+        write_log(options, file, progress, interrupts)
     }
 }
 
 /// Writes the log `options` generate to `sink`, flushed, and hands the sink
-/// back.
-fn write_log<W: Write>(options: &GenOptions, sink: W, progress: &Progress) -> io::Result<W> {
+/// back; stops with an error at the first line after `interrupts` caught
+/// a signal.
+fn write_log<W: Write>(
+    options: &GenOptions,
+    sink: W,
+    progress: &Progress,
+    interrupts: &Interrupts,
+) -> io::Result<W> {
     let mut writer = LogWriter::new(BufWriter::new(sink));
     let (mut events, mut launches) = (0u64, 0u64);
     generate(options, |event| {
+        interrupts.check()?;
         events += 1;
         if matches!(event, Event::Launch { .. }) {
             launches += 1;
@@ -1256,7 +1391,8 @@ mod tests {
             shape: Shape::TrainingStep,
         };
         let progress = Progress::drawn_if(true, GEN_BAR, options.launches);
-        let log = write_log(&options, Vec::new(), &progress).expect("in memory");
+        let log =
+            write_log(&options, Vec::new(), &progress, &Interrupts::none()).expect("in memory");
         let text = String::from_utf8(log).expect("utf-8");
         let is_launch = |l: &&str| l.contains("\"op\":\"launch\"");
         let events = text.lines().count();
