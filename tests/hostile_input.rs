@@ -446,6 +446,7 @@ fn room_for_more_allocations_than_a_store_can_count_is_a_typed_error_not_an_abor
     // eighth of usize::MAX overflow a store's byte size, on 32 bits as on
     // 64; and on 64 bits, 2^48 allocations' footprints alone (6 PiB) are
     // more than the allocator can map, which refuses them.
+    #[cfg_attr(not(target_pointer_width = "64"), allow(unused_mut))]
     let mut counts = vec![usize::MAX, usize::MAX - 2, usize::MAX / 2, usize::MAX / 8];
     #[cfg(target_pointer_width = "64")]
     counts.push(1 << 48);
