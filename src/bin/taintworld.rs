@@ -1063,7 +1063,9 @@ fn gen_to_file(options: &GenOptions, path: &Path, progress: &Progress) -> io::Re
 ///   partial file and then dies of the same signal, so that what sent it
 ///   (a shell, a job runner) sees the interruption it asked for. A second
 ///   one while the run is stopping (on a disk that hangs, say) ends it at
-///   once, with status 128 + the signal's number.
+///   once, with status 128 + the signal's number. One that comes after
+///   the last line, while the whole log is synced and renamed, lets the
+///   run finish: what it would stop is done.
 /// * SIGXFSZ, sent when a write passes the file-size limit (`ulimit -f`),
 ///   is only caught: the write then fails with "File too large", which the
 ///   run reports as any failed write, removing its partial file.
