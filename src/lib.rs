@@ -338,7 +338,11 @@
 //! that comes and goes allocates them once. With `log`, recording the
 //! launch as well (`log::LogWriter::write_launch`, which borrows the
 //! kernel's name, the bindings and the error from the [`Launch`]) makes no
-//! heap allocation either once the writer's line buffer has grown.
+//! heap allocation either once the writer's line buffer has grown. Nor
+//! does asking why bytes are tainted, where [`World::read`] copies the
+//! error and the chain into its report: [`World::read_taint`] answers
+//! with a [`TaintRef`] borrowed from the world, whose chain is walked hop
+//! by hop and which prints in the report's words through `core::fmt`.
 //!
 //! The stores double as they grow, so the allocation that finds one full
 //! copies it, in whatever loop made it. A scheduler that knows how many
@@ -416,9 +420,9 @@ pub use components::stream::{StreamKey, StreamRef, Streams};
 pub use error::Error;
 pub use graph::FailureGraph;
 pub use world::{
-    CaptureResult, ChainHop, ClaimInfo, Config, FailureInfo, Launch, LaunchResult, Outcome,
-    ProfileResult, ReadResult, RecordInfo, ScopeError, ScopeOutcome, Stats, SyncResult,
-    TaintReport, Verdict, World,
+    CaptureResult, Chain, ChainHop, ChainHopRef, ClaimInfo, Config, FailureInfo, Launch,
+    LaunchResult, Outcome, ProfileResult, ReadResult, RecordInfo, ScopeError, ScopeOutcome, Stats,
+    SyncResult, TaintRef, TaintReport, Verdict, World,
 };
 
 /// The README's example, compiled and run by `cargo test` so the front page

@@ -23,8 +23,8 @@ mod invariants;
 mod launch;
 
 pub use answers::{
-    CaptureResult, ChainHop, ClaimInfo, FailureInfo, ProfileResult, ReadResult, RecordInfo,
-    ScopeError, ScopeOutcome, Stats, SyncResult, TaintReport,
+    CaptureResult, Chain, ChainHop, ChainHopRef, ClaimInfo, FailureInfo, ProfileResult, ReadResult,
+    RecordInfo, ScopeError, ScopeOutcome, Stats, SyncResult, TaintRef, TaintReport,
 };
 pub use launch::{Launch, LaunchResult, Outcome, Verdict};
 
@@ -1681,40 +1681,63 @@ impl World {
             .map(|hit| failure_id(&self.graph, hit.claim.failure)))
     }
 
+    /// What [`read`](Self::read) finds in tainted bytes, read in place
+    /// rather than copied: the failure, its error and the chain of skipped
+    /// launches, each looked up as it is asked for, so that asking
+    /// allocates nothing however long the chain (`no_heap_on_hot_path`
+    /// holds it). `Ok(None)` for clean bytes and for an unresolved binding
+    /// (counted, as by `read`). Like [`read_failure`](Self::read_failure)
+    /// it looks only at claims: a device fault is [`sync`](Self::sync)'s
+    /// to report. The answer borrows the world; its
+    /// [`to_report`](TaintRef::to_report) is what `read` would have
+    /// answered.
+    ///
+    /// Cost: that of `read_failure`; each hop of the chain is one more
+    /// look-up when it is walked.
+    ///
+    /// ```
+    /// use taintworld::{Access, Binding, Launch, Outcome, World};
+    ///
+    /// let mut world = World::default();
+    /// world.alloc(0, 1, 64)?;
+    /// world.alloc(0, 2, 64)?;
+    /// let launch = |kernel, bindings, outcome| Launch { kernel, stream: 0.into(), bindings, outcome };
+    /// let failed = Outcome::Failed { kind: "launch", message: "bad grid" };
+    /// let fill = [Binding::whole(0, 1, Access::Write)];
+    /// let copy = [Binding::whole(0, 1, Access::Read), Binding::whole(0, 2, Access::Write)];
+    /// world.launch(&launch("fill", &fill[..], failed))?;
+    /// world.launch(&launch("copy", &copy[..], Outcome::Ok))?;
+    /// let why = world.read_taint(&Binding::whole(0, 2, Access::Read))?.expect("copy was skipped");
+    /// assert_eq!(why.error().message, "bad grid");
+    /// let hop = why.chain().next().expect("one hop");
+    /// assert_eq!((hop.launch, hop.kernel, hop.needed), (1, "copy", 1));
+    /// assert_eq!(
+    ///     why.to_string(),
+    ///     "tainted by failure 1 (launch in fill: bad grid)\n    skipped launch 1 (copy), which needed memory 1"
+    /// );
+    /// # Ok::<(), taintworld::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Those of [`read`](Self::read), the binding checked as a read:
+    /// [`Error::SpecialOutOfRange`], [`Error::RangeReversed`],
+    /// [`Error::KeyRangeReversed`], [`Error::RangePastEnd`], and in strict
+    /// mode [`Error::Unresolved`] and [`Error::UnknownKey`].
+    ///
+    /// On `Err` the world is unchanged, its unresolved-bindings counter
+    /// included.
+    pub fn read_taint(&mut self, binding: &Binding) -> Result<Option<TaintRef<'_>>, Error> {
+        self.resolve_as(binding, Access::Read)?;
+        Ok(check_reads(&self.rows, &self.allocs)
+            .map(|hit| TaintRef::new(&self.graph, hit.claim.failure, hit.claim.origin)))
+    }
+
     /// The report of bytes carrying `failure` through `origin`: the failure
     /// and the chain of skipped launches, walked from the origin record to
     /// the root (or to a cut).
     fn report(&self, failure: FailureKey, origin: Origin) -> TaintReport {
-        let g = &self.graph;
-        let (id, error, occurrences) = match g.failures.get(failure) {
-            Some(f) => (f.id, f.error.clone(), f.occurrences),
-            None => (FailureId::ZERO, ErrorInfo::default(), 0),
-        };
-        let mut chain = Vec::new();
-        let mut truncated = false;
-        let mut next = match origin {
-            Origin::Root => None,
-            Origin::Skip(r) => Some(r),
-        };
-        while let Some(key) = next {
-            let Some(record) = g.records.get(key) else {
-                break;
-            };
-            chain.push(ChainHop {
-                launch: record.launch,
-                kernel: g.records.kernel_name(record.kernel).into(),
-                needed: record.needed,
-            });
-            truncated = record.cut;
-            next = record.cause;
-        }
-        TaintReport {
-            failure: id,
-            error,
-            occurrences,
-            chain,
-            truncated,
-        }
+        TaintRef::new(&self.graph, failure, origin).to_report()
     }
 
     /// Opens profile `profile`: it becomes invalid if any launch fails or is

@@ -12,8 +12,8 @@ use std::thread;
 use taintworld::log::{Replay, Report};
 use taintworld::pool::{ReadFailure, StreamAllocations, StreamPool};
 use taintworld::{
-    Access, Binding, Error, ErrorInfo, Launch, LaunchResult, Outcome, ReadResult, Resolved,
-    TaintReport, Verdict, World,
+    Access, Binding, Chain, ChainHopRef, Error, ErrorInfo, Launch, LaunchResult, Outcome,
+    ReadResult, Resolved, TaintRef, TaintReport, Verdict, World,
 };
 
 /// Compiles only for types that may move to another thread.
@@ -30,6 +30,11 @@ fn the_world_its_answers_and_its_errors_may_move_between_threads() {
     movable::<LaunchResult>();
     movable::<ReadResult>();
     movable::<TaintReport>();
+    // Borrowed answers: a thread holding a shared world may read in place.
+    movable::<TaintRef<'static>>();
+    shareable::<TaintRef<'static>>();
+    movable::<Chain<'static>>();
+    movable::<ChainHopRef<'static>>();
     movable::<ErrorInfo>();
     movable::<Error>();
     shareable::<Error>();

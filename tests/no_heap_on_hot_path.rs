@@ -6,7 +6,9 @@
 //! time, in the room of the one before), nor shrinking buffers that never
 //! grew, nor (with the `log` feature) recording a launch to a launch log
 //! with `LogWriter::write_launch`; nor do allocations made into room
-//! `World::reserve_allocations` reserved for them.
+//! `World::reserve_allocations` reserved for them; nor does asking why
+//! bytes are tainted with `World::read_taint`, walking the chain and
+//! printing it.
 //!
 //! Allocations are counted by `tests/common/counting.rs`.
 
@@ -842,6 +844,129 @@ fn allocations_made_into_room_reserved_for_them_allocate_nothing_frees_between_o
         let n = allocations_in(|| allocate_free_and_allocate_again(w, 0, 5_000));
         assert_eq!(n, 0, "allocations in 10,000 made into room for 10,000");
         assert_eq!(w.stats().allocations, live + 7_500);
+        w.check_invariants().unwrap();
+    }
+}
+
+/// A `core::fmt` sink that keeps no text: the bytes written and whether a
+/// given text was among them, line by line, without a heap.
+struct Sink<'a> {
+    lines: core::str::Lines<'a>,
+    matched: bool,
+    bytes: usize,
+    pending: [u8; 256],
+    at: usize,
+}
+
+impl<'a> Sink<'a> {
+    fn expecting(text: &'a str) -> Self {
+        Sink {
+            lines: text.lines(),
+            matched: true,
+            bytes: 0,
+            pending: [0; 256],
+            at: 0,
+        }
+    }
+
+    /// Checks the line held so far against the next expected one.
+    fn end_line(&mut self) {
+        let got = core::str::from_utf8(&self.pending[..self.at]).ok();
+        self.matched &= got.is_some() && got == self.lines.next();
+        self.at = 0;
+    }
+
+    /// Whether every line matched and none was left out.
+    fn matched(mut self) -> bool {
+        self.end_line();
+        self.matched && self.lines.next().is_none()
+    }
+}
+
+impl core::fmt::Write for Sink<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        for &byte in s.as_bytes() {
+            self.bytes += 1;
+            if byte == b'\n' {
+                self.end_line();
+            } else if self.at < self.pending.len() {
+                self.pending[self.at] = byte;
+                self.at += 1;
+            } else {
+                self.matched = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A tainted read asked with `read_taint`, its chain walked hop by hop
+/// and the whole printed through `core::fmt`, allocates nothing, where
+/// `read` copies the chain and the error into a report; and says what
+/// `read` says, word for word, whole chains and cut ones alike.
+#[test]
+fn asking_why_bytes_are_tainted_in_place_allocates_nothing_and_says_what_read_says() {
+    for chain_limit in [1024, 3] {
+        let config = taintworld::Config {
+            chain_limit,
+            ..taintworld::Config::default()
+        };
+        let mut w = World::new(config).unwrap();
+        let keys: Vec<AllocKey> = (0..8).map(|m| w.alloc(0, m, 4096).unwrap()).collect();
+        let b = |k: usize, access| Binding::whole(0, keys[k], access);
+        let fail = Outcome::Failed {
+            kind: "compile",
+            message: "bad PTX",
+        };
+        // A chain of six skips after the failure: memory k read, memory
+        // k + 1 written.
+        let first = [b(0, Access::Write)];
+        let hops: Vec<[Binding; 2]> = (0..6)
+            .map(|k| [b(k, Access::Read), b(k + 1, Access::Write)])
+            .collect();
+        let launch = |kernel, bindings, outcome| Launch {
+            kernel,
+            stream: 0.into(),
+            bindings,
+            outcome,
+        };
+        w.launch(&launch("fill", &first, fail)).unwrap();
+        for hop in &hops {
+            w.launch(&launch("step", hop, Outcome::Ok)).unwrap();
+        }
+        let read = b(6, Access::Read);
+        let ReadResult::Tainted(report) = w.read(&read).unwrap() else {
+            panic!("memory 6 should carry the failure through six skips");
+        };
+        let expected_hops = if chain_limit == 3 { 3 } else { 6 };
+        assert_eq!(report.chain.len(), expected_hops, "{report}");
+        assert_eq!(report.truncated, chain_limit == 3, "{report}");
+        let text = report.to_string();
+        let (mut hops, mut cut, mut needed_sum, mut printed) = (0, false, 0, None);
+        let n = allocations_in(|| {
+            let taint = w.read_taint(&read).unwrap().expect("tainted");
+            for hop in taint.chain() {
+                hops += 1;
+                needed_sum += hop.needed;
+            }
+            cut = taint.truncated();
+            let mut sink = Sink::expecting(&text);
+            core::fmt::Write::write_fmt(&mut sink, format_args!("{taint}")).unwrap();
+            printed = Some((sink.bytes, sink.matched()));
+        });
+        assert_eq!(n, 0, "chain_limit {chain_limit}: asking in place allocated");
+        assert_eq!((hops, cut), (expected_hops, report.truncated));
+        let needed: u64 = report.chain.iter().map(|h| h.needed).sum();
+        assert_eq!(needed_sum, needed);
+        assert_eq!(printed, Some((text.len(), true)), "{text}");
+        let taint = w.read_taint(&read).unwrap().expect("tainted");
+        assert_eq!(taint.to_report(), report);
+        assert_eq!(
+            w.read_taint(&b(7, Access::Read))
+                .unwrap()
+                .map(|t| t.failure()),
+            None
+        );
         w.check_invariants().unwrap();
     }
 }

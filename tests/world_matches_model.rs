@@ -30,7 +30,7 @@ use model::bridge::{
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MRead, MVerdict, Model};
 use proptest::prelude::*;
-use taintworld::{CaptureResult, Config, Error, ProfileResult, StreamRef, World};
+use taintworld::{CaptureResult, Config, Error, ProfileResult, ReadResult, StreamRef, World};
 
 /// Launch kernels, among them the names the world gives a host write, a
 /// replay of graph 0 and a failed reservation, so that a failed launch can
@@ -525,7 +525,13 @@ fn step(
         Op::Read { binding } => {
             let expected = m.read(binding);
             for w in [&mut *a, &mut *b, &mut c.world] {
-                let got = w.read(&to_binding(binding)).map(read_result);
+                // The answer read in place, asked first, on a copy (an
+                // unresolved binding is counted again).
+                let mut copy = w.clone();
+                let in_place = copy.read_taint(&to_binding(binding));
+                let in_place = in_place.map(|t| t.map(|t| (t.to_report(), t.to_string())));
+                let full = w.read(&to_binding(binding));
+                let got = full.clone().map(read_result);
                 prop_assert_eq!(&got, &expected);
                 // The cheap question agrees with the full answer (on a copy:
                 // an unresolved binding is counted again).
@@ -536,6 +542,25 @@ fn step(
                         _ => None,
                     };
                     prop_assert_eq!(cheap.map(|f| f.map(|f| f.get())), Ok(want));
+                }
+                // So does the answer read in place: the same report, in the
+                // same words, or nothing where read finds no claim (a device
+                // fault is sync's to report, so the bytes' claims are asked
+                // of read_failure there).
+                match (full, in_place) {
+                    (Ok(ReadResult::Tainted(report)), Ok(Some((copied, text)))) => {
+                        prop_assert_eq!(&copied, &report);
+                        prop_assert_eq!(text, report.to_string());
+                    }
+                    (Ok(ReadResult::Clean | ReadResult::Unresolved), Ok(None)) => {}
+                    (Ok(ReadResult::DeviceFault(_)), Ok(in_place)) => {
+                        let cheap = w.clone().read_failure(&to_binding(binding));
+                        prop_assert_eq!(cheap, Ok(in_place.map(|(r, _)| r.failure)));
+                    }
+                    (Err(e), Err(in_place)) => prop_assert_eq!(e, in_place),
+                    (full, in_place) => {
+                        prop_assert!(false, "read {:?}, read_taint {:?}", full, in_place)
+                    }
                 }
             }
         }

@@ -18,7 +18,8 @@
 //!
 //! Beside the answers and the state, each world is held to the model in
 //! what a scheduler asks besides: the cheap question before a read
-//! (`read_failure`), each launch a checked replay settles
+//! (`read_failure`), the answer read in place (`read_taint`, whose copy
+//! must be the read's report), each launch a checked replay settles
 //! (`replay_checked_each`), which binding a rejected launch is about
 //! (`binding_at_fault`) and which launch a rejected batch
 //! (`Error::batch_index`), which graphs live (`has_graph`), the O(1)
@@ -50,7 +51,8 @@ use model::bridge::{
 };
 use model::{MBinding, MCapture, MOutcome, MProfile, MVerdict, Model};
 use taintworld::{
-    Binding, CaptureResult, Config, Error, FailureId, Launch, ProfileResult, StreamRef, World,
+    Binding, CaptureResult, Config, Error, FailureId, Launch, ProfileResult, ReadResult, StreamRef,
+    World,
 };
 
 /// Launch kernels, among them the names the world gives a host write, a
@@ -549,16 +551,34 @@ fn step(
             // read (`read_failure`: the failure alone, no report, no
             // fault), `b` naming live memory by key; then the read itself.
             let binding = binding.get();
-            let expected = m.read_failure(&binding);
+            let cheap = m.read_failure(&binding);
             let keyed = bridge::to_keyed_binding(b, &binding);
-            assert_eq!(read_failure(a, &to_binding(&binding)), expected);
-            assert_eq!(read_failure(b, &keyed), expected);
-            assert_eq!(read_failure(&mut r.world, &to_binding(&binding)), expected);
+            assert_eq!(read_failure(a, &to_binding(&binding)), cheap);
+            assert_eq!(read_failure(b, &keyed), cheap);
+            assert_eq!(read_failure(&mut r.world, &to_binding(&binding)), cheap);
             let _ = h.read_failure(&to_binding(&binding));
             let expected = m.read(&binding);
             for w in [&mut *a, &mut *b, &mut r.world] {
-                let got = w.read(&to_binding(&binding)).map(read_result);
-                assert_eq!(got, expected);
+                // The answer read in place (`read_taint`, on a copy: an
+                // unresolved binding is counted again) is the read's
+                // report, not copied; like `read_failure` it looks only at
+                // claims, so under a device fault it is the cheap answer.
+                let mut copy = w.clone();
+                let in_place = copy.read_taint(&to_binding(&binding));
+                let in_place = in_place.map(|t| t.map(|t| t.to_report()));
+                let full = w.read(&to_binding(&binding));
+                assert_eq!(full.clone().map(read_result), expected);
+                match (full, in_place) {
+                    (Ok(ReadResult::Tainted(report)), Ok(Some(copied))) => {
+                        assert_eq!(copied, report)
+                    }
+                    (Ok(ReadResult::Clean | ReadResult::Unresolved), Ok(None)) => {}
+                    (Ok(ReadResult::DeviceFault(_)), Ok(copied)) => {
+                        assert_eq!(Ok(copied.map(|r| r.failure.get())), cheap)
+                    }
+                    (Err(e), Err(copied)) => assert_eq!(e, copied),
+                    (full, in_place) => panic!("read {full:?}, read_taint {in_place:?}"),
+                }
             }
             let _ = h.read(&to_binding(&binding));
         }

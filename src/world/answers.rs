@@ -5,7 +5,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::components::failure::{ErrorInfo, Failure, FailureId};
+use crate::components::claim::Origin;
+use crate::components::failure::{ErrorInfo, Failure, FailureId, FailureKey};
+use crate::components::record::RecordKey;
+use crate::graph::FailureGraph;
 
 /// One hop of a taint chain: a skipped launch, newest first.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,12 +43,240 @@ pub struct TaintReport {
 /// replay's summary uses for a hop.
 impl fmt::Display for ChainHop {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&ChainHopRef::from(self), f)
+    }
+}
+
+/// One hop of a taint chain, borrowed from the world's skip record: what
+/// a [`ChainHop`] holds, with the kernel's name not copied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainHopRef<'w> {
+    /// The skipped launch's number.
+    pub launch: u64,
+    /// Its kernel.
+    pub kernel: &'w str,
+    /// The memory id it needed, whose bytes carried the failure.
+    pub needed: u64,
+}
+
+impl<'a> From<&'a ChainHop> for ChainHopRef<'a> {
+    fn from(hop: &'a ChainHop) -> Self {
+        ChainHopRef {
+            launch: hop.launch,
+            kernel: &hop.kernel,
+            needed: hop.needed,
+        }
+    }
+}
+
+impl ChainHopRef<'_> {
+    /// The hop as a [`ChainHop`] of its own, its kernel's name copied.
+    pub fn to_hop(&self) -> ChainHop {
+        ChainHop {
+            launch: self.launch,
+            kernel: self.kernel.into(),
+            needed: self.needed,
+        }
+    }
+}
+
+/// As [`ChainHop`]'s: `skipped launch 3 (softmax), which needed memory 12`.
+impl fmt::Display for ChainHopRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
             "skipped launch {} ({}), which needed memory {}",
             self.launch, self.kernel, self.needed
         )
     }
+}
+
+/// Why bytes cannot be trusted, read in place: what a [`TaintReport`]
+/// holds, borrowed from the world rather than copied out of it, so that
+/// asking costs no allocation however long the chain.
+/// [`World::read_taint`](crate::World::read_taint) gives it, for a
+/// scheduler with no heap to spare on a read (one without `std`, say),
+/// which walks the chain hop by hop or prints it through `core::fmt` in
+/// the report's words; [`to_report`](Self::to_report) copies it out. It
+/// borrows the world, so the world cannot change while it is held.
+#[derive(Clone, Copy)]
+pub struct TaintRef<'w> {
+    graph: &'w FailureGraph,
+    failure: FailureKey,
+    origin: Origin,
+}
+
+/// What a failure whose entry is gone reports: the report's defaults.
+/// A claim holds its failure, so a world that keeps its invariants never
+/// gives it; it is here so that a read never panics.
+static NO_ERROR: ErrorInfo = ErrorInfo {
+    kind: String::new(),
+    kernel: String::new(),
+    message: String::new(),
+};
+
+impl<'w> TaintRef<'w> {
+    /// The bytes carry `failure` through `origin`, in `graph`.
+    pub(crate) fn new(graph: &'w FailureGraph, failure: FailureKey, origin: Origin) -> Self {
+        TaintRef {
+            graph,
+            failure,
+            origin,
+        }
+    }
+
+    /// The failure's id, as [`TaintReport::failure`].
+    pub fn failure(&self) -> FailureId {
+        self.graph
+            .failures
+            .get(self.failure)
+            .map_or(FailureId::ZERO, |f| f.id)
+    }
+
+    /// Its root error, as [`TaintReport::error`].
+    pub fn error(&self) -> &'w ErrorInfo {
+        self.graph
+            .failures
+            .get(self.failure)
+            .map_or(&NO_ERROR, |f| &f.error)
+    }
+
+    /// How many times it occurred, as [`TaintReport::occurrences`].
+    pub fn occurrences(&self) -> u64 {
+        self.graph
+            .failures
+            .get(self.failure)
+            .map_or(0, |f| f.occurrences)
+    }
+
+    /// The skipped launches from the root to these bytes, newest first, as
+    /// [`TaintReport::chain`]: each hop a look-up of its skip record, at
+    /// most `chain_limit` of them.
+    pub fn chain(&self) -> Chain<'w> {
+        Chain {
+            graph: self.graph,
+            next: match self.origin {
+                Origin::Root => None,
+                Origin::Skip(record) => Some(record),
+            },
+            cut: false,
+        }
+    }
+
+    /// Whether the chain was cut at `chain_limit` before reaching the
+    /// root, as [`TaintReport::truncated`]: the last hop says, so this
+    /// walks the chain.
+    pub fn truncated(&self) -> bool {
+        self.chain().last_cut()
+    }
+
+    /// The report, its error and chain copied out of the world: what
+    /// [`World::read`](crate::World::read) answers for these bytes.
+    pub fn to_report(&self) -> TaintReport {
+        let mut hops = self.chain();
+        let chain = hops.by_ref().map(|hop| hop.to_hop()).collect();
+        TaintReport {
+            failure: self.failure(),
+            error: self.error().clone(),
+            occurrences: self.occurrences(),
+            chain,
+            truncated: hops.cut,
+        }
+    }
+}
+
+impl fmt::Debug for TaintRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaintRef")
+            .field("failure", &self.failure())
+            .field("error", self.error())
+            .field("occurrences", &self.occurrences())
+            .field("chain", &self.chain())
+            .field("truncated", &self.truncated())
+            .finish()
+    }
+}
+
+/// As [`TaintReport`]'s, word for word, with no allocation.
+impl fmt::Display for TaintRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut hops = self.chain();
+        write_taint(f, self.failure(), self.error(), hops.by_ref())?;
+        write_cut(f, hops.cut)
+    }
+}
+
+/// The hops of a [`TaintRef`]'s chain, newest first, each read from its
+/// skip record as it is reached.
+#[derive(Clone)]
+pub struct Chain<'w> {
+    graph: &'w FailureGraph,
+    next: Option<RecordKey>,
+    /// Whether the last hop reached was cut at `chain_limit`.
+    cut: bool,
+}
+
+impl Chain<'_> {
+    /// Walks the rest of the chain: whether its last hop was cut.
+    fn last_cut(mut self) -> bool {
+        self.by_ref().for_each(drop);
+        self.cut
+    }
+}
+
+impl<'w> Iterator for Chain<'w> {
+    type Item = ChainHopRef<'w>;
+
+    fn next(&mut self) -> Option<ChainHopRef<'w>> {
+        let records = &self.graph.records;
+        // A record that is gone ends the chain where it is, as the report
+        // always has: a world that keeps its invariants holds every
+        // record a claim or a later record names.
+        let record = records.get(self.next?);
+        let Some(record) = record else {
+            self.next = None;
+            return None;
+        };
+        self.next = record.cause;
+        self.cut = record.cut;
+        Some(ChainHopRef {
+            launch: record.launch,
+            kernel: records.kernel_name(record.kernel),
+            needed: record.needed,
+        })
+    }
+}
+
+/// A chain walked to its end stays there.
+impl core::iter::FusedIterator for Chain<'_> {}
+
+impl fmt::Debug for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.clone()).finish()
+    }
+}
+
+/// The first line of a taint's words and its hops, each on a line of its
+/// own: what [`TaintReport`] and [`TaintRef`] print alike.
+fn write_taint<'h>(
+    f: &mut fmt::Formatter<'_>,
+    failure: FailureId,
+    error: &ErrorInfo,
+    hops: impl Iterator<Item = ChainHopRef<'h>>,
+) -> fmt::Result {
+    write!(f, "tainted by failure {failure} ({error})")?;
+    for hop in hops {
+        write!(f, "\n    {hop}")?;
+    }
+    Ok(())
+}
+
+/// The last line of a chain cut at `chain_limit`, if it was.
+fn write_cut(f: &mut fmt::Formatter<'_>, cut: bool) -> fmt::Result {
+    if cut {
+        write!(f, "\n    … chain cut at chain_limit")?;
+    }
+    Ok(())
 }
 
 /// The failure and its root error on one line, then each hop, newest
@@ -79,14 +310,9 @@ impl fmt::Display for ChainHop {
 /// ```
 impl fmt::Display for TaintReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "tainted by failure {} ({})", self.failure, self.error)?;
-        for hop in &self.chain {
-            write!(f, "\n    {hop}")?;
-        }
-        if self.truncated {
-            write!(f, "\n    … chain cut at chain_limit")?;
-        }
-        Ok(())
+        let hops = self.chain.iter().map(ChainHopRef::from);
+        write_taint(f, self.failure, &self.error, hops)?;
+        write_cut(f, self.truncated)
     }
 }
 
