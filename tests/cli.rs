@@ -1789,7 +1789,7 @@ fn the_summary_names_each_unresolved_read_by_line_and_memory_and_counts_past_fiv
     assert!(
         summary.contains(
             "line 3: read of memory 7 did not resolve (no allocation of that id was live)\n\
-             line 4: read of memory 1 did not resolve (it was live on slot 0, not on the read's stream's slot)\n"
+             line 4: read of memory 1 did not resolve (it was live on slot 0, not on slot 1, the read's stream's)\n"
         ),
         "{summary}"
     );

@@ -536,8 +536,9 @@ const CHAIN_SHOWN: usize = 12;
 enum Unresolved {
     /// Its memory was freed at this line (and not made again since).
     FreedAt(u64),
-    /// Its memory was live on this slot, not the one the read named.
-    LiveOn(u64),
+    /// Its memory was live on slot `live`, not on `read`, the one the
+    /// read's stream folds onto.
+    LiveOn { live: u64, read: u64 },
     /// No allocation of its memory id was live, and no free of it on the
     /// read's slot is remembered.
     NotLive,
@@ -593,9 +594,10 @@ impl Summary {
                 .unresolved_reads()
                 .take(taintworld::log::SUMMARY_READS)
                 .map(|r| {
-                    let why = match replay.unresolved_read_live_on(r.line) {
-                        Some(slot) => Unresolved::LiveOn(slot),
-                        None => replay
+                    let live = replay.unresolved_read_live_on(r.line);
+                    let why = match (live, replay.unresolved_read_slot(r.line)) {
+                        (Some(live), Some(read)) => Unresolved::LiveOn { live, read },
+                        _ => replay
                             .unresolved_read_freed_at(r.line)
                             .map_or(Unresolved::NotLive, Unresolved::FreedAt),
                     };
@@ -715,8 +717,8 @@ impl Summary {
             let (line, memory) = (read.line, read.memory);
             let because = match why {
                 Unresolved::FreedAt(freed) => format!("it was freed at line {freed}"),
-                Unresolved::LiveOn(slot) => {
-                    format!("it was live on slot {slot}, not on the read's stream's slot")
+                Unresolved::LiveOn { live, read } => {
+                    format!("it was live on slot {live}, not on slot {read}, the read's stream's")
                 }
                 Unresolved::NotLive => "no allocation of that id was live".to_owned(),
             };

@@ -313,8 +313,9 @@ impl Counted {
 enum UnresolvedWhy {
     /// Its memory was freed at this line.
     FreedAt(u64),
-    /// Its memory was live on this slot, not the read's.
-    LiveOn(u64),
+    /// Its memory was live on slot `live`, not on `read`, the slot the
+    /// read's stream folds onto.
+    LiveOn { live: u64, read: u64 },
 }
 
 /// What the replay remembers of the ids that were live once: the last
@@ -715,7 +716,7 @@ impl Replay {
     pub fn unresolved_read_freed_at(&self, line: u64) -> Option<u64> {
         match self.unresolved_why.get(&line)? {
             UnresolvedWhy::FreedAt(freed) => Some(*freed),
-            UnresolvedWhy::LiveOn(_) => None,
+            UnresolvedWhy::LiveOn { .. } => None,
         }
     }
 
@@ -725,7 +726,19 @@ impl Replay {
     /// for any other line, and for a read whose memory was not live.
     pub fn unresolved_read_live_on(&self, line: u64) -> Option<u64> {
         match self.unresolved_why.get(&line)? {
-            UnresolvedWhy::LiveOn(slot) => Some(*slot),
+            UnresolvedWhy::LiveOn { live, .. } => Some(*live),
+            UnresolvedWhy::FreedAt(_) => None,
+        }
+    }
+
+    /// The slot the unresolved read at `line` named (its stream folded
+    /// onto a slot) when its memory was live on another, as
+    /// [`unresolved_read_live_on`](Self::unresolved_read_live_on) gives
+    /// that other: so that a read on the wrong stream can be told with
+    /// both slots. `None` whenever that gives `None`.
+    pub fn unresolved_read_slot(&self, line: u64) -> Option<u64> {
+        match self.unresolved_why.get(&line)? {
+            UnresolvedWhy::LiveOn { read, .. } => Some(*read),
             UnresolvedWhy::FreedAt(_) => None,
         }
     }
@@ -751,7 +764,10 @@ impl Replay {
             .key_of(binding.memory)
             .and_then(|key| allocations.get(key));
         let why = match live {
-            Some(allocation) => Some(UnresolvedWhy::LiveOn(allocation.slot)),
+            Some(allocation) => Some(UnresolvedWhy::LiveOn {
+                live: allocation.slot,
+                read: slot,
+            }),
             None => self
                 .lifetimes
                 .freed_on(binding.memory, slot)
@@ -2110,8 +2126,10 @@ mod tests {
         )
         .expect("a valid log");
         assert_eq!(r.unresolved_read_live_on(2), Some(0));
+        assert_eq!(r.unresolved_read_slot(2), Some(1));
         assert_eq!(r.unresolved_read_freed_at(2), None);
         assert_eq!(r.unresolved_read_live_on(3), None);
+        assert_eq!(r.unresolved_read_slot(3), None);
     }
 
     /// Graphs made and ended are remembered apart from allocations and
