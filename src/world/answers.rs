@@ -595,6 +595,61 @@ mod tests {
         );
     }
 
+    /// A taint read in place debugs as what it would copy out: its
+    /// failure, error and count, each hop, and whether the chain was cut,
+    /// field by field as the report's own debug names them.
+    #[test]
+    fn a_taint_read_in_place_debugs_as_the_report_it_would_copy_out() {
+        use alloc::format;
+
+        use crate::{Access, Binding, Config, Launch, Outcome, World};
+
+        let config = Config {
+            chain_limit: 1,
+            ..Config::default()
+        };
+        let mut world = World::new(config).unwrap();
+        for memory in 1..=3 {
+            world.alloc(0, memory, 8).unwrap();
+        }
+        let launch = |kernel, bindings, outcome| Launch {
+            kernel,
+            stream: 0.into(),
+            bindings,
+            outcome,
+        };
+        let bad = Outcome::Failed {
+            kind: "launch",
+            message: "bad grid",
+        };
+        let fill = [Binding::whole(0, 1, Access::Write)];
+        let copy = [
+            Binding::whole(0, 1, Access::Read),
+            Binding::whole(0, 2, Access::Write),
+        ];
+        let again = [
+            Binding::whole(0, 2, Access::Read),
+            Binding::whole(0, 3, Access::Write),
+        ];
+        world.launch(&launch("fill", &fill, bad)).unwrap();
+        world.launch(&launch("copy", &copy, Outcome::Ok)).unwrap();
+        world.launch(&launch("again", &again, Outcome::Ok)).unwrap();
+        let taint = world
+            .read_taint(&Binding::whole(0, 3, Access::Read))
+            .unwrap()
+            .expect("again was skipped");
+        assert_eq!(
+            format!("{taint:?}"),
+            "TaintRef { failure: FailureId(1), error: ErrorInfo { kind: \"launch\", \
+             kernel: \"fill\", message: \"bad grid\" }, occurrences: 1, chain: \
+             [ChainHopRef { launch: 2, kernel: \"again\", needed: 2 }], truncated: true }"
+        );
+        assert_eq!(
+            format!("{:?}", taint.chain()),
+            "[ChainHopRef { launch: 2, kernel: \"again\", needed: 2 }]"
+        );
+    }
+
     #[test]
     fn each_other_answer_prints_in_a_few_words() {
         let fault = ErrorInfo::new("device", "device", "illegal address");
