@@ -183,8 +183,9 @@ fn keep_smallest(ids: &mut Vec<u64>, memory: u64) {
 /// freed; and, apart from them, how many failed captures and graph
 /// destructions, so that an error about a graph id that is not live can say
 /// why, and how many profile endings, so that ending a profile that is not
-/// open can say where it ended. Bounded so that a replay's memory does not grow with the log: an
-/// ending older than the last this many of its kind goes unmentioned.
+/// open can say where it ended. Bounded so that a replay's memory does not
+/// grow with the log: an ending older than the last this many of its kind
+/// goes unmentioned.
 pub const REMEMBERED_LIFETIMES: usize = 4096;
 
 /// How many rejected lines the summary keeps when the lists are not kept
