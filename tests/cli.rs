@@ -1975,6 +1975,60 @@ fn gen_stopped_by_sigint_or_sigterm_removes_its_partial_file_and_dies_of_the_sig
     assert!(path.exists() && !partial.exists());
 }
 
+/// A second signal while `gen -o` is stopping ends it at once, with
+/// status 128 + that signal's number, for a run whose clean-up hangs: the
+/// run is stopped (SIGSTOP), sent SIGINT and SIGTERM, and let go
+/// (SIGCONT), so that both are taken before it runs a line more. Which of
+/// the two is taken second is the kernel's choice, so either status is
+/// right; the partial file is left, as nothing ran to remove it.
+#[cfg(unix)]
+#[test]
+fn a_second_signal_ends_gen_at_once_with_128_and_its_number() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = Scratch::new();
+    let path = dir.path("twice.jsonl");
+    let partial = dir.path("twice.jsonl.partial");
+    let mut child = Killed(
+        binary()
+            .args(["gen", "--launches", "1000000", "-o", path.to_str().unwrap()])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the binary runs"),
+    );
+    let started = Instant::now();
+    while std::fs::metadata(&partial).map_or(true, |m| m.len() == 0) {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no partial log after a minute"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let sent = Command::new("sh")
+        .args([
+            "-c",
+            r#"kill -STOP "$0" && kill -INT "$0" && kill -TERM "$0" && kill -CONT "$0""#,
+            &child.0.id().to_string(),
+        ])
+        .status()
+        .expect("sh runs");
+    assert!(sent.success());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let status = child.0.wait().unwrap();
+    assert_eq!(status.signal(), None, "{status:?}, {stderr}");
+    assert!(
+        matches!(status.code(), Some(130 | 143)),
+        "{status:?}, {stderr}"
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(
+        partial.exists(),
+        "the run went on to remove its partial file"
+    );
+    assert!(!path.exists(), "a cut log lies under the name asked for");
+    std::fs::remove_file(&partial).unwrap();
+}
+
 /// A write past the file-size limit (`ulimit -f`) is a failed write, not
 /// a death by SIGXFSZ: `gen -o` says the file is too large, removes its
 /// partial file and exits 2, gzip or not.
