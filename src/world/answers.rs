@@ -531,7 +531,7 @@ mod tests {
     use alloc::string::ToString;
     use alloc::vec;
 
-    use super::{ChainHop, ErrorInfo, FailureId, ReadResult, TaintReport};
+    use super::{ChainHop, ChainHopRef, ErrorInfo, FailureId, ReadResult, TaintReport};
     use crate::world::launch::Verdict;
 
     fn failure(id: u64) -> FailureId {
@@ -586,6 +586,14 @@ mod tests {
             chain: vec![hop(9, "softmax", 12), hop(4, "matmul", 10)],
             truncated: true,
         };
+        // A hop alone, owned or borrowed, prints as its line does.
+        let line = "skipped launch 9 (softmax), which needed memory 12";
+        assert_eq!(report.chain[0].to_string(), line);
+        assert_eq!(ChainHopRef::from(&report.chain[0]).to_string(), line);
+        assert_eq!(
+            ChainHopRef::from(&report.chain[0]).to_hop(),
+            report.chain[0]
+        );
         assert_eq!(
             ReadResult::Tainted(report).to_string(),
             "tainted by failure 2 (compile in embed: bad PTX)\n    \
