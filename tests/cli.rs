@@ -1884,16 +1884,30 @@ fn gen_writes_its_log_under_a_partial_name_and_renames_it_only_when_whole() {
     ran_ok(&["gen", "--launches", "20", "-o", path.to_str().unwrap()]);
     assert!(path.exists() && !partial.exists());
 
-    // Killed part way, a run leaves its bytes under the partial name only.
-    // A million launches (about 330 MB, 12 s in a debug build) outlast the
-    // wait by far, yet bound what a run the test loses hold of can write:
-    // a test the harness kills runs no drop, and an endless one filled a
-    // disk under mutation testing.
+    // Killed part way (by SIGKILL, which no run can catch), a run leaves
+    // its bytes under the partial name only.
     let path = dir.path("killed.jsonl");
     let partial = dir.path("killed.jsonl.partial");
+    drop(gen_under_way(&path));
+    assert!(!path.exists(), "a cut log lies under the name asked for");
+    assert!(partial.exists());
+    std::fs::remove_file(&partial).unwrap();
+}
+
+/// `gen -o path` of a million launches, started and left running once its
+/// partial file holds bytes (by then it catches its signals: the catch
+/// comes before the file). A million launches (about 330 MB, 12 s in a
+/// debug build) outlast any wait here by far, yet bound what a run the
+/// test loses hold of can write: a test the harness kills runs no drop,
+/// and an endless one filled a disk under mutation testing. Its stderr is
+/// a pipe, for [`ended`] to read.
+fn gen_under_way(path: &Path) -> Killed {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
     let child = Killed(
         binary()
             .args(["gen", "--launches", "1000000", "-o", path.to_str().unwrap()])
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("the binary runs"),
     );
@@ -1909,10 +1923,15 @@ fn gen_writes_its_log_under_a_partial_name_and_renames_it_only_when_whole() {
         );
         std::thread::sleep(Duration::from_millis(10));
     }
-    drop(child);
-    assert!(!path.exists(), "a cut log lies under the name asked for");
-    assert!(partial.exists());
-    std::fs::remove_file(&partial).unwrap();
+    child
+}
+
+/// How a run [`gen_under_way`] started ended, and what it wrote to stderr.
+fn ended(mut child: Killed) -> (std::process::ExitStatus, String) {
+    let mut stderr = String::new();
+    let pipe = child.0.stderr.as_mut().expect("stderr is a pipe");
+    std::io::Read::read_to_string(pipe, &mut stderr).unwrap();
+    (child.0.wait().unwrap(), stderr)
 }
 
 /// SIGINT or SIGTERM stops `gen -o` part way: it removes its partial
@@ -1928,23 +1947,7 @@ fn gen_stopped_by_sigint_or_sigterm_removes_its_partial_file_and_dies_of_the_sig
     let path = dir.path("stopped.jsonl");
     let partial = dir.path("stopped.jsonl.partial");
     for (signal, number) in [("INT", 2), ("TERM", 15)] {
-        // As in the test above: bounded, should the signal never come.
-        let mut child = Killed(
-            binary()
-                .args(["gen", "--launches", "1000000", "-o", path.to_str().unwrap()])
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("the binary runs"),
-        );
-        // The signals are caught from before the partial file is made.
-        let started = Instant::now();
-        while std::fs::metadata(&partial).map_or(true, |m| m.len() == 0) {
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "no partial log after a minute"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let child = gen_under_way(&path);
         let pid = child.0.id().to_string();
         // The shell's own `kill`: a `kill` program may not be installed.
         let sent = Command::new("sh")
@@ -1952,9 +1955,7 @@ fn gen_stopped_by_sigint_or_sigterm_removes_its_partial_file_and_dies_of_the_sig
             .status()
             .expect("sh runs");
         assert!(sent.success(), "kill -{signal} {pid}");
-        let mut stderr = String::new();
-        std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-        let status = child.0.wait().unwrap();
+        let (status, stderr) = ended(child);
         assert_eq!(
             status.signal(),
             Some(number),
@@ -1988,21 +1989,7 @@ fn a_second_signal_ends_gen_at_once_with_128_and_its_number() {
     let dir = Scratch::new();
     let path = dir.path("twice.jsonl");
     let partial = dir.path("twice.jsonl.partial");
-    let mut child = Killed(
-        binary()
-            .args(["gen", "--launches", "1000000", "-o", path.to_str().unwrap()])
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("the binary runs"),
-    );
-    let started = Instant::now();
-    while std::fs::metadata(&partial).map_or(true, |m| m.len() == 0) {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "no partial log after a minute"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let child = gen_under_way(&path);
     let sent = Command::new("sh")
         .args([
             "-c",
@@ -2012,9 +1999,7 @@ fn a_second_signal_ends_gen_at_once_with_128_and_its_number() {
         .status()
         .expect("sh runs");
     assert!(sent.success());
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-    let status = child.0.wait().unwrap();
+    let (status, stderr) = ended(child);
     assert_eq!(status.signal(), None, "{status:?}, {stderr}");
     assert!(
         matches!(status.code(), Some(130 | 143)),
