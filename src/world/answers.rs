@@ -125,28 +125,25 @@ impl<'w> TaintRef<'w> {
         }
     }
 
+    /// The failure's entry, which a claim holds (so it is there in a world
+    /// that keeps its invariants).
+    fn entry(&self) -> Option<&'w Failure> {
+        self.graph.failures.get(self.failure)
+    }
+
     /// The failure's id, as [`TaintReport::failure`].
     pub fn failure(&self) -> FailureId {
-        self.graph
-            .failures
-            .get(self.failure)
-            .map_or(FailureId::ZERO, |f| f.id)
+        self.entry().map_or(FailureId::ZERO, |f| f.id)
     }
 
     /// Its root error, as [`TaintReport::error`].
     pub fn error(&self) -> &'w ErrorInfo {
-        self.graph
-            .failures
-            .get(self.failure)
-            .map_or(&NO_ERROR, |f| &f.error)
+        self.entry().map_or(&NO_ERROR, |f| &f.error)
     }
 
     /// How many times it occurred, as [`TaintReport::occurrences`].
     pub fn occurrences(&self) -> u64 {
-        self.graph
-            .failures
-            .get(self.failure)
-            .map_or(0, |f| f.occurrences)
+        self.entry().map_or(0, |f| f.occurrences)
     }
 
     /// The skipped launches from the root to these bytes, newest first, as
