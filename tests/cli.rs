@@ -1926,6 +1926,22 @@ fn gen_under_way(path: &Path) -> Killed {
     child
 }
 
+/// Sends `signals` (`INT`, `TERM`, …) to the run, in order, each sent
+/// before the next, by the shell's own `kill`: a `kill` program may not
+/// be installed.
+fn send(child: &Killed, signals: &[&str]) {
+    let script: Vec<String> = signals
+        .iter()
+        .map(|signal| format!("kill -{signal} \"$0\""))
+        .collect();
+    let pid = child.0.id().to_string();
+    let sent = Command::new("sh")
+        .args(["-c", &script.join(" && "), &pid])
+        .status()
+        .expect("sh runs");
+    assert!(sent.success(), "{signals:?} to {pid}");
+}
+
 /// How a run [`gen_under_way`] started ended, and what it wrote to stderr.
 fn ended(mut child: Killed) -> (std::process::ExitStatus, String) {
     let mut stderr = String::new();
@@ -1948,13 +1964,7 @@ fn gen_stopped_by_sigint_or_sigterm_removes_its_partial_file_and_dies_of_the_sig
     let partial = dir.path("stopped.jsonl.partial");
     for (signal, number) in [("INT", 2), ("TERM", 15)] {
         let child = gen_under_way(&path);
-        let pid = child.0.id().to_string();
-        // The shell's own `kill`: a `kill` program may not be installed.
-        let sent = Command::new("sh")
-            .args(["-c", &format!("kill -{signal} \"$0\""), &pid])
-            .status()
-            .expect("sh runs");
-        assert!(sent.success(), "kill -{signal} {pid}");
+        send(&child, &[signal]);
         let (status, stderr) = ended(child);
         assert_eq!(
             status.signal(),
@@ -1990,15 +2000,7 @@ fn a_second_signal_ends_gen_at_once_with_128_and_its_number() {
     let path = dir.path("twice.jsonl");
     let partial = dir.path("twice.jsonl.partial");
     let child = gen_under_way(&path);
-    let sent = Command::new("sh")
-        .args([
-            "-c",
-            r#"kill -STOP "$0" && kill -INT "$0" && kill -TERM "$0" && kill -CONT "$0""#,
-            &child.0.id().to_string(),
-        ])
-        .status()
-        .expect("sh runs");
-    assert!(sent.success());
+    send(&child, &["STOP", "INT", "TERM", "CONT"]);
     let (status, stderr) = ended(child);
     assert_eq!(status.signal(), None, "{status:?}, {stderr}");
     assert!(

@@ -1034,22 +1034,19 @@ fn gen_to_file(options: &GenOptions, path: &Path, progress: &Progress) -> io::Re
         .and_then(|file| file.sync_all())
         .and_then(|()| kept.map_or(Ok(()), |p| std::fs::set_permissions(&partial, p)))
         .and_then(|()| std::fs::rename(&partial, path));
-    if placed.is_err() {
+    if let Err(e) = &placed {
         // The partial file is this run's own: it was made new.
         let removed = std::fs::remove_file(&partial);
         if let Some(signal) = interrupts.caught() {
             // Ended as the signal would have ended it, once the file is
-            // gone: what sent it sees the run die of it.
+            // gone: what sent it sees the run die of it. The error is the
+            // one the catch stopped the run with, which names the signal.
             progress.finish();
             let left = match removed {
                 Ok(()) => format!("{} removed", partial.display()),
                 Err(e) => format!("{} left: {e}", partial.display()),
             };
-            to_stderr(&format!(
-                "error: {}: interrupted by {}; {left}",
-                path.display(),
-                signal_name(signal)
-            ));
+            to_stderr(&format!("error: {}: {e}; {left}", path.display()));
             interrupts.end(signal);
         }
     }
