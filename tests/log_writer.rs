@@ -692,7 +692,16 @@ fn both_ways(
     };
     let mut direct = LogWriter::new(Vec::new());
     let result = direct.write_launch(launch, world);
-    let direct = bytes(result, direct.into_inner());
+    if let (Ok(left_out), Some(Event::Launch { bindings, .. })) =
+        (&result, launch_event(launch, world))
+    {
+        assert_eq!(
+            *left_out,
+            launch.bindings.len() - bindings.len(),
+            "write_launch counts the bindings its line leaves out"
+        );
+    }
+    let direct = bytes(result.map(drop), direct.into_inner());
     let mut via_event = LogWriter::new(Vec::new());
     let result = match launch_event(launch, world) {
         Some(event) => via_event.write_event(&event),
@@ -812,7 +821,9 @@ fn write_launch_writes_the_line_write_event_writes_for_the_launchs_event() {
         let direct = String::from_utf8(direct.expect("written")).unwrap();
         assert_eq!(direct, format!("{line}\n"), "{kernel:?}");
         assert_eq!(Ok(direct.into_bytes()), via_event, "{kernel:?}");
-        writer.write_launch(&launch, &world).unwrap();
+        let left_out = writer.write_launch(&launch, &world).unwrap();
+        let unnamed = if *kernel == "unnamed" { 3 } else { 0 };
+        assert_eq!(left_out, unnamed, "{kernel:?}: bindings left out");
         expected.extend(launch_event(&launch, &world));
     }
     let log = String::from_utf8(writer.into_inner()).unwrap();

@@ -50,7 +50,8 @@
 //!     let bindings: Vec<Binding> = [Some(first), second].into_iter().flatten().collect();
 //!     let launch = Launch { kernel, stream: 0.into(), bindings: &bindings[..], outcome };
 //!     world.launch(&launch)?;
-//!     log.write_launch(&launch, &world)?; // the line of its `Event::Launch`, built from nothing
+//!     // The line of its `Event::Launch`, built from nothing; every binding named.
+//!     assert_eq!(log.write_launch(&launch, &world)?, 0);
 //! }
 //! let recorded = log.into_inner();
 //!

@@ -184,6 +184,14 @@ impl<W: Write> LogWriter<W> {
     /// special stream, or by a key of no live allocation of `world` — is
     /// left out: record the launch before freeing what it binds.
     ///
+    /// Returns how many bindings it left out, `0` when the line names them
+    /// all. The world counts such a binding in `unresolved_bindings` (and
+    /// never checks, taints or releases it, SPEC §2); the replay never sees
+    /// it, so its verdicts are the same but its count of unresolved
+    /// bindings is lower, and a `--strict` replay takes a launch the world
+    /// in strict mode refused. A recorder that gets more than `0` can warn
+    /// that its log leaves something out.
+    ///
     /// # Errors
     ///
     /// [`io::ErrorKind::InvalidInput`], with nothing written, where
@@ -192,7 +200,7 @@ impl<W: Write> LogWriter<W> {
     /// where the launch has no event, being on a special stream (a log
     /// names regular streams only, SPEC §7); otherwise the output's error,
     /// as for any event (see the type's docs).
-    pub fn write_launch(&mut self, launch: &Launch<'_>, world: &World) -> io::Result<()> {
+    pub fn write_launch(&mut self, launch: &Launch<'_>, world: &World) -> io::Result<usize> {
         self.line.clear();
         let StreamRef::Id(stream) = launch.stream else {
             return Err(invalid(&format!(
@@ -200,10 +208,12 @@ impl<W: Write> LogWriter<W> {
                 launch.stream
             )));
         };
-        let bindings = launch
-            .bindings
-            .iter()
-            .filter_map(|binding| LogBinding::of(binding, world));
+        let mut left_out = 0_usize;
+        let bindings = launch.bindings.iter().filter_map(|binding| {
+            let named = LogBinding::of(binding, world);
+            left_out += usize::from(named.is_none());
+            named
+        });
         encode_launch(
             &mut self.line,
             launch.kernel,
@@ -211,7 +221,8 @@ impl<W: Write> LogWriter<W> {
             bindings,
             launch.outcome,
         )?;
-        self.finish()
+        self.finish()?;
+        Ok(left_out)
     }
 
     /// Flushes the output, so a crash after this loses no recorded event.
