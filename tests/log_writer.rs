@@ -971,3 +971,80 @@ fn a_refused_range_or_special_stream_is_named_in_the_writers_error() {
         "a launch on special stream 1 cannot be recorded: a log names regular streams only"
     );
 }
+
+/// What a log cannot name, `write_launch` leaves out and counts, and the
+/// log then replays otherwise than the world ran, as its docs say: a
+/// freed key's binding, unresolved in the world, is missing from the
+/// replay's count of unresolved bindings; a read on a special stream of
+/// tainted memory, which skipped the launch in the world, is not in the
+/// log, and the replayed launch runs.
+#[test]
+fn a_launch_recorded_without_what_a_log_cannot_name_counts_it_and_replays_otherwise() {
+    use taintworld::{Binding, Config, Launch, MemoryRef, StreamRef, Verdict, World};
+
+    let mut world = World::new(Config {
+        num_special: 1,
+        ..Config::default()
+    })
+    .unwrap();
+    let mut log = LogWriter::new(Vec::new());
+    let special = StreamRef::Special(0);
+    // Memory 1 lives on the special stream: its making and its failed
+    // fill are the world's alone, as a log names regular streams only.
+    world.alloc(special, 1, 64).unwrap();
+    let fill = [Binding::whole(special, 1, Access::Write)];
+    let fill = Launch {
+        kernel: "fill",
+        stream: special,
+        bindings: &fill[..],
+        outcome: taintworld::Outcome::Failed {
+            kind: "launch",
+            message: "too many resources requested for launch",
+        },
+    };
+    world.launch(&fill).unwrap();
+    assert!(log.write_launch(&fill, &world).is_err(), "a special stream");
+    for memory in [2, 3] {
+        world.alloc(0, memory, 64).unwrap();
+        let alloc = Event::Alloc {
+            stream: 0,
+            memory,
+            size: 64,
+            outcome: None,
+        };
+        log.write_event(&alloc).unwrap();
+    }
+    let freed = world.allocations().key_of(3).expect("live");
+    world.free(3).unwrap();
+    log.write_event(&Event::Free { memory: 3 }).unwrap();
+
+    let bindings = [
+        Binding::whole(special, 1, Access::Read),
+        Binding {
+            memory: MemoryRef::Key(freed),
+            ..Binding::whole(0, 0, Access::Read)
+        },
+        Binding::whole(0, 2, Access::Write),
+    ];
+    let gelu = Launch {
+        kernel: "gelu",
+        stream: 0.into(),
+        bindings: &bindings[..],
+        outcome: taintworld::Outcome::Ok,
+    };
+    let verdict = world.launch(&gelu).unwrap().verdict;
+    assert!(matches!(verdict, Verdict::Skipped { needed: 1, .. }));
+    assert_eq!(world.stats().unresolved_bindings, 1);
+    assert_eq!(log.write_launch(&gelu, &world).unwrap(), 2);
+
+    let log = log.into_inner();
+    let mut replay = taintworld::log::Replay::new(Default::default()).expect("good options");
+    for line in LogReader::new(&log[..]) {
+        replay.apply(line.unwrap()).unwrap();
+    }
+    let (report, replayed) = replay.finish();
+    assert_eq!((report.verdicts.ran, report.verdicts.skipped), (1, 0));
+    assert_eq!(report.unresolved_bindings, 0);
+    assert_eq!(replayed.expect("a world").claims(2).unwrap().count(), 0);
+    assert_eq!(world.claims(2).unwrap().count(), 1, "the skip tainted it");
+}

@@ -185,12 +185,15 @@ impl<W: Write> LogWriter<W> {
     /// left out: record the launch before freeing what it binds.
     ///
     /// Returns how many bindings it left out, `0` when the line names them
-    /// all. The world counts such a binding in `unresolved_bindings` (and
-    /// never checks, taints or releases it, SPEC §2); the replay never sees
-    /// it, so its verdicts are the same but its count of unresolved
-    /// bindings is lower, and a `--strict` replay takes a launch the world
-    /// in strict mode refused. A recorder that gets more than `0` can warn
-    /// that its log leaves something out.
+    /// all; with more, the log does not replay as the world ran. A freed
+    /// key's binding the world counts in `unresolved_bindings` and never
+    /// checks, taints or releases (SPEC §2), so the replay's verdicts are
+    /// the same and only its count of unresolved bindings is lower (and a
+    /// strict replay takes a launch a strict world refused). A special
+    /// stream's binding the world may well answer for — check, taint,
+    /// release — where the replay cannot: its verdicts may differ. A
+    /// recorder that gets more than `0` can warn that its log leaves
+    /// something out.
     ///
     /// # Errors
     ///
