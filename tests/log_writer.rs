@@ -690,11 +690,10 @@ fn both_ways(
             Err(refused.kind())
         }
     };
+    let event = launch_event(launch, world);
     let mut direct = LogWriter::new(Vec::new());
     let result = direct.write_launch(launch, world);
-    if let (Ok(left_out), Some(Event::Launch { bindings, .. })) =
-        (&result, launch_event(launch, world))
-    {
+    if let (Ok(left_out), Some(Event::Launch { bindings, .. })) = (&result, &event) {
         assert_eq!(
             *left_out,
             launch.bindings.len() - bindings.len(),
@@ -703,8 +702,8 @@ fn both_ways(
     }
     let direct = bytes(result.map(drop), direct.into_inner());
     let mut via_event = LogWriter::new(Vec::new());
-    let result = match launch_event(launch, world) {
-        Some(event) => via_event.write_event(&event),
+    let result = match &event {
+        Some(event) => via_event.write_event(event),
         None => Err(std::io::ErrorKind::InvalidInput.into()),
     };
     (direct, bytes(result, via_event.into_inner()))
@@ -1038,11 +1037,10 @@ fn a_launch_recorded_without_what_a_log_cannot_name_counts_it_and_replays_otherw
     assert_eq!(log.write_launch(&gelu, &world).unwrap(), 2);
 
     let log = log.into_inner();
-    let mut replay = taintworld::log::Replay::new(Default::default()).expect("good options");
-    for line in LogReader::new(&log[..]) {
-        replay.apply(line.unwrap()).unwrap();
-    }
-    let (report, replayed) = replay.finish();
+    let (report, replayed) =
+        taintworld::log::replay(LogReader::new(&log[..]), Default::default(), |_| {})
+            .expect("a log write_launch wrote replays")
+            .finish();
     assert_eq!((report.verdicts.ran, report.verdicts.skipped), (1, 0));
     assert_eq!(report.unresolved_bindings, 0);
     assert_eq!(replayed.expect("a world").claims(2).unwrap().count(), 0);
